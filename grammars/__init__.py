@@ -1,0 +1,1 @@
+"""Grammar files shipped inside the wheel as ``mantle_lsp.grammars`` (data only)."""

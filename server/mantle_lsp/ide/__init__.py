@@ -1,0 +1,1 @@
+"""ide layer of mantle-lsp."""

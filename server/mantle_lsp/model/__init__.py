@@ -1,0 +1,1 @@
+"""model layer of mantle-lsp."""

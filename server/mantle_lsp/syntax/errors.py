@@ -1,0 +1,28 @@
+"""The error value every parser returns next to its tree. Parsers never raise on input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .text import TextRange
+
+Severity = Literal["error", "warning", "information", "hint"]
+
+
+@dataclass(frozen=True)
+class SyntaxIssue:
+    """A problem found while parsing one file.
+
+    ``code`` is a diagnostic code from the registry (``mantle_lsp.ide.codes``): an engine
+    code where the engine has one, otherwise an ``lsp.<area>.<name>`` code.
+    ``range`` is in code-point offsets of the normalized file text.
+    """
+
+    code: str
+    message: str
+    range: TextRange
+    severity: Severity = "error"
+
+    def shifted(self, delta: int) -> SyntaxIssue:
+        return SyntaxIssue(self.code, self.message, self.range.shift(delta), self.severity)

@@ -1,0 +1,124 @@
+"""Source text, offsets and positions.
+
+Every parser works on *normalized* text: line breaks are ``\\n`` only (``\\r\\n`` and a lone
+``\\r`` become ``\\n``) and a leading byte-order mark is removed. Normalizing never changes
+the line/character position of any other character, because a ``\\r`` only ever sits at
+the end of a line, so positions computed on normalized text are valid for the original.
+
+Internally a location is a :class:`TextRange` of code-point offsets into normalized text.
+:class:`LineIndex` is the one place that converts offsets to line/column pairs, in code
+points (for the CLI) or in UTF-16 code units (for the Language Server Protocol).
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import NamedTuple
+
+BOM = "\ufeff"
+
+
+class TextRange(NamedTuple):
+    """A half-open range ``[start, end)`` of code-point offsets."""
+
+    start: int
+    end: int
+
+    def shift(self, delta: int) -> TextRange:
+        return TextRange(self.start + delta, self.end + delta)
+
+    def contains(self, offset: int) -> bool:
+        """True when ``offset`` is inside the range or touches its end (cursor semantics)."""
+        return self.start <= offset <= self.end
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+def normalize_newlines(text: str) -> str:
+    """Return ``text`` with ``\\n`` line breaks only and without a leading BOM."""
+    if text.startswith(BOM):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _utf16_len(s: str) -> int:
+    """Number of UTF-16 code units needed for ``s``."""
+    return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
+
+
+class LineIndex:
+    """Maps offsets in normalized text to (line, column) and back. Lines are 0-based."""
+
+    __slots__ = ("_line_starts", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        starts = [0]
+        find = text.find
+        i = find("\n")
+        while i != -1:
+            starts.append(i + 1)
+            i = find("\n", i + 1)
+        self._line_starts = starts
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    @property
+    def line_count(self) -> int:
+        return len(self._line_starts)
+
+    def line_start(self, line: int) -> int:
+        return self._line_starts[min(max(line, 0), len(self._line_starts) - 1)]
+
+    def line_end(self, line: int) -> int:
+        """Offset of the end of ``line`` (before its ``\\n``)."""
+        if line + 1 < len(self._line_starts):
+            return self._line_starts[line + 1] - 1
+        return len(self._text)
+
+    def line_of(self, offset: int) -> int:
+        offset = min(max(offset, 0), len(self._text))
+        return bisect.bisect_right(self._line_starts, offset) - 1
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """(line, column in code points), both 0-based."""
+        offset = min(max(offset, 0), len(self._text))
+        line = self.line_of(offset)
+        return line, offset - self._line_starts[line]
+
+    def utf16_position(self, offset: int) -> tuple[int, int]:
+        """(line, column in UTF-16 code units), both 0-based — the LSP convention."""
+        offset = min(max(offset, 0), len(self._text))
+        line = self.line_of(offset)
+        start = self._line_starts[line]
+        return line, _utf16_len(self._text[start:offset])
+
+    def offset(self, line: int, column: int) -> int:
+        """Offset of a (line, code-point column); clamped into the document."""
+        if line < 0:
+            return 0
+        if line >= len(self._line_starts):
+            return len(self._text)
+        start = self._line_starts[line]
+        return min(start + max(column, 0), self.line_end(line))
+
+    def offset_from_utf16(self, line: int, character: int) -> int:
+        """Offset of an LSP (line, UTF-16 character) position; clamped into the line."""
+        if line < 0:
+            return 0
+        if line >= len(self._line_starts):
+            return len(self._text)
+        start = self._line_starts[line]
+        end = self.line_end(line)
+        units = 0
+        i = start
+        while i < end and units < character:
+            units += 2 if ord(self._text[i]) > 0xFFFF else 1
+            i += 1
+        return i
