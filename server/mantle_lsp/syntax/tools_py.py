@@ -1,0 +1,869 @@
+"""Static analysis of Mantle tool modules (``tools.py``, ``tools/*.py``).
+
+The module text is parsed with :mod:`ast` and inspected; it is **never** imported or
+executed. What is extracted:
+
+* tool definitions (engine-rules §5.6; authoring-language §1.4, §6.1): module-level
+  ``@tool``-decorated functions, ``NAME = tool(...)(fn)`` / ``NAME = tool(fn)`` bindings, and
+  *possible* tools (other module-level ``NAME = <call>(...)`` bindings, factory-made tools,
+  project-local imports) whose nature cannot be known statically;
+* ``<receiver>.memory.get/set("<literal>", ...)`` calls, each marked with whether the engine's
+  train-time write check counts it (engine-rules §5.4);
+* memory-manager bypasses (engine-rules §5.4 bypass lint);
+* ``ActivateSkill(skill_id=..., ordered_block=...)`` calls with literal arguments;
+* imports of obsolete engine paths (``rasa.calm_v2.*``, Maestro-era ``rasa_sdk``).
+
+All ranges are code-point offsets into the text given to :func:`parse_tools_module`. The
+:mod:`ast` module reports columns as UTF-8 *byte* offsets within a line; they are converted
+here. Lines are split the way Python's tokenizer splits them (``\\r\\n``, ``\\r`` or ``\\n``),
+and a leading byte-order mark is tolerated.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from .errors import SyntaxIssue
+from .text import BOM, TextRange
+
+__all__ = [
+    "SYNTAX_ERROR_CODE",
+    "Bypass",
+    "MemoryCall",
+    "ObsoleteImport",
+    "SkillActivation",
+    "ToolDef",
+    "ToolModule",
+    "parse_tools_module",
+]
+
+SYNTAX_ERROR_CODE = "lsp.tools.syntax_error"
+
+ToolKind = Literal["decorated", "assigned", "possible"]
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    """A module-level binding that is (or may be) a tool.
+
+    ``name`` is the module-level name the tool object is bound to (the engine's tool name).
+    ``kind`` is ``"decorated"`` for ``@tool``/``@tool(...)``/``@<x>.tool(...)`` on a ``def``,
+    ``"assigned"`` for ``NAME = tool(...)(fn)`` / ``NAME = tool(fn)`` (and ``NAME = <tool>``
+    aliases of a known tool), ``"possible"`` for bindings that may hold a tool (factory calls,
+    project-local imports). ``params`` excludes ``context`` and ``*args``/``**kwargs``.
+    """
+
+    name: str
+    name_range: TextRange
+    kind: ToolKind
+    description: str | None
+    is_async: bool
+    has_description_kw: bool
+    params: tuple[str, ...]
+    def_range: TextRange
+
+
+@dataclass(frozen=True)
+class MemoryCall:
+    """A ``<receiver>.memory.get/set("<literal>", ...)`` call.
+
+    ``engine_counted`` is True exactly when the call has the shape the engine's write check
+    counts (engine-rules §5.4): a plain-name receiver that is a parameter of the innermost
+    enclosing ``def``/``async def``. For ``get`` calls the same shape test is applied (the
+    engine does not check reads at all).
+    """
+
+    method: Literal["get", "set"]
+    entry: str
+    entry_range: TextRange
+    literal_range: TextRange
+    call_range: TextRange
+    line: int
+    engine_counted: bool
+    receiver: str
+
+
+@dataclass(frozen=True)
+class Bypass:
+    """A memory-manager bypass (``tools.memory_manager_bypass``).
+
+    ``what`` is one of ``"_memory"``, ``"getattr_memory"``, ``"attrgetter_memory"`` and
+    ``"clear_entries"``.
+    """
+
+    range: TextRange
+    line: int
+    what: str
+
+
+@dataclass(frozen=True)
+class SkillActivation:
+    """``ActivateSkill(...)`` with a literal ``skill_id`` and/or ``ordered_block``.
+
+    Ranges cover the string content (inside the quotes) when that is exact, otherwise the
+    whole literal, like :attr:`MemoryCall.entry_range`.
+    """
+
+    skill_id: str | None
+    skill_id_range: TextRange | None
+    block: str | None
+    block_range: TextRange | None
+
+
+@dataclass(frozen=True)
+class ObsoleteImport:
+    """An import of an obsolete engine module; ``range`` covers the dotted module path."""
+
+    module: str
+    range: TextRange
+    replacement: str
+
+
+@dataclass(frozen=True)
+class ToolModule:
+    tools: tuple[ToolDef, ...] = ()
+    memory_calls: tuple[MemoryCall, ...] = ()
+    bypasses: tuple[Bypass, ...] = ()
+    activations: tuple[SkillActivation, ...] = ()
+    obsolete_imports: tuple[ObsoleteImport, ...] = ()
+
+
+EMPTY_MODULE = ToolModule()
+
+
+# ---------------------------------------------------------------------------------------------
+# Positions
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_LINE_SPACE = " \t\f"
+
+
+class _Positions:
+    """Converts ast (1-based line, UTF-8 byte column) positions to code-point offsets."""
+
+    __slots__ = ("_encoded", "_line_ends", "_starts", "text")
+
+    def __init__(self, text: str, base: int) -> None:
+        self.text = text
+        starts = [base]
+        ends: list[int] = []
+        for match in _NEWLINE.finditer(text, base):
+            ends.append(match.start())
+            starts.append(match.end())
+        ends.append(len(text))
+        self._starts = starts
+        self._line_ends = ends
+        self._encoded: dict[int, bytes] = {}
+
+    def _line(self, lineno: int) -> int | None:
+        """0-based line index for a 1-based ``lineno``; None when past the end."""
+        if lineno < 1:
+            return 0
+        if lineno > len(self._starts):
+            return None
+        return lineno - 1
+
+    def offset(self, lineno: int | None, col: int | None, *, chars: bool = False) -> int:
+        """Offset of a 1-based line and 0-based column (bytes, or code points if ``chars``)."""
+        if lineno is None:
+            return 0
+        index = self._line(lineno)
+        if index is None:
+            return len(self.text)
+        start = self._starts[index]
+        end = self._line_ends[index]
+        column = max(col or 0, 0)
+        if not chars:
+            line = self.text[start:end]
+            if not line.isascii():
+                encoded = self._encoded.get(index)
+                if encoded is None:
+                    encoded = line.encode("utf-8", "surrogatepass")
+                    self._encoded[index] = encoded
+                column = len(encoded[:column].decode("utf-8", "ignore"))
+        return min(start + column, end)
+
+    def line_end_at(self, offset: int) -> int:
+        """End of the line (before its line break) containing ``offset``."""
+        for end in self._line_ends:
+            if end >= offset:
+                return end
+        return len(self.text)
+
+    def range_of(self, node: ast.AST) -> TextRange:
+        start = self.offset(getattr(node, "lineno", None), getattr(node, "col_offset", None))
+        end_line = getattr(node, "end_lineno", None)
+        end_col = getattr(node, "end_col_offset", None)
+        if end_line is None or end_col is None:
+            return TextRange(start, start)
+        end = self.offset(end_line, end_col)
+        return TextRange(start, max(start, end))
+
+
+# ---------------------------------------------------------------------------------------------
+# Lexical helpers on the source text
+
+
+def _is_ident_char(ch: str) -> bool:
+    return ("_" + ch).isidentifier()
+
+
+def _skip_blanks(text: str, pos: int) -> int:
+    """Skip spaces, tabs, form feeds and backslash line continuations."""
+    size = len(text)
+    while pos < size:
+        ch = text[pos]
+        if ch in _LINE_SPACE:
+            pos += 1
+        elif ch == "\\" and pos + 1 < size and text[pos + 1] in "\r\n":
+            pos += 3 if text.startswith("\r\n", pos + 1) else 2
+        else:
+            break
+    return pos
+
+
+def _ident_end(text: str, pos: int) -> int:
+    size = len(text)
+    while pos < size and _is_ident_char(text[pos]):
+        pos += 1
+    return pos
+
+
+def _def_name_range(
+    text: str, node: ast.FunctionDef | ast.AsyncFunctionDef, start: int
+) -> TextRange:
+    """Range of the identifier after ``def`` (the statement starts at ``def``/``async``)."""
+    pos = start
+    if isinstance(node, ast.AsyncFunctionDef) and text.startswith("async", pos):
+        pos = _skip_blanks(text, pos + 5)
+    if text.startswith("def", pos):
+        pos = _skip_blanks(text, pos + 3)
+        end = _ident_end(text, pos)
+        if end > pos:
+            return TextRange(pos, end)
+    return TextRange(start, start)
+
+
+def _dotted_name_range(text: str, pos: int, limit: int) -> TextRange | None:
+    """Range of a dotted name starting at ``pos`` (blanks around the dots are legal)."""
+    end = _ident_end(text, pos)
+    if end == pos or end > limit:
+        return None
+    start = pos
+    while True:
+        after = _skip_blanks(text, end)
+        if after >= limit or text[after] != ".":
+            break
+        part = _skip_blanks(text, after + 1)
+        part_end = _ident_end(text, part)
+        if part_end == part or part_end > limit:
+            break
+        end = part_end
+    return TextRange(start, end)
+
+
+_STRING_PREFIX = re.compile(r"[rRuUbBfF]{0,2}")
+
+
+def _content_range(text: str, literal: TextRange, value: str) -> TextRange:
+    """The range inside the quotes when it spells ``value`` exactly, else ``literal``."""
+    segment = text[literal.start : literal.end]
+    match = _STRING_PREFIX.match(segment)
+    prefix_len = match.end() if match else 0
+    body = segment[prefix_len:]
+    for quote in ('"""', "'''", '"', "'"):
+        size = len(quote)
+        if len(body) >= 2 * size and body.startswith(quote) and body.endswith(quote):
+            if body[size:-size] == value:
+                start = literal.start + prefix_len + size
+                return TextRange(start, start + len(value))
+            break
+    return literal
+
+
+def _plain_str(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Tool discovery
+
+
+# Callees whose results are never tools: module-level ``NAME = <one of these>(...)`` is not a
+# "possible" tool. Matched against the last name of the callee.
+_NOT_TOOL_CALLEES = frozenset(
+    {
+        "getLogger",
+        "get_logger",
+        "getenv",
+        "compile",
+        "TypeVar",
+        "ParamSpec",
+        "NewType",
+        "namedtuple",
+        "NamedTuple",
+        "TypedDict",
+        "ContextVar",
+        "defaultdict",
+        "OrderedDict",
+        "Counter",
+        "deque",
+        "frozenset",
+        "set",
+        "dict",
+        "list",
+        "tuple",
+        "int",
+        "float",
+        "str",
+        "bytes",
+        "bool",
+        "object",
+        "range",
+        "len",
+        "sorted",
+        "Path",
+        "PurePath",
+        "Lock",
+        "Semaphore",
+        "Event",
+        "timedelta",
+        "Decimal",
+        "field",
+    }
+)
+
+# First segments of modules that belong to the project (``lib/`` is importable as ``lib.*``):
+# names imported from them may be tools (the engine takes every tool object in the module
+# namespace, imported or not).
+_PROJECT_MODULE_ROOTS = frozenset({"lib", "tools", "skills"})
+
+
+@dataclass(frozen=True)
+class _FnInfo:
+    is_async: bool
+    params: tuple[str, ...]
+
+
+def _params_of(args: ast.arguments) -> tuple[str, ...]:
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    return tuple(n for n in names if n != "context")
+
+
+def _all_param_names(args: ast.arguments) -> frozenset[str]:
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    if args.vararg is not None:
+        names.add(args.vararg.arg)
+    if args.kwarg is not None:
+        names.add(args.kwarg.arg)
+    return frozenset(names)
+
+
+def _callee_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _description(call: ast.Call | None) -> tuple[str | None, bool]:
+    if call is None:
+        return None, False
+    for kw in call.keywords:
+        if kw.arg == "description":
+            return _plain_str(kw.value), True
+    return None, False
+
+
+class _ToolCollector:
+    """Walks module-level statements in source order and records the bindings."""
+
+    def __init__(self, text: str, pos: _Positions) -> None:
+        self._text = text
+        self._pos = pos
+        self._tool_aliases: set[str] = {"tool"}
+        # Current binding of each module-level name, in source order: a ToolDef or None.
+        self._bindings: dict[str, ToolDef | None] = {}
+        self._functions: dict[str, _FnInfo] = {}
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _is_tool_ref(self, expr: ast.expr) -> bool:
+        if isinstance(expr, ast.Name):
+            return expr.id in self._tool_aliases
+        return isinstance(expr, ast.Attribute) and expr.attr == "tool"
+
+    def _tool_decorator(self, dec: ast.expr) -> tuple[bool, ast.Call | None]:
+        if self._is_tool_ref(dec):
+            return True, None
+        if isinstance(dec, ast.Call) and self._is_tool_ref(dec.func):
+            return True, dec
+        return False, None
+
+    def _bind(self, name: str, tool: ToolDef | None) -> None:
+        # Re-insert so that dict order follows the latest binding.
+        self._bindings.pop(name, None)
+        self._bindings[name] = tool
+        self._functions.pop(name, None)
+
+    def tools(self) -> tuple[ToolDef, ...]:
+        found = [t for t in self._bindings.values() if t is not None]
+        found.sort(key=lambda t: (t.def_range.start, t.name_range.start))
+        return tuple(found)
+
+    # -- statements ---------------------------------------------------------------------------
+
+    def visit_body(self, body: Sequence[ast.stmt]) -> None:
+        stack: list[ast.stmt] = list(reversed(body))
+        while stack:
+            stmt = stack.pop()
+            self._visit(stmt)
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            nested: list[ast.stmt] = []
+            for field in ("body", "handlers", "orelse", "finalbody", "cases"):
+                items = getattr(stmt, field, None)
+                if not isinstance(items, list):
+                    continue
+                for item in items:
+                    if isinstance(item, ast.stmt):
+                        nested.append(item)
+                    else:  # except handler / match case
+                        inner = getattr(item, "body", None)
+                        if isinstance(inner, list):
+                            nested.extend(s for s in inner if isinstance(s, ast.stmt))
+            stack.extend(reversed(nested))
+
+    def _visit(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._visit_def(stmt)
+        elif isinstance(stmt, ast.ClassDef):
+            self._bind(stmt.name, None)
+        elif isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                self._visit_target(target, stmt.value, stmt)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self._visit_target(stmt.target, stmt.value, stmt)
+        elif isinstance(stmt, ast.Delete):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    self._bind(target.id, None)
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                self._bind(alias.asname or alias.name.split(".")[0], None)
+        elif isinstance(stmt, ast.ImportFrom):
+            self._visit_import_from(stmt)
+
+    def _visit_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        is_async = isinstance(node, ast.AsyncFunctionDef)
+        params = _params_of(node.args)
+        decorator: tuple[bool, ast.Call | None] = (False, None)
+        for dec in node.decorator_list:
+            decorator = self._tool_decorator(dec)
+            if decorator[0]:
+                break
+        if not decorator[0]:
+            self._bind(node.name, None)
+            self._functions[node.name] = _FnInfo(is_async, params)
+            return
+        stmt_range = self._pos.range_of(node)
+        start = stmt_range.start
+        if node.decorator_list:
+            first = self._pos.range_of(node.decorator_list[0]).start
+            at = first - 1
+            while at >= 0 and self._text[at] in _LINE_SPACE:
+                at -= 1
+            start = min(start, at if at >= 0 and self._text[at] == "@" else first)
+        description, has_kw = _description(decorator[1])
+        tool = ToolDef(
+            name=node.name,
+            name_range=_def_name_range(self._text, node, stmt_range.start),
+            kind="decorated",
+            description=description,
+            is_async=is_async,
+            has_description_kw=has_kw,
+            params=params,
+            def_range=TextRange(start, stmt_range.end),
+        )
+        self._bind(node.name, tool)
+        self._functions[node.name] = _FnInfo(is_async, params)
+
+    def _visit_target(self, target: ast.expr, value: ast.expr, stmt: ast.stmt) -> None:
+        if not isinstance(target, ast.Name):
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    self._bind(node.id, None)
+            return
+        tool = self._tool_from_value(target, value, stmt)
+        self._bind(target.id, tool)
+
+    def _tool_from_value(self, target: ast.Name, value: ast.expr, stmt: ast.stmt) -> ToolDef | None:
+        name_range = self._pos.range_of(target)
+        def_range = self._pos.range_of(stmt)
+        if isinstance(value, ast.Name):
+            # ``alias = some_tool``: the same tool object under another module-level name.
+            known = self._bindings.get(value.id)
+            if known is None:
+                return None
+            return ToolDef(
+                name=target.id,
+                name_range=name_range,
+                kind="possible" if known.kind == "possible" else "assigned",
+                description=known.description,
+                is_async=known.is_async,
+                has_description_kw=known.has_description_kw,
+                params=known.params,
+                def_range=def_range,
+            )
+        if not isinstance(value, ast.Call):
+            return None
+        decorator_call: ast.Call | None = None
+        wrapped: ast.expr | None = None
+        if isinstance(value.func, ast.Call) and self._is_tool_ref(value.func.func):
+            decorator_call = value.func  # tool(...)(fn)
+            wrapped = value.args[0] if value.args else None
+        elif self._is_tool_ref(value.func):
+            if not value.args:
+                return None  # ``deco = tool(description=...)`` is a decorator, not a tool
+            decorator_call = value  # tool(fn)
+            wrapped = value.args[0]
+        if decorator_call is not None:
+            description, has_kw = _description(decorator_call)
+            info = _FnInfo(False, ())
+            if isinstance(wrapped, ast.Name):
+                info = self._functions.get(wrapped.id, info)
+            elif isinstance(wrapped, ast.Lambda):
+                info = _FnInfo(False, _params_of(wrapped.args))
+            return ToolDef(
+                name=target.id,
+                name_range=name_range,
+                kind="assigned",
+                description=description,
+                is_async=info.is_async,
+                has_description_kw=has_kw,
+                params=info.params,
+                def_range=def_range,
+            )
+        callee = _callee_name(value.func)
+        if callee in _NOT_TOOL_CALLEES or _is_environ_get(value.func):
+            return None
+        description, has_kw = _description(value)
+        return ToolDef(
+            name=target.id,
+            name_range=name_range,
+            kind="possible",
+            description=description,
+            is_async=False,
+            has_description_kw=has_kw,
+            params=(),
+            def_range=def_range,
+        )
+
+    def _visit_import_from(self, stmt: ast.ImportFrom) -> None:
+        module = stmt.module or ""
+        project_local = stmt.level > 0 or module.split(".")[0] in _PROJECT_MODULE_ROOTS
+        for alias in stmt.names:
+            if alias.name == "*":
+                continue
+            bound = alias.asname or alias.name
+            if alias.name == "tool":
+                self._tool_aliases.add(bound)
+            if not project_local:
+                self._bind(bound, None)
+                continue
+            alias_range = self._pos.range_of(alias)
+            name_start = alias_range.start
+            if alias.asname is not None:
+                at = alias_range.end
+                while at > alias_range.start and _is_ident_char(self._text[at - 1]):
+                    at -= 1
+                name_start = at
+            self._bind(
+                bound,
+                ToolDef(
+                    name=bound,
+                    name_range=TextRange(name_start, alias_range.end),
+                    kind="possible",
+                    description=None,
+                    is_async=False,
+                    has_description_kw=False,
+                    params=(),
+                    def_range=self._pos.range_of(stmt),
+                ),
+            )
+
+
+def _is_environ_get(func: ast.expr) -> bool:
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "get"
+        and isinstance(func.value, (ast.Attribute, ast.Name))
+        and _callee_name(func.value) == "environ"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Obsolete imports
+
+_CALM_V2 = "rasa.calm_v2"
+_RASA_SDK = "rasa_sdk"
+_DECORATOR_NAMES = frozenset({"tool", "ToolContext"})
+_RESULT_NAMES = frozenset({"ToolResult", "ActivateSkill"})
+
+
+def _is_obsolete(module: str) -> bool:
+    return any(module == root or module.startswith(root + ".") for root in (_CALM_V2, _RASA_SDK))
+
+
+def _replacement(module: str, imported: Sequence[str]) -> str:
+    if module == _CALM_V2 or module.startswith(_CALM_V2 + "."):
+        return "rasa.mantle" + module[len(_CALM_V2) :]
+    names = set(imported)
+    if names and names <= _RESULT_NAMES:
+        return "rasa.mantle.tools.result"
+    if names & _DECORATOR_NAMES:
+        return "rasa.mantle.tools.decorator"
+    return "rasa.mantle.tools"
+
+
+# ---------------------------------------------------------------------------------------------
+# Whole-tree walk
+
+
+def _walk_with_params(
+    tree: ast.AST,
+) -> Iterator[tuple[ast.AST, frozenset[str] | None]]:
+    """Every node with the parameter names of its innermost enclosing ``def``.
+
+    Like the engine, everything below a ``def`` node (decorators and defaults included) is
+    "inside" it; lambdas and classes do not change the innermost function. Iterative, so
+    deeply nested expressions cannot overflow the Python stack.
+    """
+    stack: list[tuple[ast.AST, frozenset[str] | None]] = [(tree, None)]
+    while stack:
+        node, params = stack.pop()
+        yield node, params
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            params = _all_param_names(node.args)
+        children = list(ast.iter_child_nodes(node))
+        stack.extend((child, params) for child in reversed(children))
+
+
+class _Analyzer:
+    def __init__(self, text: str, pos: _Positions) -> None:
+        self._text = text
+        self._pos = pos
+        self.memory_calls: list[MemoryCall] = []
+        self.bypasses: list[Bypass] = []
+        self.activations: list[SkillActivation] = []
+        self.obsolete: list[ObsoleteImport] = []
+
+    def run(self, tree: ast.Module) -> None:
+        for node, params in _walk_with_params(tree):
+            if isinstance(node, ast.Call):
+                self._call(node, params)
+            elif isinstance(node, ast.Attribute):
+                owner = node.value
+                if (
+                    node.attr == "_memory"
+                    and isinstance(owner, ast.Attribute)
+                    and owner.attr == "memory"
+                ):
+                    self._bypass(node, node, "_memory")
+            elif isinstance(node, ast.Import):
+                self._import(node)
+            elif isinstance(node, ast.ImportFrom):
+                self._import_from(node)
+        self.memory_calls.sort(key=lambda c: (c.call_range.start, c.call_range.end))
+        self.bypasses.sort(key=lambda b: (b.line, b.what, b.range.start))
+        self.obsolete.sort(key=lambda o: o.range.start)
+
+    def _bypass(self, node: ast.AST, line_node: ast.AST, what: str) -> None:
+        line = getattr(line_node, "lineno", None) or 1
+        self.bypasses.append(Bypass(self._pos.range_of(node), line, what))
+
+    def _call(self, node: ast.Call, params: frozenset[str] | None) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            if func.attr in ("get", "set"):
+                self._memory_call(node, func, params)
+            elif func.attr == "clear_entries":
+                self._bypass(node, func, "clear_entries")
+                return
+        if (
+            isinstance(func, ast.Name)
+            and func.id == "getattr"
+            and len(node.args) >= 2
+            and _plain_str(node.args[1]) == "_memory"
+        ):
+            self._bypass(node, node, "getattr_memory")
+        elif (
+            _callee_name(func) == "attrgetter"
+            and node.args
+            and _plain_str(node.args[0]) == "_memory"
+        ):
+            self._bypass(node, node, "attrgetter_memory")
+        elif _callee_name(func) == "ActivateSkill":
+            self._activation(node)
+
+    def _memory_call(
+        self, node: ast.Call, func: ast.Attribute, params: frozenset[str] | None
+    ) -> None:
+        memory = func.value
+        if not (isinstance(memory, ast.Attribute) and memory.attr == "memory"):
+            return
+        entry_node: ast.expr | None = None
+        if node.args:
+            entry_node = node.args[0]
+        else:
+            for kw in node.keywords:
+                if kw.arg == "entry":
+                    entry_node = kw.value
+                    break
+        entry = _plain_str(entry_node)
+        if entry is None or entry_node is None:
+            return
+        receiver = memory.value
+        counted = isinstance(receiver, ast.Name) and params is not None and receiver.id in params
+        receiver_range = self._pos.range_of(receiver)
+        literal_range = self._pos.range_of(entry_node)
+        method: Literal["get", "set"] = "get" if func.attr == "get" else "set"
+        self.memory_calls.append(
+            MemoryCall(
+                method=method,
+                entry=entry,
+                entry_range=_content_range(self._text, literal_range, entry),
+                literal_range=literal_range,
+                call_range=self._pos.range_of(node),
+                line=node.lineno,
+                engine_counted=counted,
+                receiver=(
+                    receiver.id
+                    if isinstance(receiver, ast.Name)
+                    else self._text[receiver_range.start : receiver_range.end]
+                ),
+            )
+        )
+
+    def _literal_arg(
+        self, node: ast.Call, keyword: str, index: int
+    ) -> tuple[str | None, TextRange | None]:
+        value: ast.expr | None = None
+        for kw in node.keywords:
+            if kw.arg == keyword:
+                value = kw.value
+                break
+        else:
+            positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+            if len(positional) == len(node.args) and index < len(node.args):
+                value = node.args[index]
+        literal = _plain_str(value)
+        if literal is None or value is None:
+            return None, None
+        return literal, _content_range(self._text, self._pos.range_of(value), literal)
+
+    def _activation(self, node: ast.Call) -> None:
+        skill_id, skill_range = self._literal_arg(node, "skill_id", 0)
+        block, block_range = self._literal_arg(node, "ordered_block", 1)
+        if skill_id is None and block is None:
+            return
+        self.activations.append(SkillActivation(skill_id, skill_range, block, block_range))
+
+    def _import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if not _is_obsolete(alias.name):
+                continue
+            alias_range = self._pos.range_of(alias)
+            rng = _dotted_name_range(self._text, alias_range.start, alias_range.end)
+            self.obsolete.append(
+                ObsoleteImport(alias.name, rng or alias_range, _replacement(alias.name, ()))
+            )
+
+    def _import_from(self, node: ast.ImportFrom) -> None:
+        module = node.module
+        if node.level or module is None or not _is_obsolete(module):
+            return
+        stmt_range = self._pos.range_of(node)
+        rng: TextRange | None = None
+        if self._text.startswith("from", stmt_range.start):
+            at = _skip_blanks(self._text, stmt_range.start + 4)
+            rng = _dotted_name_range(self._text, at, stmt_range.end)
+        replacement = _replacement(module, [a.name for a in node.names])
+        self.obsolete.append(ObsoleteImport(module, rng or stmt_range, replacement))
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry point
+
+
+def _error_issue(text: str, pos: _Positions, base: int, exc: BaseException) -> SyntaxIssue:
+    size = len(text)
+    start = end = base
+    if isinstance(exc, SyntaxError):
+        message = f"Python syntax error: {exc.msg}"
+        if exc.lineno is not None:
+            start = pos.offset(exc.lineno, (exc.offset or 1) - 1, chars=True)
+            end_line = exc.end_lineno if exc.end_lineno is not None else exc.lineno
+            end_col = exc.end_offset
+            if end_col is not None and end_col > 0:
+                end = pos.offset(end_line, end_col - 1, chars=True)
+            else:
+                end = start
+        elif "\0" in text:
+            start = end = text.index("\0")
+    elif isinstance(exc, UnicodeError):
+        message = f"Python cannot read this module: {exc}"
+        bad = getattr(exc, "start", None)
+        if isinstance(bad, int):
+            start = end = base + bad
+    elif isinstance(exc, ValueError):
+        message = f"Python cannot parse this module: {exc}"
+        if "\0" in text:
+            start = end = text.index("\0")
+    elif isinstance(exc, (RecursionError, MemoryError)):
+        message = "Python cannot parse this module: it is nested too deeply"
+        end = pos.line_end_at(base)
+    else:
+        message = f"Python cannot parse this module: {exc}"
+        end = pos.line_end_at(base)
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    if end == start and start < size and text[start] not in "\r\n":
+        end = start + 1
+    return SyntaxIssue(SYNTAX_ERROR_CODE, message, TextRange(start, end), "error")
+
+
+def parse_tools_module(text: str) -> tuple[ToolModule, tuple[SyntaxIssue, ...]]:
+    """Analyse a tool module's source without importing it. Never raises on any input."""
+    base = 1 if text.startswith(BOM) else 0
+    pos = _Positions(text, base)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text[base:])
+    except Exception as exc:  # SyntaxError, ValueError, RecursionError, MemoryError, ...
+        return EMPTY_MODULE, (_error_issue(text, pos, base, exc),)
+
+    collector = _ToolCollector(text, pos)
+    collector.visit_body(tree.body)
+    analyzer = _Analyzer(text, pos)
+    analyzer.run(tree)
+
+    module = ToolModule(
+        tools=collector.tools(),
+        memory_calls=tuple(analyzer.memory_calls),
+        bypasses=tuple(analyzer.bypasses),
+        activations=tuple(analyzer.activations),
+        obsolete_imports=tuple(analyzer.obsolete),
+    )
+    return module, ()
