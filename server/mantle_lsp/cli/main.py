@@ -1,0 +1,280 @@
+"""``mantle-lsp`` command line: ``check`` and ``explain``."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import __version__
+from ..ide.codes import REGISTRY, info, markdown_table
+from ..ide.diagnostics import Diagnostic, project_diagnostics
+from ..model import layout
+from ..model.project import Project
+from ..model.source import Source
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"mantle-lsp: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="mantle-lsp", description="Language server and checker for Rasa Mantle agent projects."
+    )
+    p.add_argument("--version", action="version", version=f"mantle-lsp {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    c = sub.add_parser("check", help="check Mantle projects and print diagnostics")
+    c.add_argument(
+        "paths",
+        nargs="*",
+        default=["."],
+        metavar="PATH",
+        help="project folders, folders containing projects, or files (default: .)",
+    )
+    c.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    c.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="CODE",
+        help="only report these codes (or code prefixes); repeatable, comma-separated",
+    )
+    c.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CODE",
+        help="do not report these codes (or code prefixes)",
+    )
+    e = sub.add_parser("explain", help="explain a diagnostic code")
+    e.add_argument("code", nargs="?")
+    e.add_argument("--markdown", action="store_true", help="print the table of every code")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "check":
+        return cmd_check(args)
+    if args.command == "explain":
+        return cmd_explain(args)
+    return EXIT_USAGE  # pragma: no cover
+
+
+def _codes(values: list[str]) -> list[str]:
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+def _match(code: str, patterns: list[str]) -> bool:
+    return any(code == p or code.startswith(p.rstrip(".") + ".") for p in patterns)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    select, ignore = _codes(args.select), _codes(args.ignore)
+    projects: dict[Path, Project] = {}
+    only_files: dict[Path, set[Path] | None] = {}
+    for raw in args.paths:
+        path = Path(raw)
+        if not path.exists():
+            print(f"mantle-lsp: error: {raw}: no such file or directory", file=sys.stderr)
+            return EXIT_USAGE
+        path = path.resolve()
+        if path.is_dir():
+            roots = layout.find_projects(path)
+            if not roots:
+                inner = layout.find_project_for(path)
+                roots = [inner] if inner else []
+            if not roots:
+                print(
+                    f"mantle-lsp: error: {raw}: no Mantle project found (a project has two "
+                    "of agent.yml, integrations.yml, skills/<id>/skill.md)",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+            for r in roots:
+                only_files[r] = None
+        else:
+            r2 = layout.find_project_for(path)
+            if r2 is None:
+                print(f"mantle-lsp: error: {raw}: not inside a Mantle project", file=sys.stderr)
+                return EXIT_USAGE
+            if only_files.get(r2, set()) is not None:
+                s = only_files.setdefault(r2, set())
+                assert s is not None
+                s.add(path)
+    diags: list[Diagnostic] = []
+    for root, only in sorted(only_files.items()):
+        proj = projects.setdefault(root, Project.load(root))
+        for path, ds in project_diagnostics(proj).items():
+            if only is not None and path not in only:
+                continue
+            diags.extend(
+                d
+                for d in ds
+                if (not select or _match(d.code, select)) and not _match(d.code, ignore)
+            )
+    sources = {pf.path: pf.source for proj in projects.values() for pf in proj.files.values()}
+    rows = sorted((_row(d, sources) for d in diags), key=Row.sort_key)
+    out = sys.stdout
+    if args.format == "text":
+        for row in rows:
+            out.write(
+                f"{row.path}:{row.line}:{row.column}: {row.severity}[{row.code}] {row.message}\n"
+            )
+        out.write(_summary(rows, len(only_files)) + "\n")
+    elif args.format == "json":
+        json.dump([dataclasses.asdict(row) for row in rows], out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    elif args.format == "github":
+        for row in rows:
+            level = {"error": "error", "warning": "warning"}.get(row.severity, "notice")
+            msg = row.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+            out.write(
+                f"::{level} file={row.path},line={row.line},col={row.column},"
+                f"endLine={row.end_line},endColumn={row.end_column},"
+                f"title={row.code}::{msg}\n"
+            )
+        out.write(_summary(rows, len(only_files)) + "\n")
+    else:
+        json.dump(_sarif(rows), out, indent=2, ensure_ascii=False)
+        out.write("\n")
+    return EXIT_ERRORS if any(row.severity == "error" for row in rows) else EXIT_OK
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One diagnostic as printed: 1-based line and column (in code points)."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    severity: str
+    code: str
+    message: str
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.column, self.code)
+
+
+def _display_path(path: Path) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return rel if not rel.startswith("..") else str(path)
+
+
+def _row(d: Diagnostic, sources: dict[Path, Source]) -> Row:
+    src = sources.get(d.path)
+    line = col = eline = ecol = 0
+    if src is not None:
+        line, col = src.index.position(d.range.start)
+        eline, ecol = src.index.position(d.range.end)
+    return Row(
+        _display_path(d.path),
+        line + 1,
+        col + 1,
+        eline + 1,
+        ecol + 1,
+        d.severity,
+        d.code,
+        d.message,
+    )
+
+
+def _summary(rows: list[Row], nprojects: int) -> str:
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'s' if count != 1 else ''}"
+
+    errors = sum(1 for r in rows if r.severity == "error")
+    warnings = sum(1 for r in rows if r.severity == "warning")
+    other = len(rows) - errors - warnings
+    files = len({r.path for r in rows})
+    if not rows:
+        return f"All checks passed ({n(nprojects, 'project')})."
+    parts = [n(errors, "error"), n(warnings, "warning")] + ([n(other, "note")] if other else [])
+    return f"Found {', '.join(parts)} in {n(files, 'file')} ({n(nprojects, 'project')})."
+
+
+def _level(severity: str) -> str:
+    return {"error": "error", "warning": "warning"}.get(severity, "note")
+
+
+def _sarif(rows: list[Row]) -> dict[str, object]:
+    rules = [
+        {
+            "id": code,
+            "shortDescription": {"text": info(code).summary or code},
+            "defaultConfiguration": {"level": _level(info(code).severity)},
+        }
+        for code in sorted({r.code for r in rows})
+    ]
+    results = [
+        {
+            "ruleId": r.code,
+            "level": _level(r.severity),
+            "message": {"text": r.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": r.path.replace(os.sep, "/")},
+                        "region": {
+                            "startLine": r.line,
+                            "startColumn": r.column,
+                            "endLine": r.end_line,
+                            "endColumn": r.end_column,
+                        },
+                    }
+                }
+            ],
+        }
+        for r in rows
+    ]
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "mantle-lsp", "version": __version__, "rules": rules}},
+                "results": results,
+            }
+        ],
+    }
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    if args.markdown:
+        sys.stdout.write(markdown_table())
+        return EXIT_OK
+    if not args.code:
+        print("mantle-lsp: error: explain needs a CODE (or --markdown)", file=sys.stderr)
+        return EXIT_USAGE
+    c = REGISTRY.get(args.code)
+    if c is None:
+        matches = [k for k in REGISTRY if k.endswith("." + args.code) or k.endswith(args.code)]
+        if len(matches) == 1:
+            c = REGISTRY[matches[0]]
+        else:
+            print(f"mantle-lsp: error: unknown code {args.code!r}", file=sys.stderr)
+            return EXIT_USAGE
+    src = "reported by rasa-pro 3.21" if c.engine else "reported by mantle-lsp only"
+    print(f"{c.code}  ({c.severity}; {src})\n\n{c.summary}.")
+    if c.engine_note:
+        print(f"\nNote: {c.engine_note}.")
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

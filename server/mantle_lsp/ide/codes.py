@@ -1,0 +1,402 @@
+"""The registry of diagnostic codes: one stable code, one default severity, one summary.
+
+Engine codes (``mantle.*``, ``skill.*``, ``responses.*``) keep the engine's severity.
+Our own codes are ``lsp.<area>.<name>``; they describe problems the engine does not
+report, so they are never errors on a project the engine accepts (see docs/decisions.md).
+``docs/diagnostics.md`` is generated from this table (``mantle-lsp explain --markdown``)
+and a test keeps the two in sync.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["error", "warning", "information", "hint"]
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    code: str
+    severity: Severity
+    summary: str
+    engine: bool  # True: the engine (rasa-pro 3.21) reports this code itself
+    engine_note: str = ""  # how the engine surfaces it, when not as this code
+
+
+def _e(code: str, summary: str, severity: Severity = "error", note: str = "") -> CodeInfo:
+    return CodeInfo(code, severity, summary, True, note)
+
+
+def _l(code: str, summary: str, severity: Severity = "warning", note: str = "") -> CodeInfo:
+    return CodeInfo(code, severity, summary, False, note)
+
+
+_LOAD = "the engine reports it inside mantle.validation.skill.failed_to_load (first error only)"
+
+_ALL = [
+    # -- skill.md compile errors (engine: folded into failed_to_load) -------------------
+    _e(
+        "skill.markdown.invalid_frontmatter_delimiter",
+        "skill.md does not open or close its frontmatter with `---`",
+        note=_LOAD,
+    ),
+    _e(
+        "skill.markdown.invalid_frontmatter",
+        "the frontmatter is not a YAML mapping, has a YAML error, or a key has the wrong type",
+        note=_LOAD,
+    ),
+    _e(
+        "skill.markdown.unknown_frontmatter_key",
+        "a frontmatter key the engine does not know",
+        note=_LOAD,
+    ),
+    _e("skill.requires.removed", "skill-level `requires:` was removed", note=_LOAD),
+    _e("skill.precondition.invalid", "`precondition` is empty or not a string", note=_LOAD),
+    _e(
+        "skill.markdown.invalid_boolean_frontmatter",
+        "`hidden` / `disabled` / `always_include_in_prompt` is not a real boolean",
+        note=_LOAD,
+    ),
+    _e("skill.markdown.invalid_routing", "`routing` flags are not booleans", note=_LOAD),
+    _e(
+        "skill.markdown.invalid_import_tools",
+        "`import_tools` is not a list of strings or has a malformed `mcp/…` entry",
+        note=_LOAD,
+    ),
+    _e("skill.markdown.invalid_tool_constraints", "malformed `tool_constraints`", note=_LOAD),
+    _e(
+        "skill.markdown.invalid_utter",
+        "malformed `utter` triggers (incl. a `when:` condition that does not parse)",
+        note=_LOAD,
+    ),
+    _e("skill.markdown.invalid_knowledge_answering", "malformed `knowledge_answering`", note=_LOAD),
+    _e(
+        "skill.complete_when.mapping_required",
+        "skill-level `complete_when` written as a string",
+        note=_LOAD,
+    ),
+    _e(
+        "skill.complete_when.invalid",
+        "malformed skill-level `complete_when` (incl. a condition that does not parse)",
+        note=_LOAD,
+    ),
+    _e(
+        "skill.complete_when.requires_prose",
+        "skill-level `complete_when` on a blocks-only skill",
+        note=_LOAD,
+    ),
+    _e(
+        "skill.markdown.missing_instructions",
+        "the body has neither prose nor an ordered block",
+        note=_LOAD,
+    ),
+    _e("skill.markdown.unsupported_prose_else", "a paragraph starts with `else:`", note=_LOAD),
+    _e("skill.markdown.unsupported_prose_elif", "a paragraph starts with `elif:`", note=_LOAD),
+    _e("skill.markdown.empty_prose_if_condition", "`if:` without a condition", note=_LOAD),
+    _e("skill.markdown.empty_prose_if_body", "`if:` that scopes no lines", note=_LOAD),
+    _e(
+        "skill.markdown.invalid_block_reference",
+        "`@block.<id>` names no block of this skill",
+        note=_LOAD,
+    ),
+    _e(
+        "skill.markdown.invalid_ordered_block",
+        "an ordered block without `id=`, with a YAML error, a non-mapping body, or a duplicate id",
+        note=_LOAD,
+    ),
+    _e(
+        "skill.markdown.ordered_block_description_forbidden",
+        "`description:` in an ordered block",
+        note=_LOAD,
+    ),
+    _e(
+        "skill.markdown.ordered_block_routable_forbidden",
+        "`routable:` in an ordered block",
+        note=_LOAD,
+    ),
+    _e(
+        "skill.markdown.invalid_step_target",
+        "`call:`/`link:` names a compiled block address "
+        "that does not exist or belongs to another skill",
+        note=_LOAD,
+    ),
+    _e(
+        "skill.step.invalid",
+        "a step whose kind cannot be inferred, with an unknown or "
+        "misplaced key, or a value of the wrong type",
+        note=_LOAD,
+    ),
+    _e("skill.step.outdated_force_collection", "`force_collection` on a collect step", note=_LOAD),
+    _e("skill.step.outdated_collect_tool", "`tool:` on a collect step", note=_LOAD),
+    _e(
+        "mantle.validation.skill.failed_to_load",
+        "a skill folder fails to load (no skill.md, or a skill memory.yml the engine cannot load)",
+    ),
+    # -- skills --------------------------------------------------------------------------
+    _e("mantle.validation.skill.missing_description", "a skill without `description`"),
+    _e("mantle.validation.skill.reserved_id", "a skill folder named `project` or `system`"),
+    _e("mantle.validation.skill.invalid_id", "a skill folder name containing `.`"),
+    _e(
+        "mantle.validation.skill.is_default_not_allowed",
+        "`routing.is_default: true` on a skill that does not override a bundled default",
+    ),
+    _e(
+        "mantle.validation.skill.self_skill_not_callable",
+        "a step `call:`s or `link:`s its own skill",
+    ),
+    _e(
+        "skill.referenced.invalid_target",
+        "`@skill.<id>` (or a cross-skill call/link) names no skill",
+    ),
+    _e("skill.prose.hidden_skill_reference", "`@skill.<id>` names a hidden skill"),
+    # -- prose -----------------------------------------------------------------------------
+    _e("mantle.validation.prose.invalid_if_expression", "a prose `if:` condition does not parse"),
+    _e(
+        "mantle.validation.prose.unknown_memory_key",
+        "a prose `if:` condition reads a key that is not readable from this skill",
+    ),
+    _e(
+        "mantle.validation.prose.unknown_memory_reference",
+        "`@memory.<ns>.<entry>` names a key that is not readable from this skill",
+    ),
+    _e(
+        "mantle.validation.prose.incomplete_memory_reference",
+        "`@memory` without exactly a namespace and an entry",
+    ),
+    _e(
+        "mantle.validation.prose.incomplete_at_reference",
+        "`@skill` / `@block` / `@tool` without exactly one id",
+    ),
+    _e(
+        "mantle.validation.prose.session_reference_in_instructions",
+        "`session.<ns>.<entry>` in instruction text, where `@memory.<ns>.<entry>` is meant",
+    ),
+    # -- flow ------------------------------------------------------------------------------
+    _e("mantle.validation.flow.unresolved_next", "`next`/`then`/`else` names no step of the block"),
+    _e("mantle.validation.flow.next_missing_else", "a branch list with `if:` but no `else:`"),
+    _e("mantle.validation.flow.unresolved_call", "`call:` names no skill or block"),
+    _e("mantle.validation.flow.unresolved_link", "`link:` names no skill or block"),
+    _e(
+        "mantle.validation.flow.internal_not_callable",
+        "`call:`/`link:` to a block of a skill with prose (such blocks are internal)",
+    ),
+    _e(
+        "mantle.validation.response.missing",
+        "`action:`/`utterance:` names a response that does not exist",
+    ),
+    _e(
+        "mantle.validation.action.unknown",
+        "`action:` that is not `utter_*`, `action_listen` or `hangup`",
+    ),
+    _e(
+        "mantle.validation.execute_step.invalid_session_parameter",
+        "an `execute_tool` parameter "
+        "starts with `session.` but is not exactly `session.<ns>.<entry>`",
+    ),
+    _e(
+        "mantle.validation.execute_step.unknown_memory_key",
+        "an `execute_tool` parameter reads a key that is not readable from this skill",
+    ),
+    # -- memory ----------------------------------------------------------------------------
+    _e(
+        "mantle.validation.memory.undeclared_entry",
+        "`collect:` or a `set_memory` key names an undeclared field",
+    ),
+    _e("mantle.validation.memory.collect_on_project", "`collect:` of a project field"),
+    _e("mantle.validation.memory.project_llm_settable", "`llm_settable` on a project field"),
+    _e("mantle.validation.memory.skill_seed", "`seed: true` on a skill field"),
+    _e(
+        "mantle.validation.memory.description_not_exposed",
+        "a description on a field the model cannot set (or on a project field)",
+    ),
+    _e(
+        "mantle.validation.memory.description_required",
+        "a settable field without a description (on the field or its collect step)",
+    ),
+    _e(
+        "mantle.validation.memory.collect_description_overrides",
+        "both the field and its collect step have a description; the step's wins",
+        "warning",
+    ),
+    # -- tools -----------------------------------------------------------------------------
+    _e(
+        "mantle.validation.tools.undeclared_memory_write",
+        'a tool\'s `context.memory.set("…")` names a field it may not write',
+    ),
+    _e(
+        "mantle.validation.tools.memory_manager_bypass",
+        "a tool reaches around the memory API (`._memory`, `clear_entries`)",
+    ),
+    _e("mantle.validation.tools.unresolved_tool", "a tool name the skill cannot see"),
+    _e(
+        "skill.import_tools.invalid_shared_tool",
+        "an `import_tools` entry that is not a shared tool or a configured MCP tool",
+    ),
+    # -- responses -------------------------------------------------------------------------
+    _e(
+        "mantle.validation.response.invalid_variant_shape",
+        "a response or variant of the wrong shape",
+    ),
+    _e("mantle.validation.response.invalid_variant_key", "an unknown variant or button key"),
+    _e(
+        "responses.registry.invalid_variant",
+        "a button without a string `title`, or with a blank `payload`",
+    ),
+    _e("mantle.validation.response.empty_body", "a variant with blank text"),
+    _e(
+        "mantle.validation.response.invalid_condition",
+        "a variant `condition` that is empty or does not parse",
+    ),
+    _e(
+        "mantle.validation.response.unknown_memory_key",
+        "a variant `condition` or `set:` target that is not readable here",
+    ),
+    _e("mantle.validation.response.default_required", "conditioned variants without a default"),
+    _e("mantle.validation.response.multiple_defaults", "more than one default variant"),
+    _e("mantle.validation.response.invalid_button_payload", "a malformed `set:` payload"),
+    _e(
+        "mantle.validation.response.not_writable_memory_key",
+        "a `set:` button writes a field the delivering skill may not write",
+    ),
+    _e(
+        "mantle.validation.response.invalid_set_memory_value",
+        "a `set:` value that does not fit the field's type or enum",
+    ),
+    _e(
+        "mantle.validation.tool_constraint.unknown_on_success_or_failure",
+        "`on_success` / `on_failure` names a missing response",
+    ),
+    _e(
+        "mantle.validation.tool_constraint.unknown_requires_confirmation_response",
+        "a confirmation response that does not exist",
+    ),
+    _e(
+        "mantle.validation.verbatim_trigger.unknown_response",
+        "an `utter:` trigger names a missing response",
+    ),
+    # -- preconditions / config -----------------------------------------------------------
+    _e(
+        "mantle.validation.precondition.missing_binding",
+        "`precondition:` has no binding in agent.yml",
+    ),
+    _e("mantle.validation.precondition.invalid_satisfied_when", "`satisfied_when` does not parse"),
+    _e("mantle.validation.precondition.unknown_resolver", "`resolve_with` names no skill"),
+    _e("mantle.validation.precondition.self_resolve", "a skill resolves its own precondition"),
+    _e("mantle.validation.config.missing_agent_yml", "the project has no agent.yml"),
+    _e("mantle.validation.config.invalid_agent_yml", "agent.yml is not a mapping"),
+    _e("mantle.validation.config.missing_agent_section", "agent.yml has no `agent:` mapping"),
+    _e(
+        "mantle.validation.config.invalid_agent_section",
+        "agent.yml fails the agent spec (persona, orchestrator, unknown keys)",
+    ),
+    _e("mantle.validation.config.missing_integrations", "the project has no integrations.yml"),
+    _e("mantle.validation.config.unknown_integration_key", "an unknown integrations.yml key"),
+    _e("mantle.validation.config.unsupported_integration_key", "a CALM-only integrations.yml key"),
+    _e("mantle.validation.config.unexpected_llm", "top-level `llm:` in integrations.yml"),
+    _e("mantle.validation.config.invalid_model_server", "top-level `models:` in integrations.yml"),
+    _e(
+        "mantle.validation.config.unknown_model_group",
+        "`orchestrator.model_group` names no model group",
+    ),
+    # -- our own codes -----------------------------------------------------------------------
+    _l("lsp.file.unreadable", "the file cannot be read", "error"),
+    _l("lsp.file.invalid_utf8", "the file is not valid UTF-8", "error"),
+    _l("lsp.file.binary", "the file holds binary data", "error"),
+    _l("lsp.file.too_large", "the file is too large to analyse"),
+    _l(
+        "lsp.yaml.syntax_error",
+        "YAML that does not parse (the engine fails to load or crashes)",
+        "error",
+    ),
+    _l("lsp.yaml.duplicate_key", "a YAML key given twice; the later value wins"),
+    _l(
+        "lsp.tools.syntax_error",
+        "a tool module that is not valid Python (the engine crashes)",
+        "error",
+    ),
+    _l(
+        "lsp.tools.undeclared_memory_write",
+        'a `memory.set("…")` the engine does not analyse names a field that is not declared',
+    ),
+    _l(
+        "lsp.tools.unknown_memory_read",
+        '`context.memory.get("…")` names a field that is not '
+        "readable (it always returns the default)",
+    ),
+    _l("lsp.tools.obsolete_import", "a tool module imports an obsolete engine path"),
+    _l(
+        "lsp.condition.invalid",
+        "a condition the engine never checks does not parse (the tool "
+        "stays hidden, or the step fails at runtime)",
+    ),
+    _l(
+        "lsp.condition.unknown_memory_key",
+        "a condition the engine never checks reads a key that is not readable (it is always None)",
+    ),
+    _l(
+        "lsp.memory.invalid_shape",
+        "a project memory.yml of the wrong shape (the engine crashes)",
+        "error",
+    ),
+    _l("lsp.memory.missing_schema", "a skill memory.yml without `schema:` declares nothing"),
+    _l("lsp.memory.unknown_top_level_key", "a memory.yml key the engine ignores"),
+    _l("lsp.memory.unknown_attribute", "a field attribute the engine ignores"),
+    _l("lsp.memory.unknown_type", "a `type:` the engine does not know"),
+    _l("lsp.memory.public_and_private", "a field declared both public and private"),
+    _l(
+        "lsp.memory.project_file_in_skill_shape",
+        "the project memory.yml written as `schema: public/private`",
+    ),
+    _l(
+        "lsp.memory.field_not_mapping",
+        "a project field written as `name: type` instead of `name: {type: …}`",
+    ),
+    _l("lsp.memory.invalid_attribute", "a field attribute of the wrong type"),
+    _l(
+        "lsp.memory.engine_3_22_attribute", "`mutable` / `writable_by` are rasa-pro 3.22 attributes"
+    ),
+    _l("lsp.responses.invalid_file", "a responses.yml whose top level the engine cannot read"),
+    _l("lsp.responses.memory_token_not_substituted", "`@memory.…` in a response (sent literally)"),
+    _l("lsp.responses.unqualified_placeholder", "`{session.<entry>}` without a namespace"),
+    _l(
+        "lsp.responses.unknown_placeholder",
+        "a `{…}` placeholder that names no readable field (it is sent literally)",
+    ),
+    _l("lsp.flow.duplicate_step_id", "two steps of a block share an id"),
+    _l("lsp.flow.branch_if_ignored", "a branch with both `if:` and `else:` (the `if:` is ignored)"),
+    _l("lsp.markdown.fence_not_recognised", "`:::ordered_block` text that is not a fence"),
+    _l("lsp.legacy.syntax", "an obsolete (Maestro-era or pre-3.21) form"),
+    _l("lsp.skill.id_not_identifier", "a skill id that can never appear in a condition"),
+    _l("lsp.skill.missing_skill_md", "a skill folder without skill.md", "error"),
+    _l("lsp.config.invalid_integrations_yml", "integrations.yml is not a mapping", "error"),
+    _l("lsp.config.invalid_precondition", "a precondition binding that is not a mapping", "error"),
+]
+
+REGISTRY: dict[str, CodeInfo] = {c.code: c for c in _ALL}
+
+
+def info(code: str) -> CodeInfo:
+    return REGISTRY.get(code) or CodeInfo(code, "error", "", code.startswith("lsp.") is False)
+
+
+def markdown_table() -> str:
+    """docs/diagnostics.md, generated from the registry."""
+    lines = [
+        "# Diagnostic codes",
+        "",
+        "Generated from `server/mantle_lsp/ide/codes.py` by `mantle-lsp explain --markdown`;",
+        "a test fails when this file and the registry disagree.",
+        "",
+        "Engine codes are what rasa-pro 3.21 reports (or folds into",
+        "`mantle.validation.skill.failed_to_load`); `lsp.*` codes are mantle-lsp's own.",
+        "",
+        "| Code | Severity | Source | Meaning |",
+        "| --- | --- | --- | --- |",
+    ]
+    for c in sorted(_ALL, key=lambda c: (not c.engine, c.code)):
+        src = "engine" if c.engine else "mantle-lsp"
+        if c.engine_note:
+            src += " (folded into failed_to_load)"
+        lines.append(f"| `{c.code}` | {c.severity} | {src} | {c.summary} |")
+    return "\n".join(lines) + "\n"

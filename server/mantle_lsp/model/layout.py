@@ -1,0 +1,199 @@
+"""Project layout: which files belong to a Mantle project and what each one is.
+
+Detection follows the engine (engine-rules §1.1): a directory is a project when at least
+two of ``agent.yml``, ``integrations.yml`` and a ``skills/<dir>/skill.md`` (``<dir>`` not
+starting with ``_``) exist. Projects may be nested (an examples folder inside a repository
+that is itself an agent); a file belongs to the innermost project that contains it.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+
+class FileKind(enum.Enum):
+    SKILL_MD = "skill.md"
+    SKILL_MEMORY = "skill memory.yml"
+    SKILL_RESPONSES = "skill responses.yml"
+    SKILL_TOOLS = "skill tools"
+    PROJECT_MEMORY = "project memory.yml"
+    PROJECT_RESPONSES = "project responses.yml"
+    SHARED_TOOLS = "shared tools"
+    AGENT = "agent.yml"
+    INTEGRATIONS = "integrations.yml"
+    HOOKS = "hooks"
+
+
+# Directories never searched for projects (tool caches, dependencies, VCS data).
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        ".tox",
+        ".cache",
+        "site-packages",
+        "dist",
+        "build",
+    }
+)
+MAX_DEPTH = 12
+
+
+def skill_dirs(root: Path) -> list[Path]:
+    """``skills/<dir>`` directories the engine visits, sorted, ``_`` folders skipped."""
+    skills = root / "skills"
+    try:
+        entries = sorted(os.scandir(skills), key=lambda e: e.name)
+    except OSError:
+        return []
+    out = []
+    for e in entries:
+        if e.name.startswith("_"):
+            continue
+        try:
+            if e.is_dir():
+                out.append(Path(e.path))
+        except OSError:
+            continue
+    return out
+
+
+def is_project_root(path: Path) -> bool:
+    markers = 0
+    if (path / "agent.yml").is_file():
+        markers += 1
+    if (path / "integrations.yml").is_file():
+        markers += 1
+    if markers < 2 and any((d / "skill.md").is_file() for d in skill_dirs(path)):
+        markers += 1
+    return markers >= 2
+
+
+def find_projects(start: Path) -> list[Path]:
+    """Every project root at or below ``start`` (a directory), depth-limited, loop-safe."""
+    found: list[Path] = []
+    seen: set[str] = set()
+
+    def walk(d: Path, depth: int) -> None:
+        try:
+            real = os.path.realpath(d)
+        except OSError:
+            return
+        if real in seen or depth > MAX_DEPTH:
+            return
+        seen.add(real)
+        if is_project_root(d):
+            found.append(d)
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            return
+        for e in entries:
+            if e.name in SKIP_DIRS or e.name.startswith("."):
+                continue
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    walk(Path(e.path), depth + 1)
+            except OSError:
+                continue
+
+    walk(start, 0)
+    return found
+
+
+def find_project_for(path: Path) -> Path | None:
+    """The innermost project root containing ``path`` (a file or directory)."""
+    p = path if path.is_dir() else path.parent
+    for cand in (p, *p.parents):
+        if is_project_root(cand):
+            return cand
+    return None
+
+
+def classify(path: Path, root: Path) -> tuple[FileKind, str | None] | None:
+    """What ``path`` is inside the project at ``root``: (kind, skill id or None)."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return None
+    parts = rel.parts
+    if len(parts) == 1:
+        name = parts[0]
+        return {
+            "agent.yml": (FileKind.AGENT, None),
+            "integrations.yml": (FileKind.INTEGRATIONS, None),
+            "memory.yml": (FileKind.PROJECT_MEMORY, None),
+            "responses.yml": (FileKind.PROJECT_RESPONSES, None),
+            "hooks.py": (FileKind.HOOKS, None),
+        }.get(name)
+    if parts[0] == "tools" and len(parts) == 2 and parts[1].endswith(".py"):
+        if parts[1] == "__init__.py":
+            return None
+        return FileKind.SHARED_TOOLS, None
+    if parts[0] == "hooks" and parts[-1].endswith(".py"):
+        return FileKind.HOOKS, None
+    if parts[0] == "skills" and len(parts) >= 3:
+        sid = parts[1]
+        if sid.startswith("_"):
+            return None
+        if len(parts) == 3:
+            kind = {
+                "skill.md": FileKind.SKILL_MD,
+                "memory.yml": FileKind.SKILL_MEMORY,
+                "responses.yml": FileKind.SKILL_RESPONSES,
+                "tools.py": FileKind.SKILL_TOOLS,
+            }.get(parts[2])
+            return (kind, sid) if kind else None
+        if (
+            len(parts) == 4
+            and parts[2] == "tools"
+            and parts[3].endswith(".py")
+            and parts[3] != "__init__.py"
+        ):
+            return FileKind.SKILL_TOOLS, sid
+    return None
+
+
+def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
+    """Every Mantle file of the project at ``root`` that exists on disk."""
+    for name in ("agent.yml", "integrations.yml", "memory.yml", "responses.yml"):
+        p = root / name
+        if p.is_file():
+            c = classify(p, root)
+            if c:
+                yield p, c[0], c[1]
+    tools = root / "tools"
+    try:
+        for e in sorted(os.scandir(tools), key=lambda e: e.name):
+            if e.name.endswith(".py") and e.name != "__init__.py" and e.is_file():
+                yield Path(e.path), FileKind.SHARED_TOOLS, None
+    except OSError:
+        pass
+    for d in skill_dirs(root):
+        sid = d.name
+        for name, kind in (
+            ("skill.md", FileKind.SKILL_MD),
+            ("memory.yml", FileKind.SKILL_MEMORY),
+            ("responses.yml", FileKind.SKILL_RESPONSES),
+            ("tools.py", FileKind.SKILL_TOOLS),
+        ):
+            p = d / name
+            if p.is_file():
+                yield p, kind, sid
+        try:
+            for e in sorted(os.scandir(d / "tools"), key=lambda e: e.name):
+                if e.name.endswith(".py") and e.name != "__init__.py" and e.is_file():
+                    yield Path(e.path), FileKind.SKILL_TOOLS, sid
+        except OSError:
+            pass

@@ -1,0 +1,276 @@
+"""One Mantle project: its parsed files, skills, and the symbol/reference index.
+
+Files are parsed one at a time (:meth:`Project.set_source`), so an edit re-parses only the
+edited file. The index (symbols and references) is derived from the parsed files and
+rebuilt lazily after a change; :meth:`Project.set_source` reports which files'
+diagnostics may have changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..syntax.config_yml import AgentDoc, IntegrationsDoc, parse_agent_yml, parse_integrations_yml
+from ..syntax.errors import SyntaxIssue
+from ..syntax.memory_yml import MemoryDoc, MemoryField, parse_memory_yml
+from ..syntax.responses_yml import ResponsesDoc, parse_responses_yml
+from ..syntax.skill_md import SkillDoc, parse_skill_md
+from ..syntax.tools_py import ToolModule, parse_tools_module
+from . import layout
+from .defaults import DEFAULT_SKILLS
+from .layout import FileKind
+from .source import Source, read_source
+from .symbols import Index, build_index
+
+Reader = Callable[[Path], Source]
+
+
+@dataclass(eq=False)
+class ParsedFile:
+    path: Path
+    kind: FileKind
+    skill_id: str | None
+    source: Source
+    doc: Any = None
+    issues: list[SyntaxIssue] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.source.text
+
+
+def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source) -> ParsedFile:
+    pf = ParsedFile(path, kind, skill_id, source, issues=list(source.issues))
+    if not source.analyzable:
+        return pf
+    text = source.text
+    doc: Any
+    if kind is FileKind.SKILL_MD:
+        doc = parse_skill_md(text, skill_id or "")
+        pf.issues.extend(doc.issues)
+    elif kind is FileKind.SKILL_MEMORY:
+        doc = parse_memory_yml(text, "skill")
+        pf.issues.extend(doc.issues)
+    elif kind is FileKind.PROJECT_MEMORY:
+        doc = parse_memory_yml(text, "project")
+        pf.issues.extend(doc.issues)
+    elif kind in (FileKind.SKILL_RESPONSES, FileKind.PROJECT_RESPONSES):
+        doc = parse_responses_yml(text)
+        pf.issues.extend(doc.issues)
+    elif kind in (FileKind.SKILL_TOOLS, FileKind.SHARED_TOOLS):
+        doc, issues = parse_tools_module(text)
+        pf.issues.extend(issues)
+    elif kind is FileKind.AGENT:
+        doc = parse_agent_yml(text)
+        pf.issues.extend(doc.issues)
+    elif kind is FileKind.INTEGRATIONS:
+        doc = parse_integrations_yml(text)
+        pf.issues.extend(doc.issues)
+    else:
+        doc = None
+    pf.doc = doc
+    return pf
+
+
+@dataclass(eq=False)
+class Skill:
+    id: str
+    dir: Path
+    skill_md: ParsedFile | None = None
+    memory: ParsedFile | None = None
+    responses: ParsedFile | None = None
+    tools: list[ParsedFile] = field(default_factory=list)
+
+    @property
+    def doc(self) -> SkillDoc | None:
+        d = self.skill_md.doc if self.skill_md else None
+        return d if isinstance(d, SkillDoc) else None
+
+    @property
+    def memdoc(self) -> MemoryDoc | None:
+        d = self.memory.doc if self.memory else None
+        return d if isinstance(d, MemoryDoc) else None
+
+    @property
+    def respdoc(self) -> ResponsesDoc | None:
+        d = self.responses.doc if self.responses else None
+        return d if isinstance(d, ResponsesDoc) else None
+
+    @property
+    def is_default_override(self) -> bool:
+        return self.id in DEFAULT_SKILLS
+
+    def field(self, name: str) -> MemoryField | None:
+        md = self.memdoc
+        return md.field(name) if md else None
+
+    def field_names(self) -> list[str]:
+        md = self.memdoc
+        return list(dict.fromkeys(f.name for f in md.fields)) if md else []
+
+    def public_field(self, name: str) -> MemoryField | None:
+        md = self.memdoc
+        if not md:
+            return None
+        for f in md.fields:
+            if f.name == name and f.scope == "public":
+                return f
+        return None
+
+    def tool_modules(self) -> list[tuple[ParsedFile, ToolModule]]:
+        return [(pf, pf.doc) for pf in self.tools if isinstance(pf.doc, ToolModule)]
+
+    def files(self) -> list[ParsedFile]:
+        out = [f for f in (self.skill_md, self.memory, self.responses) if f is not None]
+        return out + list(self.tools)
+
+
+class Project:
+    def __init__(self, root: Path, reader: Reader = read_source) -> None:
+        self.root = root
+        self.reader = reader
+        self.files: dict[Path, ParsedFile] = {}
+        self.skill_dir_names: list[str] = []
+        self._skills: dict[str, Skill] | None = None
+        self._index: Index | None = None
+
+    # -- loading -----------------------------------------------------------------------
+    @classmethod
+    def load(cls, root: Path, reader: Reader = read_source) -> Project:
+        p = cls(root, reader)
+        p.rescan()
+        return p
+
+    def rescan(self) -> None:
+        """(Re)read every file of the project from ``reader``."""
+        self.files = {}
+        self.skill_dir_names = [d.name for d in layout.skill_dirs(self.root)]
+        for path, kind, sid in layout.project_files(self.root):
+            self.files[path] = parse_file(path, kind, sid, self.reader(path))
+        self._invalidate()
+
+    def _invalidate(self) -> None:
+        self._skills = None
+        self._index = None
+
+    def classify(self, path: Path) -> tuple[FileKind, str | None] | None:
+        return layout.classify(path, self.root)
+
+    def set_source(self, path: Path, source: Source | None) -> set[Path]:
+        """Replace (or with ``None`` remove) one file; return the files whose diagnostics
+        may change as a result."""
+        c = self.classify(path)
+        if c is None:
+            return set()
+        kind, sid = c
+        old_index = self.index
+        old_exports = old_index.exports_of(path)
+        if source is None:
+            self.files.pop(path, None)
+        else:
+            self.files[path] = parse_file(path, kind, sid, source)
+        if kind is FileKind.SKILL_MD and sid is not None:
+            self.skill_dir_names = [d.name for d in layout.skill_dirs(self.root)]
+            if sid not in self.skill_dir_names and source is not None:
+                self.skill_dir_names = sorted({*self.skill_dir_names, sid})
+        self._invalidate()
+        new_index = self.index
+        affected = {path}
+        owner = self.skill(sid) if sid is not None else None
+        if owner is not None:
+            affected.update(f.path for f in owner.files())
+        changed = old_exports.symmetric_difference(new_index.exports_of(path))
+        if kind in (FileKind.SKILL_MD, FileKind.SKILL_MEMORY) and sid is not None:
+            changed.add(("skill", sid))
+        for key in changed:
+            affected.update(old_index.referencing_files(key))
+            affected.update(new_index.referencing_files(key))
+        if kind in (FileKind.AGENT, FileKind.INTEGRATIONS, FileKind.PROJECT_MEMORY):
+            affected.update(self.files)  # project-wide facts
+        return {p for p in affected if p in self.files or p == path}
+
+    # -- skills ------------------------------------------------------------------------
+    @property
+    def skills(self) -> dict[str, Skill]:
+        if self._skills is None:
+            skills: dict[str, Skill] = {}
+            for name in self.skill_dir_names:
+                skills[name] = Skill(name, self.root / "skills" / name)
+            for pf in self.files.values():
+                if pf.skill_id is None:
+                    continue
+                sk = skills.get(pf.skill_id)
+                if sk is None:
+                    sk = skills[pf.skill_id] = Skill(pf.skill_id, pf.path.parent)
+                if pf.kind is FileKind.SKILL_MD:
+                    sk.skill_md = pf
+                elif pf.kind is FileKind.SKILL_MEMORY:
+                    sk.memory = pf
+                elif pf.kind is FileKind.SKILL_RESPONSES:
+                    sk.responses = pf
+                elif pf.kind is FileKind.SKILL_TOOLS:
+                    sk.tools.append(pf)
+            for sk in skills.values():
+                # tools/*.py shadows tools.py: keep tools.py first
+                sk.tools.sort(key=lambda f: (f.path.name != "tools.py", str(f.path)))
+            self._skills = dict(sorted(skills.items()))
+        return self._skills
+
+    def skill(self, sid: str) -> Skill | None:
+        return self.skills.get(sid)
+
+    def file_of_kind(self, kind: FileKind) -> ParsedFile | None:
+        for pf in self.files.values():
+            if pf.kind is kind:
+                return pf
+        return None
+
+    @property
+    def agent(self) -> AgentDoc | None:
+        pf = self.file_of_kind(FileKind.AGENT)
+        return pf.doc if pf and isinstance(pf.doc, AgentDoc) else None
+
+    @property
+    def integrations(self) -> IntegrationsDoc | None:
+        pf = self.file_of_kind(FileKind.INTEGRATIONS)
+        return pf.doc if pf and isinstance(pf.doc, IntegrationsDoc) else None
+
+    @property
+    def project_memory(self) -> MemoryDoc | None:
+        pf = self.file_of_kind(FileKind.PROJECT_MEMORY)
+        return pf.doc if pf and isinstance(pf.doc, MemoryDoc) else None
+
+    @property
+    def project_responses(self) -> ParsedFile | None:
+        return self.file_of_kind(FileKind.PROJECT_RESPONSES)
+
+    def shared_tool_files(self) -> list[tuple[ParsedFile, ToolModule]]:
+        return [
+            (pf, pf.doc)
+            for pf in sorted(self.files.values(), key=lambda f: str(f.path))
+            if pf.kind is FileKind.SHARED_TOOLS and isinstance(pf.doc, ToolModule)
+        ]
+
+    def project_field(self, name: str) -> MemoryField | None:
+        md = self.project_memory
+        return md.field(name) if md else None
+
+    def catalog_ids(self) -> list[str]:
+        """The merged catalog: bundled defaults (unless overridden) then project skills."""
+        return [d for d in DEFAULT_SKILLS if d not in self.skills] + list(self.skills)
+
+    def has_skill(self, sid: str) -> bool:
+        return sid in self.skills or sid in DEFAULT_SKILLS
+
+    # -- index -------------------------------------------------------------------------
+    @property
+    def index(self) -> Index:
+        if self._index is None:
+            self._index = build_index(self)
+        return self._index
+
+    def all_files(self) -> Iterable[ParsedFile]:
+        return self.files.values()

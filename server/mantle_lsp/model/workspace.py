@@ -1,0 +1,89 @@
+"""The workspace: every project under a set of folders, with open buffers over disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import layout
+from .project import Project
+from .source import Source, read_source, source_from_text
+
+
+class Workspace:
+    def __init__(self) -> None:
+        self.projects: dict[Path, Project] = {}
+        self.overlays: dict[Path, Source] = {}
+
+    # -- reading: open buffers win over disk ------------------------------------------------
+    def read(self, path: Path) -> Source:
+        src = self.overlays.get(path)
+        return src if src is not None else read_source(path)
+
+    # -- projects ---------------------------------------------------------------------------
+    def add_folder(self, folder: Path) -> list[Project]:
+        folder = folder.resolve()
+        added = []
+        for root in layout.find_projects(folder):
+            if root not in self.projects:
+                self.projects[root] = Project.load(root, self.read)
+                added.append(self.projects[root])
+        return added
+
+    def remove_folder(self, folder: Path) -> list[Path]:
+        folder = folder.resolve()
+        gone = [r for r in self.projects if r == folder or folder in r.parents]
+        for r in gone:
+            del self.projects[r]
+        return gone
+
+    def project_for(self, path: Path) -> Project | None:
+        """The innermost known project whose layout includes ``path``."""
+        path = path.resolve()
+        best: Project | None = None
+        for root, proj in self.projects.items():
+            inside = root == path or root in path.parents
+            deeper = best is None or len(root.parts) > len(best.root.parts)
+            if inside and deeper and (layout.classify(path, root) is not None or path.is_dir()):
+                best = proj
+        return best
+
+    def ensure_project_for(self, path: Path) -> Project | None:
+        proj = self.project_for(path)
+        if proj is not None:
+            return proj
+        root = layout.find_project_for(path.resolve())
+        if root is None:
+            return None
+        proj = self.projects[root] = Project.load(root, self.read)
+        return proj
+
+    # -- changes ----------------------------------------------------------------------------
+    def open_buffer(self, path: Path, text: str, version: int | None) -> set[Path]:
+        path = path.resolve()
+        self.overlays[path] = source_from_text(path, text, version)
+        return self._refresh(path)
+
+    def close_buffer(self, path: Path) -> set[Path]:
+        path = path.resolve()
+        self.overlays.pop(path, None)
+        return self._refresh(path)
+
+    def file_changed(self, path: Path) -> set[Path]:
+        """A file changed (or appeared, or vanished) on disk."""
+        path = path.resolve()
+        if path.name in ("agent.yml", "integrations.yml", "skill.md") and (
+            self.project_for(path) is None
+        ):
+            # may have made a new project appear
+            root = layout.find_project_for(path)
+            if root is not None and root not in self.projects:
+                self.projects[root] = Project.load(root, self.read)
+                return set(self.projects[root].files)
+        return self._refresh(path)
+
+    def _refresh(self, path: Path) -> set[Path]:
+        proj = self.project_for(path)
+        if proj is None:
+            return set()
+        exists = path in self.overlays or path.is_file()
+        return proj.set_source(path, self.read(path) if exists else None)

@@ -1,0 +1,473 @@
+"""Parser for ``memory.yml``: the project's flat map and a skill's ``schema: public/private``.
+
+Per-file rules (shape, attribute types, unknown attributes, unknown type names, fields in
+both sections, project-only attributes on skill fields and vice versa) are reported here;
+rules that need other files (collect-owned fields, descriptions of settable fields) live
+in the diagnostics layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .errors import SyntaxIssue
+from .text import TextRange
+from .yaml_tree import YMap, YNode, YScalar, YSeq, describe, parse_yaml, to_python
+
+Scope = Literal["public", "private", "project"]
+
+C_SKILL_LOAD = "mantle.validation.skill.failed_to_load"
+C_PROJECT_LLM = "mantle.validation.memory.project_llm_settable"
+C_SKILL_SEED = "mantle.validation.memory.skill_seed"
+C_SHAPE = "lsp.memory.invalid_shape"
+C_NO_SCHEMA = "lsp.memory.missing_schema"
+C_UNKNOWN_TOP = "lsp.memory.unknown_top_level_key"
+C_UNKNOWN_ATTR = "lsp.memory.unknown_attribute"
+C_UNKNOWN_TYPE = "lsp.memory.unknown_type"
+C_BOTH = "lsp.memory.public_and_private"
+C_PROJECT_SKILL_SHAPE = "lsp.memory.project_file_in_skill_shape"
+C_FIELD_NOT_MAP = "lsp.memory.field_not_mapping"
+C_ATTR_TYPE = "lsp.memory.invalid_attribute"
+C_ENGINE_322 = "lsp.memory.engine_3_22_attribute"
+C_LEGACY = "lsp.legacy.syntax"
+
+CANONICAL_TYPES = ("text", "int", "float", "bool", "list", "json", "categorical", "any")
+ATTRIBUTES = (
+    "type",
+    "description",
+    "llm_settable",
+    "enum_values",
+    "initial_value",
+    "pii",
+    "anonymization",
+    "privacy_rules",
+    "seed",
+)
+ATTRIBUTES_322 = ("mutable", "writable_by")
+_TYPE_HINTS = {
+    "str": "text",
+    "string": "text",
+    "integer": "int",
+    "number": "float",
+    "boolean": "bool",
+    "dict": "json",
+    "object": "json",
+    "array": "list",
+    "enum": "categorical",
+}
+
+
+@dataclass(eq=False)
+class MemoryField:
+    name: str
+    scope: Scope
+    key: YScalar  # the entry-name key (definition site)
+    node: YNode | None  # the attribute mapping (None for `name:` with nothing after it)
+    attrs: dict[str, YNode] = field(default_factory=dict)
+    attr_keys: dict[str, YScalar] = field(default_factory=dict)
+
+    def value(self, attr: str) -> Any:
+        n = self.attrs.get(attr)
+        return to_python(n) if n is not None else None
+
+    @property
+    def type(self) -> str:
+        t = self.value("type")
+        return t if isinstance(t, str) else "any"
+
+    @property
+    def description(self) -> str | None:
+        d = self.value("description")
+        return d if isinstance(d, str) and d.strip() else None
+
+    @property
+    def llm_settable(self) -> bool:
+        return _truthy(self.value("llm_settable"))
+
+    @property
+    def seed(self) -> bool:
+        return _truthy(self.value("seed"))
+
+    @property
+    def pii(self) -> bool:
+        return _truthy(self.value("pii"))
+
+    @property
+    def enum_values(self) -> list[Any]:
+        v = self.value("enum_values")
+        return v if isinstance(v, list) else []
+
+    @property
+    def initial_value(self) -> Any:
+        return self.value("initial_value")
+
+    @property
+    def range(self) -> TextRange:
+        return self.key.range
+
+
+def _truthy(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str):
+        return v.strip().lower() in ("true", "yes", "on", "1")
+    return isinstance(v, int) and v == 1
+
+
+@dataclass(eq=False)
+class MemoryDoc:
+    kind: Literal["skill", "project"]
+    root: YNode | None = None
+    fields: list[MemoryField] = field(default_factory=list)
+    issues: list[SyntaxIssue] = field(default_factory=list)
+    loads: bool = True  # False when the engine would fail to load this (skill) file
+
+    def field(self, name: str) -> MemoryField | None:
+        """The effective declaration: for a skill, private wins over public."""
+        found: MemoryField | None = None
+        for f in self.fields:
+            if f.name == name and (found is None or f.scope == "private"):
+                found = f
+        return found
+
+    def declarations(self, name: str) -> list[MemoryField]:
+        return [f for f in self.fields if f.name == name]
+
+
+def parse_memory_yml(text: str, kind: Literal["skill", "project"]) -> MemoryDoc:
+    """Parse normalized ``memory.yml`` text. Never raises."""
+    doc = MemoryDoc(kind)
+    root, issues = parse_yaml(text)
+    doc.root = root
+    for i in issues:
+        if i.severity == "error":
+            doc.loads = False
+            if kind == "skill":
+                i = SyntaxIssue(C_SKILL_LOAD, f"memory.yml {i.message}", i.range)
+        doc.issues.append(i)
+    if root is None:
+        return doc
+    if kind == "project":
+        _parse_project(doc, root)
+    else:
+        _parse_skill(doc, root)
+    return doc
+
+
+def _err(doc: MemoryDoc, code: str, msg: str, rng: TextRange, sev: str = "error") -> None:
+    doc.issues.append(SyntaxIssue(code, msg, rng, sev))  # type: ignore[arg-type]
+
+
+def _parse_project(doc: MemoryDoc, root: YNode) -> None:
+    if isinstance(root, YScalar) and root.is_null:
+        return
+    if not isinstance(root, YMap):
+        _err(
+            doc,
+            C_SHAPE,
+            f"the project memory.yml must be a mapping of `<entry>: {{type: …}}` (found "
+            f"{describe(root)}); the engine crashes on this file",
+            root.range,
+        )
+        doc.loads = False
+        return
+    schema = root.get("schema")
+    if isinstance(schema, YMap) and (schema.has("public") or schema.has("private")):
+        key = root.key_node("schema")
+        _err(
+            doc,
+            C_PROJECT_SKILL_SHAPE,
+            "the project memory.yml is a flat map of fields; `schema: public/private` is the "
+            "shape of a skill's memory.yml. Here it declares one field named `schema` and "
+            "none of the fields nested under it",
+            key.range if key else root.range,
+        )
+    for k, v in root.pairs():
+        if not isinstance(k.value, str):
+            _err(doc, C_SHAPE, "a field name must be a string", k.range)
+            continue
+        f = MemoryField(k.value, "project", k, v)
+        doc.fields.append(f)
+        if isinstance(v, YScalar) and v.is_null:
+            continue
+        if not isinstance(v, YMap):
+            hint = ""
+            if isinstance(v, YScalar) and isinstance(v.value, str):
+                hint = f"; did you mean `{k.raw}: {{type: {v.raw}}}`?"
+            _err(
+                doc,
+                C_FIELD_NOT_MAP,
+                f"field `{k.raw}` must be a mapping of attributes (found {describe(v)}); the "
+                f"engine silently declares it with type `any`{hint}",
+                v.range,
+                "warning",
+            )
+            continue
+        _parse_attrs(doc, f, v)
+
+
+def _parse_skill(doc: MemoryDoc, root: YNode) -> None:
+    if isinstance(root, YScalar) and root.is_null:
+        return
+    if not isinstance(root, YMap):
+        _err(
+            doc,
+            C_SKILL_LOAD,
+            f"a skill memory.yml must be a mapping with `schema:` (found "
+            f"{describe(root)}); the skill fails to load",
+            root.range,
+        )
+        doc.loads = False
+        return
+    schema_key = root.key_node("schema")
+    for k, _ in root.pairs():
+        if k.value == "schema":
+            continue
+        if k.value == "access":
+            _err(
+                doc,
+                C_LEGACY,
+                "`access:` (deny_read / deny_write) is not supported and has no effect; "
+                "visibility is `public` vs `private` under `schema:`",
+                k.range,
+                "warning",
+            )
+        elif k.value == "memory":
+            _err(
+                doc,
+                C_LEGACY,
+                "`memory:` is the obsolete top-level key: write `schema:` with `public:` and/or "
+                "`private:` sections, otherwise this file declares nothing",
+                k.range,
+            )
+        else:
+            _err(
+                doc,
+                C_UNKNOWN_TOP,
+                f"`{k.raw}` is ignored: a skill memory.yml has only `schema:` (with `public:` "
+                "and `private:`)",
+                k.range,
+                "warning",
+            )
+    if schema_key is None:
+        if any(isinstance(v, YMap) and v.has("type") for _, v in root.pairs()):
+            _err(
+                doc,
+                C_NO_SCHEMA,
+                "this skill memory.yml has no `schema:` section, so it declares nothing: nest "
+                "the fields under `schema:` → `public:` or `private:`",
+                root.items[0][0].range if root.items else root.range,
+            )
+        return
+    schema = root.get("schema")
+    if isinstance(schema, YScalar) and schema.is_null:
+        return
+    if not isinstance(schema, YMap):
+        _err(
+            doc,
+            C_SKILL_LOAD,
+            "`schema:` must be a mapping with `public:` and/or `private:`",
+            schema.range if schema else schema_key.range,
+        )
+        doc.loads = False
+        return
+    for sk, sv in schema.pairs():
+        if sk.value not in ("public", "private"):
+            _err(
+                doc,
+                C_UNKNOWN_TOP,
+                f"`{sk.raw}` is ignored: `schema:` has only `public:` and `private:`",
+                sk.range,
+                "warning",
+            )
+            continue
+        scope: Scope = "public" if sk.value == "public" else "private"
+        if not isinstance(sv, YMap):
+            what = "is empty" if isinstance(sv, YScalar) and sv.is_null else (f"is {describe(sv)}")
+            _err(
+                doc,
+                C_SKILL_LOAD,
+                f"`{sk.raw}:` {what}: it must be a mapping of fields (remove "
+                "it if there are none); the skill fails to load",
+                sv.range if not (isinstance(sv, YScalar) and sv.is_null) else sk.range,
+            )
+            doc.loads = False
+            continue
+        for k, v in sv.pairs():
+            if not isinstance(k.value, str):
+                _err(doc, C_SKILL_LOAD, "a field name must be a string", k.range)
+                continue
+            f = MemoryField(k.value, scope, k, v)
+            doc.fields.append(f)
+            if not isinstance(v, YMap):
+                hint = ""
+                if isinstance(v, YScalar) and isinstance(v.value, str):
+                    hint = f"; did you mean `{k.raw}: {{type: {v.raw}}}`?"
+                _err(
+                    doc,
+                    C_SKILL_LOAD,
+                    f"field `{k.raw}` must be a mapping of attributes "
+                    f"(found {describe(v)}); the skill fails to load{hint}",
+                    v.range if v is not None else k.range,
+                )
+                doc.loads = False
+                continue
+            _parse_attrs(doc, f, v)
+    pub = {f.name: f for f in doc.fields if f.scope == "public"}
+    for f in doc.fields:
+        if f.scope == "private" and f.name in pub:
+            _err(
+                doc,
+                C_BOTH,
+                f"`{f.name}` is declared in both `public` and `private`: inside this skill the "
+                "private declaration wins, other skills still see the public one",
+                f.key.range,
+                "warning",
+            )
+
+
+def _parse_attrs(doc: MemoryDoc, f: MemoryField, node: YMap) -> None:
+    load_code = C_SKILL_LOAD if doc.kind == "skill" else C_SHAPE
+    for k, v in node.pairs():
+        name = k.value
+        if not isinstance(name, str):
+            continue
+        f.attrs[name] = v
+        f.attr_keys[name] = k
+        if name in ATTRIBUTES_322:
+            where = "project fields" if doc.kind == "project" else "nothing on skill fields"
+            _err(
+                doc,
+                C_ENGINE_322,
+                f"`{name}` exists from rasa-pro 3.22 on (for {where}); 3.21 ignores it",
+                k.range,
+                "warning",
+            )
+            continue
+        if name not in ATTRIBUTES:
+            hint = {
+                "enum": "; write `enum_values:`",
+                "correctable": " (3.20-era attribute)",
+                "required": "; mark the field as collected by a `collect:` step instead",
+                "default": "; use `initial_value:`",
+            }.get(name, f" (allowed: {', '.join(ATTRIBUTES)})")
+            _err(
+                doc,
+                C_UNKNOWN_ATTR if name != "enum" else C_LEGACY,
+                f"unknown attribute `{name}` is ignored by the engine{hint}",
+                k.range,
+                "warning",
+            )
+            continue
+        _check_attr(doc, f, name, k, v, load_code)
+    # anonymization requires pii
+    anon = f.attrs.get("anonymization")
+    if anon is not None and not (isinstance(anon, YScalar) and anon.is_null) and not f.pii:
+        msg = "`anonymization` is only valid with `pii: true`"
+        msg += "; the skill fails to load" if doc.kind == "skill" else "; the engine crashes"
+        _err(doc, load_code, msg, f.attr_keys["anonymization"].range)
+        doc.loads = False
+    if doc.kind == "project" and f.llm_settable:
+        _err(
+            doc,
+            C_PROJECT_LLM,
+            f"project field `{f.name}` cannot be `llm_settable`: project memory is written "
+            "only by tools, `set_memory` steps, buttons and session-start seeds",
+            f.attr_keys["llm_settable"].range,
+        )
+    if doc.kind == "skill" and f.seed:
+        _err(
+            doc,
+            C_SKILL_SEED,
+            f"`seed: true` is for project fields only (session-start metadata); skill field "
+            f"`{f.name}` cannot be seeded",
+            f.attr_keys["seed"].range,
+        )
+
+
+def _check_attr(
+    doc: MemoryDoc, f: MemoryField, name: str, k: YScalar, v: YNode, load_code: str
+) -> None:
+    def bad(msg: str) -> None:
+        _err(doc, load_code, f"`{name}` of `{f.name}` {msg}", v.range)
+        if doc.kind == "skill":
+            doc.loads = False
+
+    if name == "type":
+        if not (isinstance(v, YScalar) and isinstance(v.value, str)):
+            if isinstance(v, YScalar) and v.is_null:
+                return
+            bad(f"must be a type name (found {describe(v)})")
+            return
+        if v.value not in CANONICAL_TYPES:
+            hint = _TYPE_HINTS.get(v.value.lower())
+            sugg = f"; did you mean `{hint}`?" if hint else ""
+            _err(
+                doc,
+                C_UNKNOWN_TYPE,
+                f"unknown type `{v.value}` (the engine accepts any string but only knows "
+                f"{', '.join(CANONICAL_TYPES)}){sugg}",
+                v.range,
+                "warning",
+            )
+    elif name in ("llm_settable", "pii", "seed"):
+        if isinstance(v, YScalar) and (v.is_null or _lax_ok(v.value)):
+            return
+        bad(f"must be true or false (found {describe(v)})")
+    elif name == "enum_values":
+        if isinstance(v, YSeq) or (isinstance(v, YScalar) and v.is_null):
+            return
+        bad(f"must be a list, e.g. `[a, b]` (found {describe(v)})")
+    elif name == "description":
+        if isinstance(v, YScalar) and (isinstance(v.value, str) or v.is_null):
+            return
+        bad(f"must be a string (found {describe(v)})")
+    elif name == "privacy_rules":
+        if isinstance(v, YSeq) or (isinstance(v, YScalar) and v.is_null):
+            return
+        bad("must be a list of strings")
+    elif name == "anonymization":
+        if isinstance(v, YScalar) and v.is_null:
+            return
+        if not isinstance(v, YMap):
+            bad("must be a mapping `{type: redact|mask, …}`")
+            return
+        t = v.get("type")
+        if not (isinstance(t, YScalar) and t.value in ("redact", "mask")):
+            _err(
+                doc,
+                load_code,
+                "`anonymization.type` must be `redact` or `mask`",
+                t.range if t else v.range,
+            )
+        for ak, _ in v.pairs():
+            if ak.value not in ("type", "redaction_char", "keep_left", "keep_right"):
+                _err(
+                    doc,
+                    load_code,
+                    f"`{ak.raw}` is not an `anonymization` key (allowed: "
+                    "type, redaction_char, keep_left, keep_right)",
+                    ak.range,
+                )
+
+
+def _lax_ok(v: Any) -> bool:
+    if isinstance(v, bool):
+        return True
+    if isinstance(v, int):
+        return v in (0, 1)
+    return isinstance(v, str) and v.strip().lower() in (
+        "true",
+        "false",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "1",
+        "0",
+        "y",
+        "n",
+        "t",
+        "f",
+    )

@@ -1,0 +1,536 @@
+"""Positioned YAML: libyaml ``compose`` (YAML 1.1, like the engine) into our own node tree.
+
+Every node keeps its exact range. Scalars keep their constructed value (``yes`` is ``True``
+as in the engine) and their source style, so that a position inside the *value* of a
+scalar (for example a condition inside a quoted string) can be mapped back to the file
+with :func:`scalar_value_map`.
+
+Nothing here raises on user input: :func:`parse_yaml` returns ``(root, issues)``.
+Anchors and aliases are shared, never expanded, so alias bombs cost nothing; a recursive
+alias produces a cyclic graph, which :func:`to_python` handles.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .errors import SyntaxIssue
+from .text import TextRange
+
+try:  # libyaml is bundled with PyYAML wheels; fall back to the pure loader if absent
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+YAML_SYNTAX = "lsp.yaml.syntax_error"
+YAML_DUPLICATE_KEY = "lsp.yaml.duplicate_key"
+
+
+@dataclass(eq=False)
+class YNode:
+    range: TextRange
+    tag: str
+
+    def describe(self) -> str:
+        return "value"
+
+
+@dataclass(eq=False)
+class YScalar(YNode):
+    value: Any = None
+    raw: str = ""  # the scalar's string value before type resolution
+    style: str | None = None  # None (plain), "'", '"', "|", ">"
+
+    def describe(self) -> str:
+        v = self.value
+        if v is None:
+            return "null"
+        if isinstance(v, bool):
+            return "a boolean"
+        if isinstance(v, (int, float)):
+            return "a number"
+        if isinstance(v, str):
+            return "a string"
+        return type(v).__name__
+
+    @property
+    def is_null(self) -> bool:
+        return self.value is None
+
+    @property
+    def str_value(self) -> str | None:
+        return self.value if isinstance(self.value, str) else None
+
+
+@dataclass(eq=False)
+class YSeq(YNode):
+    items: list[YNode] = field(default_factory=list)
+
+    def describe(self) -> str:
+        return "a list"
+
+
+@dataclass(eq=False)
+class YMap(YNode):
+    items: list[tuple[YNode, YNode]] = field(default_factory=list)
+
+    def describe(self) -> str:
+        return "a mapping"
+
+    def pairs(self) -> Iterator[tuple[YScalar, YNode]]:
+        """(key, value) pairs whose key is a scalar; later duplicates win in :meth:`get`."""
+        for k, v in self.items:
+            if isinstance(k, YScalar):
+                yield k, v
+
+    def get(self, key: str) -> YNode | None:
+        found: YNode | None = None
+        for k, v in self.items:
+            if isinstance(k, YScalar) and k.value == key:
+                found = v
+        return found
+
+    def key_node(self, key: str) -> YScalar | None:
+        found: YScalar | None = None
+        for k, _ in self.items:
+            if isinstance(k, YScalar) and k.value == key:
+                found = k
+        return found
+
+    def has(self, key: str) -> bool:
+        return self.key_node(key) is not None
+
+
+def describe(node: YNode | None) -> str:
+    return "nothing" if node is None else node.describe()
+
+
+_constructor = yaml.constructor.SafeConstructor()
+
+
+def _scalar_value(node: yaml.ScalarNode) -> tuple[Any, str | None]:
+    try:
+        return _constructor.construct_object(node, deep=False), None
+    except Exception as exc:  # bad timestamps, bad base64, ... — keep the text
+        return node.value, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def parse_yaml(text: str, base: int = 0) -> tuple[YNode | None, list[SyntaxIssue]]:
+    """Compose the single YAML document in ``text``.
+
+    ``base`` is added to every offset (for YAML embedded in a larger file). An empty
+    document gives ``None``. A document stream with several documents is an error, like
+    in the engine's ``safe_load``.
+    """
+    issues: list[SyntaxIssue] = []
+    try:
+        pyroot = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        idx = mark.index if mark is not None else 0
+        problem = exc.problem or "invalid YAML"
+        if exc.context:
+            problem = f"{problem} ({exc.context})"
+        issues.append(
+            SyntaxIssue(YAML_SYNTAX, f"YAML error: {problem}", _point(text, idx).shift(base))
+        )
+        return None, issues
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError) as exc:
+        issues.append(
+            SyntaxIssue(
+                YAML_SYNTAX, f"YAML error: {exc}", TextRange(base, base + min(1, len(text)))
+            )
+        )
+        return None, issues
+    if pyroot is None:
+        return None, issues
+    memo: dict[int, YNode] = {}
+    root = _convert(pyroot, base, memo, issues)
+    return root, issues
+
+
+def _point(text: str, idx: int) -> TextRange:
+    idx = min(max(idx, 0), len(text))
+    if idx >= len(text):
+        # at end of input: underline the last non-blank character
+        j = len(text.rstrip())
+        return TextRange(max(j - 1, 0), j) if j else TextRange(0, 0)
+    return TextRange(idx, idx + 1)
+
+
+def _convert(n: yaml.Node, base: int, memo: dict[int, YNode], issues: list[SyntaxIssue]) -> YNode:
+    # Iterative to survive deep (libyaml-bounded) nesting without recursion limits.
+    existing = memo.get(id(n))
+    if existing is not None:
+        return existing
+    root = _make(n, base, memo, issues)
+    stack: list[tuple[yaml.Node, YNode]] = [(n, root)]
+    while stack:
+        pn, yn = stack.pop()
+        if isinstance(pn, yaml.MappingNode) and isinstance(yn, YMap):
+            seen: dict[Any, YScalar] = {}
+            for pk, pv in pn.value:
+                k = memo.get(id(pk)) or _make(pk, base, memo, issues)
+                v = memo.get(id(pv))
+                if v is None:
+                    v = _make(pv, base, memo, issues)
+                    stack.append((pv, v))
+                if isinstance(k, YScalar):
+                    try:
+                        hashable_key = k.value
+                        hash(hashable_key)
+                    except TypeError:
+                        hashable_key = k.raw
+                    prev = seen.get(hashable_key)
+                    if prev is not None and k.raw != "<<":
+                        issues.append(
+                            SyntaxIssue(
+                                YAML_DUPLICATE_KEY,
+                                f"duplicate key '{k.raw}': the later value wins",
+                                k.range,
+                                "warning",
+                            )
+                        )
+                    seen[hashable_key] = k
+                else:
+                    stack.append((pk, k))
+                yn.items.append((k, v))
+        elif isinstance(pn, yaml.SequenceNode) and isinstance(yn, YSeq):
+            for pi in pn.value:
+                item = memo.get(id(pi))
+                if item is None:
+                    item = _make(pi, base, memo, issues)
+                    stack.append((pi, item))
+                yn.items.append(item)
+    return root
+
+
+def _make(n: yaml.Node, base: int, memo: dict[int, YNode], issues: list[SyntaxIssue]) -> YNode:
+    rng = TextRange(n.start_mark.index + base, n.end_mark.index + base)
+    node: YNode
+    if isinstance(n, yaml.ScalarNode):
+        value, err = _scalar_value(n)
+        if err is not None:
+            issues.append(SyntaxIssue(YAML_SYNTAX, f"YAML error: {err}", rng))
+        node = YScalar(rng, n.tag, value=value, raw=n.value, style=n.style or None)
+    elif isinstance(n, yaml.MappingNode):
+        node = YMap(rng, n.tag)
+    else:
+        node = YSeq(rng, n.tag)
+    memo[id(n)] = node
+    return node
+
+
+def to_python(node: YNode | None) -> Any:
+    """Plain Python value of a node (cycle-safe: a cycle is cut with ``None``)."""
+    return _to_python(node, set())
+
+
+def _to_python(node: YNode | None, active: set[int]) -> Any:
+    if node is None:
+        return None
+    if isinstance(node, YScalar):
+        v = node.value
+        if isinstance(v, (datetime.date, bytes)):
+            return node.raw
+        return v
+    if id(node) in active or len(active) > 200:
+        return None
+    active.add(id(node))
+    try:
+        if isinstance(node, YSeq):
+            return [_to_python(i, active) for i in node.items]
+        if isinstance(node, YMap):
+            out: dict[Any, Any] = {}
+            for k, v in node.items:
+                key = k.value if isinstance(k, YScalar) else repr(_to_python(k, active))
+                try:
+                    hash(key)
+                except TypeError:
+                    key = repr(key)
+                out[key] = _to_python(v, active)
+            return out
+        return None
+    finally:
+        active.discard(id(node))
+
+
+# ---------------------------------------------------------------------------------------
+# Mapping positions inside a scalar's value back to the source text
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ValueMap:
+    """For each character of a scalar's string value, the source range it came from."""
+
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    exact: bool
+    content: TextRange
+
+    @staticmethod
+    def contiguous(start: int, length: int) -> ValueMap:
+        """The map of text copied verbatim from the source at ``start``."""
+        return ValueMap(
+            tuple(range(start, start + length)),
+            tuple(range(start + 1, start + length + 1)),
+            True,
+            TextRange(start, start + length),
+        )
+
+    def sub(self, start: int, end: int) -> ValueMap:
+        """The map of the value slice ``[start, end)`` (for example a stripped value)."""
+        return ValueMap(self.starts[start:end], self.ends[start:end], self.exact, self.content)
+
+    def range(self, start: int, end: int) -> TextRange:
+        """Source range of the value slice ``[start, end)``."""
+        n = len(self.starts)
+        if n == 0:
+            return TextRange(self.content.start, self.content.start)
+        start = min(max(start, 0), n)
+        end = min(max(end, start), n)
+        if start == end:
+            off = self.starts[start] if start < n else self.ends[n - 1]
+            return TextRange(off, off)
+        return TextRange(self.starts[start], self.ends[end - 1])
+
+    def offset(self, index: int) -> int:
+        """Source offset of the value position ``index`` (a cursor position)."""
+        n = len(self.starts)
+        if n == 0:
+            return self.content.start
+        if index >= n:
+            return self.ends[n - 1]
+        return self.starts[max(index, 0)]
+
+    def index_of(self, offset: int) -> int | None:
+        """Value index of a source offset, or None when it is outside the value."""
+        for i, (s, e) in enumerate(zip(self.starts, self.ends, strict=True)):
+            if s <= offset < e:
+                return i
+        if self.starts and offset == self.ends[-1]:
+            return len(self.starts)
+        if not self.starts and offset == self.content.start:
+            return 0
+        return None
+
+
+_DQ_ESCAPES = {
+    "0": "\0",
+    "a": "\x07",
+    "b": "\b",
+    "t": "\t",
+    "\t": "\t",
+    "n": "\n",
+    "v": "\v",
+    "f": "\f",
+    "r": "\r",
+    "e": "\x1b",
+    " ": " ",
+    '"': '"',
+    "/": "/",
+    "\\": "\\",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
+}
+_DQ_HEX = {"x": 2, "u": 4, "U": 8}
+
+
+def scalar_value_map(source: str, node: YScalar) -> ValueMap:
+    """Map each character of ``node.raw`` to its source range in ``source``.
+
+    ``source`` is the full text the node's offsets refer to. When the decoding here does
+    not reproduce the value exactly (an exotic scalar form), the map degrades to one that
+    points every character at the scalar's first content character (``exact=False``).
+    """
+    raw = source[node.range.start : node.range.end]
+    style = node.style
+    decoded: list[tuple[str, int, int]] | None
+    try:
+        if style is None:
+            decoded = _decode_flow(raw, 0, len(raw), node.range.start, quote=None)
+        elif style == "'":
+            decoded = _decode_flow(raw, 1, len(raw) - 1, node.range.start, quote="'")
+        elif style == '"':
+            decoded = _decode_flow(raw, 1, len(raw) - 1, node.range.start, quote='"')
+        else:
+            decoded = _decode_block(raw, node.range.start, style)
+    except (IndexError, ValueError):
+        decoded = None
+    if decoded is not None and "".join(c for c, _, _ in decoded) == node.raw:
+        return ValueMap(
+            tuple(s for _, s, _ in decoded),
+            tuple(e for _, _, e in decoded),
+            True,
+            node.range,
+        )
+    # Fallback: a verbatim occurrence of the value, else everything at the start.
+    pos = raw.find(node.raw) if node.raw else -1
+    if pos >= 0:
+        s0 = node.range.start + pos
+        return ValueMap(
+            tuple(range(s0, s0 + len(node.raw))),
+            tuple(range(s0 + 1, s0 + len(node.raw) + 1)),
+            True,
+            node.range,
+        )
+    s0 = node.range.start
+    return ValueMap(tuple(s0 for _ in node.raw), tuple(s0 + 1 for _ in node.raw), False, node.range)
+
+
+def _decode_flow(
+    raw: str, lo: int, hi: int, base: int, quote: str | None
+) -> list[tuple[str, int, int]]:
+    """Decode a plain or quoted (flow) scalar body ``raw[lo:hi]`` with line folding."""
+    out: list[tuple[str, int, int]] = []
+    i = lo
+    ws = " \t"
+    while i < hi:
+        ch = raw[i]
+        if ch == "\n":
+            # Fold: drop trailing white space already emitted, count line breaks.
+            while out and out[-1][0] in ws and not _is_escaped_ws(out[-1]):
+                out.pop()
+            breaks = [i]
+            j = i + 1
+            while True:
+                while j < hi and raw[j] in ws:
+                    j += 1
+                if j < hi and raw[j] == "\n":
+                    breaks.append(j)
+                    j += 1
+                    continue
+                break
+            if len(breaks) == 1:
+                out.append((" ", base + i, base + i + 1))
+            else:
+                for b in breaks[1:]:
+                    out.append(("\n", base + b, base + b + 1))
+            i = j
+            continue
+        if quote == "'" and ch == "'" and i + 1 < hi and raw[i + 1] == "'":
+            out.append(("'", base + i, base + i + 2))
+            i += 2
+            continue
+        if quote == '"' and ch == "\\":
+            nxt = raw[i + 1]
+            if nxt == "\n":
+                # escaped line break: no space; skip leading white space of next line
+                j = i + 2
+                while j < hi and raw[j] in ws:
+                    j += 1
+                i = j
+                continue
+            if nxt in _DQ_ESCAPES:
+                out.append((_DQ_ESCAPES[nxt], base + i, base + i + 2))
+                i += 2
+                continue
+            if nxt in _DQ_HEX:
+                n = _DQ_HEX[nxt]
+                code = int(raw[i + 2 : i + 2 + n], 16)
+                out.append((chr(code), base + i, base + i + 2 + n))
+                i += 2 + n
+                continue
+            raise ValueError("unknown escape")
+        out.append((ch, base + i, base + i + 1))
+        i += 1
+    return out
+
+
+def _is_escaped_ws(item: tuple[str, int, int]) -> bool:
+    """An escape sequence (two source characters) is never trimmed by folding."""
+    return item[2] - item[1] == 2
+
+
+def _decode_block(raw: str, base: int, style: str) -> list[tuple[str, int, int]] | None:
+    """Decode a literal (``|``) or folded (``>``) block scalar."""
+    nl = raw.find("\n")
+    if nl < 0:
+        return []
+    header = raw[:nl].split("#", 1)[0].strip()
+    indicators = header[1:]
+    chomp = "clip"
+    explicit_indent: int | None = None
+    for c in indicators:
+        if c == "-":
+            chomp = "strip"
+        elif c == "+":
+            chomp = "keep"
+        elif c.isdigit():
+            explicit_indent = int(c)
+    # Split the body into lines with offsets.
+    lines: list[tuple[int, str]] = []
+    pos = nl + 1
+    while pos <= len(raw):
+        end = raw.find("\n", pos)
+        if end < 0:
+            if pos < len(raw):
+                lines.append((pos, raw[pos:]))
+            break
+        lines.append((pos, raw[pos:end]))
+        pos = end + 1
+    if explicit_indent is not None:
+        indent = explicit_indent
+    else:
+        indent = 0
+        for _, text in lines:
+            if text.strip(" "):
+                indent = len(text) - len(text.lstrip(" "))
+                break
+    body: list[tuple[str, int, int, bool]] = []  # (text, start, newline_offset, is_blank)
+    for start, text in lines:
+        content = text[indent:] if len(text) >= indent else ""
+        blank = not text.strip(" ")
+        body.append(
+            (
+                content if not blank else text[indent:],
+                start + min(indent, len(text)),
+                start + len(text),
+                blank,
+            )
+        )
+    # Trailing blank lines are subject to chomping; find last content line.
+    last = len(body) - 1
+    while last >= 0 and body[last][3]:
+        last -= 1
+    out: list[tuple[str, int, int]] = []
+    if last < 0:
+        return out
+    for idx in range(last + 1):
+        text, start, nl_off, blank = body[idx]
+        for k, ch in enumerate(text):
+            out.append((ch, base + start + k, base + start + k + 1))
+        if idx == last:
+            break
+        if style == ">" and not blank and not text.startswith((" ", "\t")):
+            # find next line: a single break between two normal lines folds to a space
+            nxt = body[idx + 1]
+            if not nxt[3] and not nxt[0].startswith((" ", "\t")):
+                out.append((" ", base + nl_off, base + nl_off + 1))
+                continue
+            if nxt[3]:
+                # breaks followed by blank lines: this break is dropped when the run of
+                # blanks ends in a normal line
+                j = idx + 1
+                while j <= last and body[j][3]:
+                    j += 1
+                if j <= last and not body[j][0].startswith((" ", "\t")):
+                    continue
+        out.append(("\n", base + nl_off, base + nl_off + 1))
+    # chomping of the final line break(s)
+    final_nl = body[last][2]
+    if chomp != "strip" and final_nl < len(raw):
+        out.append(("\n", base + final_nl, base + final_nl + 1))
+        if chomp == "keep":
+            for _text, _start, nl_off, _blank in body[last + 1 :]:
+                if nl_off < len(raw):
+                    out.append(("\n", base + nl_off, base + nl_off + 1))
+    return out

@@ -1,0 +1,174 @@
+"""Test support: a whole workspace in one string, with marked ranges.
+
+A fixture is split into files by ``//- <relative path>`` header lines. Inside a file,
+``«label:text»`` marks a range (``text`` stays in the file, the markers and the label go)
+and ``$0`` marks a cursor. For diagnostics the label is the end of the expected code (for
+example ``unknown_memory_key`` or ``prose.unknown_memory_key``).
+
+Unless the fixture defines them, a minimal valid ``agent.yml`` and ``integrations.yml``
+are added so that the project is detected and complete.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from mantle_lsp.ide.diagnostics import project_diagnostics
+from mantle_lsp.model.project import Project
+
+DEFAULT_AGENT = """\
+agent:
+  id: test-agent
+  persona: A careful test assistant.
+orchestrator:
+  model_group: main
+"""
+DEFAULT_INTEGRATIONS = """\
+model_groups:
+  - id: main
+    models:
+      - provider: openai
+        model: gpt-4o
+        api_key: ${OPENAI_API_KEY}
+"""
+
+_MARK = re.compile(r"«([^:«»]*):([^«»]*)»")
+
+
+@dataclass
+class Mark:
+    path: str
+    label: str
+    start: int
+    end: int
+
+
+@dataclass
+class Fixture:
+    root: Path
+    files: dict[str, str]  # relative path -> text without markers
+    marks: list[Mark]
+    cursor: tuple[str, int] | None
+
+
+def parse_fixture(fixture: str) -> tuple[dict[str, str], list[Mark], tuple[str, int] | None]:
+    files: dict[str, str] = {}
+    marks: list[Mark] = []
+    cursor: tuple[str, int] | None = None
+    current: str | None = None
+    lines: list[str] = []
+
+    def flush() -> None:
+        nonlocal cursor
+        if current is None:
+            return
+        raw = "\n".join(lines).strip("\n") + "\n"
+        out: list[str] = []
+        pos = 0
+        offset = 0
+        for m in _MARK.finditer(raw):
+            out.append(raw[pos : m.start()])
+            offset += m.start() - pos
+            text = m.group(2)
+            marks.append(Mark(current, m.group(1), offset, offset + len(text)))
+            out.append(text)
+            offset += len(text)
+            pos = m.end()
+        out.append(raw[pos:])
+        text = "".join(out)
+        if "$0" in text:
+            cursor = (current, text.index("$0"))
+            # marks after the cursor shift left by two characters
+            for mk in marks:
+                if mk.path == current and mk.start > cursor[1]:
+                    mk.start -= 2
+                    mk.end -= 2
+            text = text.replace("$0", "", 1)
+        files[current] = text
+
+    for line in fixture.splitlines():
+        if line.startswith("//- "):
+            flush()
+            current = line[4:].strip()
+            lines = []
+        else:
+            lines.append(line)
+    flush()
+    return files, marks, cursor
+
+
+def write_fixture(tmp_path: Path, fixture: str, defaults: bool = True) -> Fixture:
+    files, marks, cursor = parse_fixture(fixture)
+    if defaults:
+        files.setdefault("agent.yml", DEFAULT_AGENT)
+        files.setdefault("integrations.yml", DEFAULT_INTEGRATIONS)
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return Fixture(tmp_path, files, marks, cursor)
+
+
+def diagnostics_of(root: Path) -> list[tuple[str, int, int, str, str, str]]:
+    proj = Project.load(root)
+    out = []
+    for path, ds in project_diagnostics(proj).items():
+        rel = path.relative_to(root).as_posix()
+        for d in ds:
+            out.append((rel, d.range.start, d.range.end, d.code, d.severity, d.message))
+    return sorted(out)
+
+
+def check_diagnostics(
+    tmp_path: Path, fixture: str, severities: dict[str, str] | None = None
+) -> list[tuple[str, int, int, str, str, str]]:
+    """Assert that the diagnostics are exactly the marked ranges with matching codes.
+
+    ``severities`` optionally maps a label to the expected severity. Returns the
+    diagnostics for further message assertions.
+    """
+    fx = write_fixture(tmp_path, fixture)
+    got = diagnostics_of(fx.root)
+    got_keys = [(p, s, e, c) for p, s, e, c, _, _ in got]
+    unmatched = list(got_keys)
+    missing = []
+    for mk in fx.marks:
+        hit = next(
+            (
+                g
+                for g in unmatched
+                if g[0] == mk.path and g[1] == mk.start and g[2] == mk.end and
+                (g[3] == mk.label or g[3].endswith("." + mk.label))
+            ),
+            None,
+        )  # fmt: skip
+        if hit is None:
+            text = fx.files[mk.path][mk.start : mk.end]
+            missing.append(f"{mk.path}:{mk.start}-{mk.end} {mk.label} {text!r}")
+        else:
+            unmatched.remove(hit)
+            if severities and mk.label in severities:
+                sev = next(d[4] for d in got if d[:4] == hit)
+                assert sev == severities[mk.label], f"{mk.label}: severity {sev}"
+
+    def show(g: tuple[str, int, int, str]) -> str:
+        text = fx.files.get(g[0], "")[g[1] : g[2]]
+        msg = next(d[5] for d in got if d[:4] == g)
+        return f"{g[0]}:{g[1]}-{g[2]} {g[3]} {text!r}: {msg}"
+
+    assert not missing and not unmatched, (
+        "\nexpected but missing:\n  "
+        + "\n  ".join(missing)
+        + "\nreported but not expected:\n  "
+        + "\n  ".join(show(g) for g in unmatched)
+    )
+    return got
+
+
+def check_clean(tmp_path: Path, fixture: str) -> None:
+    """Assert a fixture produces no diagnostics at all."""
+    fx = write_fixture(tmp_path, fixture)
+    got = diagnostics_of(fx.root)
+    assert got == [], "\n".join(f"{g[0]}:{g[1]}-{g[2]} {g[3]}: {g[5]}" for g in got)
