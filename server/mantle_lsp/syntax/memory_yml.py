@@ -173,7 +173,8 @@ def _parse_project(doc: MemoryDoc, root: YNode) -> None:
         doc.loads = False
         return
     schema = root.get("schema")
-    if isinstance(schema, YMap) and (schema.has("public") or schema.has("private")):
+    skill_shaped = isinstance(schema, YMap) and (schema.has("public") or schema.has("private"))
+    if skill_shaped:
         key = root.key_node("schema")
         _err(
             doc,
@@ -189,6 +190,8 @@ def _parse_project(doc: MemoryDoc, root: YNode) -> None:
             continue
         f = MemoryField(k.value, "project", k, v)
         doc.fields.append(f)
+        if skill_shaped and k.value == "schema":
+            continue  # declared like the engine does; the nested keys were reported above
         if isinstance(v, YScalar) and v.is_null:
             continue
         if not isinstance(v, YMap):
@@ -221,9 +224,11 @@ def _parse_skill(doc: MemoryDoc, root: YNode) -> None:
         doc.loads = False
         return
     schema_key = root.key_node("schema")
-    for k, _ in root.pairs():
+    for k, v in root.pairs():
         if k.value == "schema":
             continue
+        if schema_key is None and isinstance(v, YMap) and v.has("type"):
+            continue  # a field written without `schema:`; reported once below
         if k.value == "access":
             _err(
                 doc,
