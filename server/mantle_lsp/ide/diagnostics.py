@@ -73,6 +73,8 @@ class Checker:
     def __init__(self, project: Project) -> None:
         self.p = project
         self.out: dict[Path, list[Diagnostic]] = {path: [] for path in project.files}
+        self._shared: set[str] | None = None
+        self._visible: dict[str, set[str]] = {}
 
     # -- emit ----------------------------------------------------------------------------
     def emit(
@@ -375,9 +377,18 @@ class Checker:
         return {t.name for _, mod in sk.tool_modules() for t in mod.tools}
 
     def shared_tools(self) -> set[str]:
-        return {t.name for _, mod in self.p.shared_tool_files() for t in mod.tools}
+        if self._shared is None:
+            self._shared = {t.name for _, mod in self.p.shared_tool_files() for t in mod.tools}
+        return self._shared
 
     def visible_tools(self, sk: Skill, doc: SkillDoc | None) -> set[str]:
+        key = sk.id if doc is not None else f"{sk.id}/local"
+        cached = self._visible.get(key)
+        if cached is None:
+            cached = self._visible[key] = self._compute_visible(sk, doc)
+        return cached
+
+    def _compute_visible(self, sk: Skill, doc: SkillDoc | None) -> set[str]:
         names = self.local_tools(sk)
         if doc is not None:
             declared = {g.name for g in doc.gate_tools}

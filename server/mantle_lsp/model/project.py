@@ -136,6 +136,7 @@ class Project:
         self.skill_dir_names: list[str] = []
         self._skills: dict[str, Skill] | None = None
         self._index: Index | None = None
+        self._shared_tools: list[tuple[ParsedFile, ToolModule]] | None = None
 
     # -- loading -----------------------------------------------------------------------
     @classmethod
@@ -155,6 +156,7 @@ class Project:
     def _invalidate(self) -> None:
         self._skills = None
         self._index = None
+        self._shared_tools = None
 
     def classify(self, path: Path) -> tuple[FileKind, str | None] | None:
         return layout.classify(path, self.root)
@@ -248,11 +250,13 @@ class Project:
         return self.file_of_kind(FileKind.PROJECT_RESPONSES)
 
     def shared_tool_files(self) -> list[tuple[ParsedFile, ToolModule]]:
-        return [
-            (pf, pf.doc)
-            for pf in sorted(self.files.values(), key=lambda f: str(f.path))
-            if pf.kind is FileKind.SHARED_TOOLS and isinstance(pf.doc, ToolModule)
-        ]
+        if self._shared_tools is None:
+            self._shared_tools = [
+                (pf, pf.doc)
+                for pf in sorted(self.files.values(), key=lambda f: str(f.path))
+                if pf.kind is FileKind.SHARED_TOOLS and isinstance(pf.doc, ToolModule)
+            ]
+        return self._shared_tools
 
     def project_field(self, name: str) -> MemoryField | None:
         md = self.project_memory
