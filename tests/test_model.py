@@ -31,26 +31,26 @@ from rasa.mantle.tools.decorator import ToolContext, tool
 @tool(description="Record.")
 async def record(reason: str, context: ToolContext = None):
     context.memory.set("«tool_set:reason»", reason)
-    return context.memory.get("«tool_get:card.reason»")
+    return context.memory.get("«ns:card».«tool_get:reason»")
 //- skills/card/responses.yml
 responses:
   utter_reason:
-    - text: "You said «placeholder:{session.card.reason}» and «bare:{reason}»."
-      condition: «condition:session.card.reason» == 'lost'
+    - text: "You said {session.«ns:card».«placeholder:reason»} and {«bare_placeholder:reason»}."
+      condition: session.«ns:card».«condition:reason» == 'lost'
       buttons:
         - title: Stolen
-          payload: set:«set_payload:session.card.reason»=stolen
+          payload: set:session.«ns:card».«set_payload:reason»=stolen
     - text: Tell me why.
 //- skills/card/skill.md
 ---
 description: Replace a card.
 tool_constraints:
   - record:
-      requires: not «condition:session.card.reason»
+      requires: not session.«ns:card».«condition:reason»
 ---
-Ask for @memory.card.reason first: «memory_token:@memory.card.reason».
+Ask for the `«backticked:reason»` with @memory.«ns:card».«memory_token:reason».
 
-if: «condition:session.card.reason» == 'stolen'
+if: session.«ns:card».«condition:reason» == 'stolen'
 Warn.
 
 :::ordered_block id=main
@@ -60,9 +60,9 @@ steps:
   - id: store
     execute_tool: record
     parameters:
-      reason: «execute_param:session.card.reason»
+      reason: session.«ns:card».«execute_param:reason»
     next:
-      - if: «condition:session.card.reason»
+      - if: "session.«ns:card».«condition:reason»"
         then: done
       - else: done
   - id: done
@@ -73,46 +73,37 @@ steps:
 ---
 description: Another skill.
 ---
-if: «condition:session.card.reason» == 'lost'
+if: session.«ns:card».«condition:reason» == 'lost'
 Offer help.
 """
 
 
-def test_every_reference_form_is_indexed_with_its_range(tmp_path: Path) -> None:
+def test_every_reference_form_is_indexed_with_its_name_range(tmp_path: Path) -> None:
+    """Each reference covers exactly the referenced name (so rename = replace each range);
+    the namespace part of a qualified reference is a reference to the skill."""
     fx = write_fixture(tmp_path, EVERY_FORM)
     proj = Project.load(fx.root)
     key = ("field", "card", "reason")
     [sym] = proj.index.lookup(key)
     assert qualified_name(key) == "card.reason"
     assert sym.path == fx.root / "skills/card/memory.yml"
-    defs = [m for m in fx.marks if m.label == "def"]
-    assert sym.range is not None and (sym.range.start, sym.range.end) == (
-        defs[0].start,
-        defs[0].end,
-    )
-    got = sorted(
-        (r.path.relative_to(fx.root).as_posix(), r.range.start, r.range.end, r.form)
-        for r in proj.index.references_to(key)
-    )
-    want_forms = {
-        "condition": "condition",
-        "memory_token": "memory_token",
-        "placeholder": "placeholder",
-        "bare": "bare_placeholder",
-        "set_payload": "set_payload",
-        "collect": "collect",
-        "set_memory": "set_memory",
-        "execute_param": "execute_param",
-        "tool_set": "tool_set",
-        "tool_get": "tool_get",
-    }
+    [d] = [m for m in fx.marks if m.label == "def"]
+    assert sym.range is not None and (sym.range.start, sym.range.end) == (d.start, d.end)
+
+    def refs(k: tuple[str, ...]) -> list[tuple[str, int, int, str]]:
+        return sorted(
+            (r.path.relative_to(fx.root).as_posix(), r.range.start, r.range.end, r.form)
+            for r in proj.index.references_to(k)
+        )
+
     expected = sorted(
-        (m.path, m.start, m.end, want_forms[m.label]) for m in fx.marks if m.label != "def"
+        (m.path, m.start, m.end, m.label) for m in fx.marks if m.label not in ("def", "ns")
     )
-    # The first `@memory.card.reason` on the prose line is unmarked but a reference too.
-    extra = [g for g in got if g not in expected]
-    assert [g[3] for g in extra] == ["memory_token"]
-    assert [g for g in got if g in expected] == expected
+    assert refs(key) == expected
+    soft = [r for r in proj.index.references_to(key) if r.soft]
+    assert [r.form for r in soft] == ["backticked"]
+    namespaces = sorted((m.path, m.start, m.end, "namespace") for m in fx.marks if m.label == "ns")
+    assert [r for r in refs(("skill", "card")) if r[3] == "namespace"] == namespaces
     # and the project is valid
     assert all(not ds for ds in project_diagnostics(proj).values())
 
@@ -229,3 +220,16 @@ Text.
     assert bad.severity == "error"
     assert bad.range.start == len("schema:\n  public:\n    x: {type: ")
     assert [d.code for d in diags[fx.root / "skills/a/responses.yml"]] == ["lsp.file.binary"]
+
+
+def test_visibility_change_affects_readers_in_other_skills(tmp_path: Path) -> None:
+    fx = write_fixture(tmp_path, EVERY_FORM)
+    ws = Workspace()
+    [proj] = ws.add_folder(fx.root)
+    root = fx.root.resolve()
+    mem = root / "skills/card/memory.yml"
+    affected = ws.open_buffer(mem, mem.read_text().replace("public:", "private:"), 1)
+    other = root / "skills/other/skill.md"
+    assert other in affected
+    [d] = project_diagnostics(proj)[other]
+    assert "private to skill `card`" in d.message

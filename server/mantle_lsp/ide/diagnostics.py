@@ -22,7 +22,7 @@ from ..model.defaults import (
 )
 from ..model.layout import FileKind
 from ..model.project import ParsedFile, Project, Skill
-from ..model.symbols import execute_param_refs, resolve_code_name
+from ..model.symbols import execute_params, resolve_code_name
 from ..syntax.conditions import parse_condition
 from ..syntax.errors import SyntaxIssue
 from ..syntax.memory_yml import MemoryField
@@ -597,23 +597,23 @@ class Checker:
                     f"{did_you_mean(t[0], self.visible_tools(sk, doc))}",
                 )
             text = sk.skill_md.text if sk.skill_md else ""
-            for pname, _node, key, rng in execute_param_refs(text, st):
-                if key is None:
+            for param in execute_params(text, st):
+                if param.ref is None:
                     self.emit(
                         path,
-                        rng,
+                        param.range,
                         "mantle.validation.execute_step.invalid_session_parameter",
-                        f"{where}: parameter `{pname}` starts with `session.` but is not "
+                        f"{where}: parameter `{param.name}` starts with `session.` but is not "
                         "exactly one `session.<ns>.<entry>` reference",
                     )
                     continue
-                why = self.why_unreadable(sid, key[1], key[2])
+                why = self.why_unreadable(sid, param.ref[0], param.ref[1])
                 if why is not None:
                     self.emit(
                         path,
-                        rng,
+                        param.range,
                         "mantle.validation.execute_step.unknown_memory_key",
-                        f"{where}: parameter `{pname}` reads {why}",
+                        f"{where}: parameter `{param.name}` reads {why}",
                     )
         elif kind in ("call", "link"):
             t = st.str_field(kind)

@@ -169,7 +169,7 @@ class Project:
             return set()
         kind, sid = c
         old_index = self.index
-        old_exports = old_index.exports_of(path)
+        old_signature = old_index.signature_of(path)
         if source is None:
             self.files.pop(path, None)
         else:
@@ -184,9 +184,7 @@ class Project:
         owner = self.skill(sid) if sid is not None else None
         if owner is not None:
             affected.update(f.path for f in owner.files())
-        changed = old_exports.symmetric_difference(new_index.exports_of(path))
-        if kind in (FileKind.SKILL_MD, FileKind.SKILL_MEMORY) and sid is not None:
-            changed.add(("skill", sid))
+        changed = {k for k, _ in old_signature ^ new_index.signature_of(path)}
         for key in changed:
             affected.update(old_index.referencing_files(key))
             affected.update(new_index.referencing_files(key))

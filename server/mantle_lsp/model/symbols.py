@@ -15,18 +15,23 @@ Symbols are keyed by tuples:
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..syntax.conditions import parse_condition
+from ..syntax.conditions import RefExpr, parse_condition
+from ..syntax.config_yml import AgentDoc
 from ..syntax.memory_yml import MemoryField
+from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.sites import ConditionSite
+from ..syntax.skill_md import GateTool, SkillDoc, Step
 from ..syntax.text import TextRange
-from ..syntax.yaml_tree import YScalar
-from .defaults import DEFAULT_SKILLS
+from ..syntax.tools_py import ToolModule
+from ..syntax.yaml_tree import YMap, YScalar, scalar_value_map
+from .defaults import DEFAULT_SKILLS, STEP_ACTIONS, SYSTEM_RESPONSES
 from .layout import FileKind
 
 if TYPE_CHECKING:
@@ -100,11 +105,34 @@ class Index:
     def exports_of(self, path: Path) -> set[SymbolKey]:
         return set(self._exports.get(path, ()))
 
+    def signature_of(self, path: Path) -> set[tuple[SymbolKey, tuple[object, ...]]]:
+        """What other files may depend on in ``path``: each symbol it defines, with the
+        facts that other files' diagnostics read (a field's scope and type, …)."""
+        out: set[tuple[SymbolKey, tuple[object, ...]]] = set()
+        for key in self._exports.get(path, ()):
+            for sym in self.symbols.get(key, ()):
+                if sym.path == path:
+                    out.add((key, _facts(sym.obj)))
+        return out
+
     def references_in(self, path: Path) -> Iterator[Reference]:
         return (r for r in self.references if r.path == path)
 
 
 # ---------------------------------------------------------------------------------------
+
+
+def _facts(obj: Any) -> tuple[object, ...]:
+    if isinstance(obj, MemoryField):
+        enum = tuple(str(v) for v in obj.enum_values)
+        return (obj.scope, obj.type, enum, obj.llm_settable)
+    doc = getattr(obj, "doc", None)
+    if isinstance(doc, SkillDoc):  # a Skill
+        return (doc.hidden, doc.has_prose, tuple(b.id for b in doc.blocks))
+    blank = getattr(obj, "blank_variants", None)
+    if callable(blank):  # a Response
+        return (len(blank()),)
+    return ()
 
 
 def resolve_code_name(project: Project, skill: str | None, name: str) -> SymbolKey:
@@ -128,8 +156,15 @@ def build_index(project: Project) -> Index:
     idx = Index()
     _define(project, idx)
     for pf in list(project.files.values()):
-        _collect_refs(project, idx, pf)
+        _Refs(project, idx, pf).collect()
     return idx
+
+
+def content_range(node: YScalar) -> TextRange:
+    """The range of a scalar's text without its quotes (what a rename replaces)."""
+    if node.style in ("'", '"') and node.range.length >= 2:
+        return TextRange(node.range.start + 1, node.range.end - 1)
+    return node.range
 
 
 def _define(project: Project, idx: Index) -> None:
@@ -141,8 +176,6 @@ def _define(project: Project, idx: Index) -> None:
             idx.define(Symbol(("field", sid, df.name), None, None, df))
         for rname in dflt.responses:
             idx.define(Symbol(("response", rname), None, None, None))
-    from .defaults import SYSTEM_RESPONSES
-
     for rname in SYSTEM_RESPONSES:
         idx.define(Symbol(("response", rname), None, None, None))
     for sid, sk in project.skills.items():
@@ -153,30 +186,27 @@ def _define(project: Project, idx: Index) -> None:
                 name_key = doc.frontmatter.key_node("name")
                 rng = name_key.range if name_key else TextRange(0, 0)
             idx.define(Symbol(("skill", sid), sk.skill_md.path, rng, sk))
-            if doc is not None:
-                for b in doc.blocks:
-                    if b.id:
-                        idx.define(Symbol(("block", sid, b.id), sk.skill_md.path, b.id_range, b))
-                        for st in b.steps:
-                            if st.id and st.id_node is not None and st.id != "END":
-                                idx.define(
-                                    Symbol(
-                                        ("step", sid, b.id, st.id),
-                                        sk.skill_md.path,
-                                        st.id_node.range,
-                                        st,
-                                    )
-                                )
+            for b in doc.blocks if doc is not None else ():
+                if not b.id:
+                    continue
+                idx.define(Symbol(("block", sid, b.id), sk.skill_md.path, b.id_range, b))
+                for st in b.steps:
+                    if st.id and st.id_node is not None and st.id != "END":
+                        step_key = ("step", sid, b.id, st.id)
+                        idx.define(
+                            Symbol(step_key, sk.skill_md.path, content_range(st.id_node), st)
+                        )
         elif sid in DEFAULT_SKILLS:
             idx.define(Symbol(("skill", sid), None, None, DEFAULT_SKILLS[sid]))
         md = sk.memdoc
         if md is not None and sk.memory is not None:
             for f in md.fields:
-                idx.define(Symbol(("field", sid, f.name), sk.memory.path, f.key.range, f))
+                idx.define(Symbol(("field", sid, f.name), sk.memory.path, content_range(f.key), f))
         rd = sk.respdoc
         if rd is not None and sk.responses is not None:
             for r in rd.responses:
-                idx.define(Symbol(("response", r.name), sk.responses.path, r.key.range, r))
+                rkey = ("response", r.name)
+                idx.define(Symbol(rkey, sk.responses.path, content_range(r.key), r))
         for pf, mod in sk.tool_modules():
             for t in mod.tools:
                 idx.define(Symbol(("tool", sid, t.name), pf.path, t.name_range, t))
@@ -184,11 +214,11 @@ def _define(project: Project, idx: Index) -> None:
     pmf = project.file_of_kind(FileKind.PROJECT_MEMORY)
     if pm is not None and pmf is not None:
         for f in pm.fields:
-            idx.define(Symbol(("field", "project", f.name), pmf.path, f.key.range, f))
+            idx.define(Symbol(("field", "project", f.name), pmf.path, content_range(f.key), f))
     prf = project.project_responses
-    if prf is not None and prf.doc is not None:
+    if prf is not None and isinstance(prf.doc, ResponsesDoc):
         for r in prf.doc.responses:
-            idx.define(Symbol(("response", r.name), prf.path, r.key.range, r))
+            idx.define(Symbol(("response", r.name), prf.path, content_range(r.key), r))
     for pf, mod in project.shared_tool_files():
         for t in mod.tools:
             idx.define(Symbol(("tool", "", t.name), pf.path, t.name_range, t))
@@ -196,174 +226,244 @@ def _define(project: Project, idx: Index) -> None:
     apf = project.file_of_kind(FileKind.AGENT)
     if agent is not None and apf is not None:
         for name, pre in agent.preconditions.items():
-            idx.define(Symbol(("precondition", name), apf.path, pre.key.range, pre))
+            idx.define(Symbol(("precondition", name), apf.path, content_range(pre.key), pre))
     integ = project.integrations
     ipf = project.file_of_kind(FileKind.INTEGRATIONS)
     if integ is not None and ipf is not None:
         for name, node in integ.mcp_servers.items():
-            idx.define(Symbol(("mcp", name), ipf.path, node.range, node))
+            idx.define(Symbol(("mcp", name), ipf.path, content_range(node), node))
         for name, node in integ.model_groups.items():
-            idx.define(Symbol(("model_group", name), ipf.path, node.range, node))
+            idx.define(Symbol(("model_group", name), ipf.path, content_range(node), node))
 
 
-def _condition_refs(idx: Index, path: Path, site: ConditionSite, skill: str | None) -> None:
-    parsed = parse_condition(site.text)
-    for ref in parsed.refs:
-        r = site.file_range(ref.range.start, ref.range.end)
-        idx.refer(Reference(("field", ref.namespace, ref.entry), path, r, "condition", skill, site))
+_BACKTICK_RE = re.compile(r"`([A-Za-z_][\w]*)`")
 
 
-def _scalar(node: object) -> YScalar | None:
-    return node if isinstance(node, YScalar) and isinstance(node.value, str) else None
+class _Refs:
+    """Collects the references of one file. Every reference range covers exactly the
+    referenced name, so that renaming a symbol is replacing each of its ranges."""
 
+    def __init__(self, project: Project, idx: Index, pf: ParsedFile) -> None:
+        self.p = project
+        self.idx = idx
+        self.pf = pf
+        self.path = pf.path
+        self.sid = pf.skill_id
 
-def _collect_refs(project: Project, idx: Index, pf: ParsedFile) -> None:
-    from ..syntax.config_yml import AgentDoc
-    from ..syntax.responses_yml import ResponsesDoc
-    from ..syntax.skill_md import SkillDoc
-    from ..syntax.tools_py import ToolModule
+    def ref(
+        self, key: SymbolKey, rng: TextRange, form: str, site: ConditionSite | None = None,
+        soft: bool = False,
+    ) -> None:  # fmt: skip
+        self.idx.refer(Reference(key, self.path, rng, form, self.sid, site, soft))
 
-    path, sid, doc = pf.path, pf.skill_id, pf.doc
-    if isinstance(doc, SkillDoc) and sid is not None:
+    def field(
+        self, ns: str, entry: str, ns_rng: TextRange | None, entry_rng: TextRange, form: str,
+        site: ConditionSite | None = None,
+    ) -> None:  # fmt: skip
+        self.ref(("field", ns, entry), entry_rng, form, site)
+        if ns_rng is not None and ns not in ("project", "system"):
+            self.ref(("skill", ns), ns_rng, "namespace", site)
+
+    def name(self, key: SymbolKey, node: YScalar, form: str) -> None:
+        self.ref(key, content_range(node), form)
+
+    def collect(self) -> None:
+        doc = self.pf.doc
+        if isinstance(doc, SkillDoc) and self.sid is not None:
+            self.skill_doc(doc, self.sid)
+        elif isinstance(doc, ResponsesDoc):
+            self.responses(doc)
+        elif isinstance(doc, ToolModule):
+            self.tools(doc)
+        elif isinstance(doc, AgentDoc):
+            self.agent(doc)
+
+    # -- conditions -------------------------------------------------------------------
+    def condition(self, site: ConditionSite) -> None:
+        for r in parse_condition(site.text).refs:
+            self.field(
+                r.namespace,
+                r.entry,
+                site.file_range(r.namespace_range.start, r.namespace_range.end),
+                site.file_range(r.entry_range.start, r.entry_range.end),
+                "condition",
+                site,
+            )
+
+    # -- skill.md ---------------------------------------------------------------------
+    def skill_doc(self, doc: SkillDoc, sid: str) -> None:
         for site in doc.conditions:
-            _condition_refs(idx, path, site, sid)
+            self.condition(site)
         for tok in doc.tokens:
             if tok.kind in ("memory", "session") and len(tok.parts) == 2:
-                (ns, _), (entry, _) = tok.parts
+                (ns, ns_rng), (entry, entry_rng) = tok.parts
                 form = "memory_token" if tok.kind == "memory" else "session_in_prose"
-                idx.refer(Reference(("field", ns, entry), path, tok.range, form, sid))
-            elif tok.kind == "skill" and tok.parts:
-                idx.refer(
-                    Reference(("skill", tok.parts[0][0]), path, tok.parts[0][1], "skill_token", sid)
-                )
-            elif tok.kind == "block" and tok.parts:
-                idx.refer(
-                    Reference(
-                        ("block", sid, tok.parts[0][0]), path, tok.parts[0][1], "block_token", sid
-                    )
-                )
-            elif tok.kind == "tool" and tok.parts:
-                idx.refer(
-                    Reference(
-                        _tool_key(project, sid, tok.parts[0][0]),
-                        path,
-                        tok.parts[0][1],
-                        "tool_token",
-                        sid,
-                    )
-                )
+                self.field(ns, entry, ns_rng, entry_rng, form)
+            elif tok.kind in ("skill", "block", "tool") and tok.parts:
+                name, rng = tok.parts[0]
+                key: SymbolKey
+                if tok.kind == "skill":
+                    key = ("skill", name)
+                elif tok.kind == "block":
+                    key = ("block", sid, name)
+                else:
+                    key = _tool_key(self.p, sid, name)
+                self.ref(key, rng, f"{tok.kind}_token")
         for gt in doc.gate_tools:
-            idx.refer(
-                Reference(
-                    _tool_key(project, sid, gt.name),
-                    path,
-                    gt.name_node.range,
-                    "tool_constraint",
-                    sid,
-                )
-            )
-            _gate_responses(idx, path, sid, gt)
+            self.name(_tool_key(self.p, sid, gt.name), gt.name_node, "tool_constraint")
+            self.gate_responses(gt)
         for item in doc.import_tools:
-            name = item.value
-            if name.startswith("mcp/"):
-                server = name[4:].split(":", 1)[0]
-                idx.refer(Reference(("mcp", server), path, item.range, "import_tools", sid))
+            value = item.value
+            if value.startswith("mcp/"):
+                server = value[4:].split(":", 1)[0]
+                start = content_range(item).start + 4
+                self.ref(("mcp", server), TextRange(start, start + len(server)), "import_tools")
             else:
-                idx.refer(Reference(("tool", "", name), path, item.range, "import_tools", sid))
+                self.name(("tool", "", value), item, "import_tools")
         for trig in doc.utter:
-            idx.refer(
-                Reference(("response", trig.name), path, trig.name_node.range, "utter_trigger", sid)
-            )
-        pre = _scalar(doc.fm("precondition"))
-        if pre is not None:
-            idx.refer(
-                Reference(("precondition", pre.value.strip()), path, pre.range, "precondition", sid)
-            )
+            self.name(("response", trig.name), trig.name_node, "utter_trigger")
+        pre = doc.fm("precondition")
+        if isinstance(pre, YScalar) and isinstance(pre.value, str) and pre.value.strip():
+            self.name(("precondition", pre.value.strip()), pre, "precondition")
         for blk in doc.blocks:
             for gt in blk.tools:
-                idx.refer(
-                    Reference(
-                        _tool_key(project, sid, gt.name),
-                        path,
-                        gt.name_node.range,
-                        "block_tool",
-                        sid,
-                    )
-                )
-                _gate_responses(idx, path, sid, gt)
+                self.name(_tool_key(self.p, sid, gt.name), gt.name_node, "block_tool")
+                self.gate_responses(gt)
             for st in blk.steps:
-                _step_refs(project, idx, path, pf.text, sid, blk.id or "", st)
-    elif isinstance(doc, ResponsesDoc):
+                self.step(doc, sid, blk.id or "", st)
+        self.soft_refs(doc, sid)
+
+    def gate_responses(self, gt: GateTool) -> None:
+        for attr in ("on_success", "on_failure", "utter_for_confirmation", "utter_on_user_denial"):
+            n = getattr(gt, attr)
+            if isinstance(n, YScalar) and isinstance(n.value, str):
+                self.name(("response", n.value), n, "gate_response")
+
+    def written_field(self, sid: str, name: str) -> str:
+        """The namespace a bare `collect:` / `set_memory` name writes."""
+        sk = self.p.skill(sid)
+        if (sk is None or sk.field(name) is None) and self.p.project_field(name) is not None:
+            return "project"
+        return sid
+
+    def step(self, doc: SkillDoc, sid: str, bid: str, st: Step) -> None:
+        for tgt in st.next_targets():
+            if tgt.value != "END":
+                self.name(("step", sid, bid, tgt.value), tgt, "next")
+        kind = st.kind
+        if kind == "collect":
+            c = st.str_field("collect")
+            if c:
+                self.field(self.written_field(sid, c[0]), c[0], None, content_range(c[1]),
+                           "collect")  # fmt: skip
+            u = st.str_field("utterance")
+            if u:
+                self.name(("response", u[0]), u[1], "utterance")
+        elif kind == "action":
+            a = st.str_field("action") or st.str_field("utter")
+            if a and a[0] not in STEP_ACTIONS:
+                self.name(("response", a[0]), a[1], "action")
+        elif kind == "set_memory":
+            sm = st.get("set_memory")
+            if isinstance(sm, YMap):
+                for k, _ in sm.pairs():
+                    if isinstance(k.value, str):
+                        ns = self.written_field(sid, k.value)
+                        self.field(ns, k.value, None, content_range(k), "set_memory")
+        elif kind == "execute_tool":
+            t = st.str_field("execute_tool")
+            if t:
+                self.name(_tool_key(self.p, sid, t[0]), t[1], "execute_tool")
+            for param in execute_params(self.pf.text, st):
+                if param.ref is not None:
+                    ns, entry, ns_rng, entry_rng = param.ref
+                    self.field(ns, entry, ns_rng, entry_rng, "execute_param")
+        elif kind in ("call", "link"):
+            t = st.str_field(kind)
+            if t:
+                target = t[0]
+                own = f"{sid}__"
+                rng = content_range(t[1])
+                if target.startswith(own):
+                    target = target[len(own) :]
+                    rng = TextRange(rng.start + len(own), rng.end)
+                if doc.block(target) is not None:
+                    self.ref(("block", sid, target), rng, kind)
+                else:
+                    self.ref(("skill", target), rng, kind)
+
+    def soft_refs(self, doc: SkillDoc, sid: str) -> None:
+        """Backticked names of the skill's own fields and tools in prose (soft references:
+        authors name fields and tools this way far more often than with @-tokens)."""
+        sk = self.p.skill(sid)
+        if sk is None:
+            return
+        fields = set(sk.field_names())
+        tools = {t.name for _, mod in sk.tool_modules() for t in mod.tools}
+        text = self.pf.text
+        for para in doc.paragraphs:
+            rng = para.body_range
+            if rng is None:
+                continue
+            for m in _BACKTICK_RE.finditer(text, rng.start, rng.end):
+                name = m.group(1)
+                r = TextRange(m.start(1), m.end(1))
+                if name in fields:
+                    self.ref(("field", sid, name), r, "backticked", soft=True)
+                elif name in tools:
+                    self.ref(("tool", sid, name), r, "backticked", soft=True)
+
+    # -- responses.yml ------------------------------------------------------------------
+    def responses(self, doc: ResponsesDoc) -> None:
         for site in doc.conditions:
-            _condition_refs(idx, path, site, sid)
+            self.condition(site)
         for ph in doc.placeholders:
-            if ph.kind == "qualified" and ph.namespace is not None:
-                idx.refer(
-                    Reference(("field", ph.namespace, ph.entry), path, ph.range, "placeholder", sid)
-                )
-            elif ph.kind == "bare":
-                key = resolve_code_name(project, sid, ph.entry)
-                idx.refer(Reference(key, path, ph.range, "bare_placeholder", sid))
+            if ph.kind == "qualified" and ph.namespace is not None and ph.entry_range:
+                self.field(ph.namespace, ph.entry, ph.namespace_range, ph.entry_range,
+                           "placeholder")  # fmt: skip
+            elif ph.kind == "bare" and ph.entry_range is not None:
+                key = resolve_code_name(self.p, self.sid, ph.entry)
+                self.ref(key, ph.entry_range, "bare_placeholder")
         for r in doc.responses:
             for v in r.variants:
                 for b in v.buttons:
                     sp = b.set_payload
                     if sp is not None:
-                        idx.refer(
-                            Reference(
-                                ("field", sp.namespace, sp.entry),
-                                path,
-                                sp.range,
-                                "set_payload",
-                                sid,
-                            )
-                        )
+                        self.field(sp.namespace, sp.entry, sp.namespace_range, sp.entry_range,
+                                   "set_payload")  # fmt: skip
                 if v.source is not None:
-                    idx.refer(
-                        Reference(
-                            _tool_key(project, sid or "", v.source.value),
-                            path,
-                            v.source.range,
-                            "button_source",
-                            sid,
-                        )
-                    )
-    elif isinstance(doc, ToolModule):
-        for call in doc.memory_calls:
-            key = resolve_code_name(project, sid, call.entry)
+                    key = _tool_key(self.p, self.sid or "", v.source.value)
+                    self.name(key, v.source, "button_source")
+
+    # -- tools ------------------------------------------------------------------------------
+    def tools(self, mod: ToolModule) -> None:
+        for call in mod.memory_calls:
+            key = resolve_code_name(self.p, self.sid, call.entry)
             form = "tool_set" if call.method == "set" else "tool_get"
-            idx.refer(Reference(key, path, call.entry_range, form, sid))
-        for act in doc.activations:
+            rng = call.entry_range
+            exact = rng.length == len(call.entry)
+            if exact and "." in call.entry and key[2] != call.entry:
+                ns_len = len(call.entry) - len(key[2]) - 1
+                self.field(key[1], key[2], TextRange(rng.start, rng.start + ns_len),
+                           TextRange(rng.start + ns_len + 1, rng.end), form)  # fmt: skip
+            else:
+                self.ref(key, rng, form)
+        for act in mod.activations:
             if act.skill_id is not None and act.skill_id_range is not None:
-                idx.refer(
-                    Reference(
-                        ("skill", act.skill_id), path, act.skill_id_range, "activate_skill", sid
-                    )
-                )
-    elif isinstance(doc, AgentDoc):
+                self.ref(("skill", act.skill_id), act.skill_id_range, "activate_skill")
+
+    # -- agent.yml --------------------------------------------------------------------------
+    def agent(self, doc: AgentDoc) -> None:
         for site in doc.conditions:
-            _condition_refs(idx, path, site, None)
+            self.condition(site)
         for binding in doc.preconditions.values():
             if binding.resolve_with is not None:
-                idx.refer(
-                    Reference(
-                        ("skill", binding.resolve_with.value),
-                        path,
-                        binding.resolve_with.range,
-                        "resolve_with",
-                    )
-                )
+                self.name(("skill", binding.resolve_with.value), binding.resolve_with,
+                          "resolve_with")  # fmt: skip
         for n in doc.cancel_confirmation:
-            idx.refer(Reference(("response", n.value), path, n.range, "gate_response"))
+            self.name(("response", n.value), n, "gate_response")
         if doc.model_group is not None:
-            idx.refer(
-                Reference(
-                    ("model_group", doc.model_group.value),
-                    path,
-                    doc.model_group.range,
-                    "model_group",
-                )
-            )
+            self.name(("model_group", doc.model_group.value), doc.model_group, "model_group")
 
 
 def _tool_key(project: Project, sid: str, name: str) -> SymbolKey:
@@ -375,83 +475,21 @@ def _tool_key(project: Project, sid: str, name: str) -> SymbolKey:
     return ("tool", "", name)
 
 
-def _gate_responses(idx: Index, path: Path, sid: str, gt: Any) -> None:
-    for attr in ("on_success", "on_failure", "utter_for_confirmation", "utter_on_user_denial"):
-        n = getattr(gt, attr)
-        if isinstance(n, YScalar) and isinstance(n.value, str):
-            idx.refer(Reference(("response", n.value), path, n.range, "gate_response", sid))
+@dataclass(frozen=True)
+class ExecuteParam:
+    """An ``execute_tool`` parameter whose value starts with ``session.``."""
+
+    name: str
+    node: YScalar
+    # (namespace, entry, namespace range, entry range) when the value is exactly one
+    # `session.<ns>.<entry>` reference; None otherwise (the engine's
+    # `invalid_session_parameter`)
+    ref: tuple[str, str, TextRange, TextRange] | None
+    range: TextRange  # the reference, or the whole value
 
 
-def _step_refs(
-    project: Project, idx: Index, path: Path, text: str, sid: str, bid: str, st: Any
-) -> None:
-    for tgt in st.next_targets():
-        if tgt.value != "END":
-            idx.refer(Reference(("step", sid, bid, tgt.value), path, tgt.range, "next", sid))
-    kind = st.kind
-    if kind == "collect":
-        c = st.str_field("collect")
-        if c:
-            key = ("field", sid, c[0])
-            sk = project.skill(sid)
-            if (sk is None or sk.field(c[0]) is None) and project.project_field(c[0]):
-                key = ("field", "project", c[0])
-            idx.refer(Reference(key, path, c[1].range, "collect", sid))
-        u = st.str_field("utterance")
-        if u:
-            idx.refer(Reference(("response", u[0]), path, u[1].range, "utterance", sid))
-    elif kind == "action":
-        a = st.str_field("action") or st.str_field("utter")
-        if a and a[0] not in ("action_listen", "hangup"):
-            idx.refer(Reference(("response", a[0]), path, a[1].range, "action", sid))
-    elif kind == "set_memory":
-        sm = st.get("set_memory")
-        from ..syntax.yaml_tree import YMap
-
-        if isinstance(sm, YMap):
-            for k, _ in sm.pairs():
-                if isinstance(k.value, str):
-                    key = ("field", sid, k.value)
-                    sk = project.skill(sid)
-                    if (sk is None or sk.field(k.value) is None) and project.project_field(k.value):
-                        key = ("field", "project", k.value)
-                    idx.refer(Reference(key, path, k.range, "set_memory", sid))
-    elif kind == "execute_tool":
-        t = st.str_field("execute_tool")
-        if t:
-            idx.refer(
-                Reference(_tool_key(project, sid, t[0]), path, t[1].range, "execute_tool", sid)
-            )
-        for _, _, ref_key, rng in execute_param_refs(text, st):
-            if ref_key is not None:
-                idx.refer(Reference(ref_key, path, rng, "execute_param", sid))
-    elif kind in ("call", "link"):
-        t = st.str_field(kind)
-        if t:
-            target = t[0]
-            owner = project.skill(sid)
-            doc = owner.doc if owner is not None else None
-            own = f"{sid}__"
-            if target.startswith(own):
-                target = target[len(own) :]
-            if doc is not None and doc.block(target) is not None:
-                idx.refer(Reference(("block", sid, target), path, t[1].range, kind, sid))
-            else:
-                idx.refer(Reference(("skill", target), path, t[1].range, kind, sid))
-
-
-def execute_param_refs(
-    text: str, st: Any
-) -> list[tuple[str, YScalar, SymbolKey | None, TextRange]]:
-    """``execute_tool`` parameter values that start with ``session.``.
-
-    Returns (parameter name, value node, field key or None, range). The key is None when
-    the value is not exactly one ``session.<ns>.<entry>`` reference (the engine's
-    ``invalid_session_parameter``); the range is then the whole value.
-    """
-    from ..syntax.yaml_tree import YMap, scalar_value_map
-
-    out: list[tuple[str, YScalar, SymbolKey | None, TextRange]] = []
+def execute_params(text: str, st: Step) -> list[ExecuteParam]:
+    out: list[ExecuteParam] = []
     params = st.get("parameters")
     if not isinstance(params, YMap):
         return out
@@ -463,16 +501,18 @@ def execute_param_refs(
             continue
         parsed = parse_condition(stripped)
         tree = parsed.tree
-        from ..syntax.conditions import RefExpr
-
         if parsed.ok and isinstance(tree, RefExpr):
             lead = len(v.raw) - len(v.raw.lstrip())
-            ref = tree.ref
+            r = tree.ref
             vm = scalar_value_map(text, v)
-            rng = vm.range(lead + ref.range.start, lead + ref.range.end)
-            out.append((str(k.value), v, ("field", ref.namespace, ref.entry), rng))
+            ns_rng = vm.range(lead + r.namespace_range.start, lead + r.namespace_range.end)
+            entry_rng = vm.range(lead + r.entry_range.start, lead + r.entry_range.end)
+            ref_rng = vm.range(lead + r.range.start, lead + r.range.end)
+            out.append(
+                ExecuteParam(str(k.value), v, (r.namespace, r.entry, ns_rng, entry_rng), ref_rng)
+            )
         else:
-            out.append((str(k.value), v, None, v.range))
+            out.append(ExecuteParam(str(k.value), v, None, v.range))
     return out
 
 
