@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,6 +76,7 @@ class Index:
         self.symbols: dict[SymbolKey, list[Symbol]] = defaultdict(list)
         self.references: list[Reference] = []
         self._by_key: dict[SymbolKey, list[Reference]] | None = None
+        self._by_path: dict[Path, list[Reference]] | None = None
         self._exports: dict[Path, set[SymbolKey]] = defaultdict(set)
 
     def define(self, sym: Symbol) -> None:
@@ -87,6 +87,7 @@ class Index:
     def refer(self, ref: Reference) -> None:
         self.references.append(ref)
         self._by_key = None
+        self._by_path = None
 
     def lookup(self, key: SymbolKey) -> list[Symbol]:
         return self.symbols.get(key, [])
@@ -115,8 +116,18 @@ class Index:
                     out.add((key, _facts(sym.obj)))
         return out
 
-    def references_in(self, path: Path) -> Iterator[Reference]:
-        return (r for r in self.references if r.path == path)
+    def references_in(self, path: Path) -> list[Reference]:
+        if self._by_path is None:
+            by: dict[Path, list[Reference]] = defaultdict(list)
+            for r in self.references:
+                by[r.path].append(r)
+            self._by_path = by
+        return self._by_path.get(path, [])
+
+    def definitions_in(self, path: Path) -> list[Symbol]:
+        return [
+            s for key in self._exports.get(path, ()) for s in self.symbols[key] if s.path == path
+        ]
 
 
 # ---------------------------------------------------------------------------------------
