@@ -233,3 +233,13 @@ def test_visibility_change_affects_readers_in_other_skills(tmp_path: Path) -> No
     assert other in affected
     [d] = project_diagnostics(proj)[other]
     assert "private to skill `card`" in d.message
+
+
+def test_file_diagnostics_equal_the_whole_project_run(tmp_path: Path) -> None:
+    from mantle_lsp.ide.diagnostics import file_diagnostics
+
+    for example in ("telecom", "telecom-broken"):
+        proj = Project.load(Path(__file__).resolve().parents[1] / "examples" / example)
+        whole = project_diagnostics(proj)
+        for path in proj.files:
+            assert file_diagnostics(proj, [path]) == {path: whole[path]}, path

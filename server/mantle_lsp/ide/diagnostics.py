@@ -141,17 +141,34 @@ class Checker:
         )
 
     # -- run -------------------------------------------------------------------------------
-    def run(self) -> dict[Path, list[Diagnostic]]:
-        for pf in self.p.files.values():
+    def run(self, only: Iterable[Path] | None = None) -> dict[Path, list[Diagnostic]]:
+        """Check the whole project, or only what can report on the files in ``only``."""
+        wanted = None if only is None else set(only)
+        files: list[ParsedFile] = list(self.p.files.values())
+        if wanted is not None:
+            files = [pf for pf in files if pf.path in wanted]
+            self.out = {p: [] for p in wanted if p in self.p.files}
+        for pf in files:
             for issue in pf.issues:
                 self.emit_issue(pf.path, issue)
-        self.check_structure()
+        kinds = {pf.kind for pf in files}
+        skills = {pf.skill_id for pf in files if pf.skill_id is not None}
+        anchor = self.anchor_file()
+        if wanted is None or (anchor is not None and anchor.path in wanted):
+            self.check_structure()
         for sid, sk in self.p.skills.items():
-            self.check_skill(sid, sk)
-        self.check_project_memory()
-        self.check_responses_files()
-        self.check_shared_tools()
-        self.check_agent()
+            if wanted is None or sid in skills:
+                self.check_skill(sid, sk)
+        if wanted is None or FileKind.PROJECT_MEMORY in kinds:
+            self.check_project_memory()
+        if wanted is None or FileKind.PROJECT_RESPONSES in kinds:
+            self.check_responses_files()
+        if wanted is None or FileKind.SHARED_TOOLS in kinds:
+            self.check_shared_tools()
+        if wanted is None or FileKind.AGENT in kinds:
+            self.check_agent()
+        if wanted is not None:
+            self.out = {p: ds for p, ds in self.out.items() if p in wanted}
         for diags in self.out.values():
             diags.sort(key=lambda d: (d.range.start, d.range.end, d.code))
         return self.out
@@ -1043,3 +1060,11 @@ def _coerce_problem(f: MemoryField, value: str) -> str | None:
 def project_diagnostics(project: Project) -> dict[Path, list[Diagnostic]]:
     """Every diagnostic of ``project``, per file, sorted by position."""
     return Checker(project).run()
+
+
+def file_diagnostics(project: Project, paths: Iterable[Path]) -> dict[Path, list[Diagnostic]]:
+    """The diagnostics of some files of ``project`` (what an editor needs after an edit:
+    the files :meth:`Project.set_source` reported as affected). Runs only the checks
+    that can report on those files; equal to the same files' entries of
+    :func:`project_diagnostics`."""
+    return Checker(project).run(paths)
