@@ -113,7 +113,13 @@ def describe(node: YNode | None) -> str:
 _constructor = yaml.constructor.SafeConstructor()
 
 
-def _scalar_value(node: yaml.ScalarNode) -> tuple[Any, str | None]:
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_VALUE_TAG = "tag:yaml.org,2002:value"
+
+
+def _scalar_value(node: yaml.ScalarNode, key: bool) -> tuple[Any, str | None]:
+    if node.tag == _MERGE_TAG or (key and node.tag == _VALUE_TAG):
+        return node.value, None  # `<<` (merged by the loader) and a `=` key are plain text
     try:
         return _constructor.construct_object(node, deep=False), None
     except Exception as exc:  # bad timestamps, bad base64, ... — keep the text
@@ -150,8 +156,50 @@ def parse_yaml(text: str, base: int = 0) -> tuple[YNode | None, list[SyntaxIssue
     if pyroot is None:
         return None, issues
     memo: dict[int, YNode] = {}
-    root = _convert(pyroot, base, memo, issues)
+    merging: list[YMap] = []
+    root = _convert(pyroot, base, memo, issues, merging)
+    done: set[int] = set()
+    for m in merging:
+        _flatten_merges(m, done, issues)
     return root, issues
+
+
+def _is_merge_key(node: YNode) -> bool:
+    return isinstance(node, YScalar) and node.tag == _MERGE_TAG
+
+
+def _flatten_merges(m: YMap, done: set[int], issues: list[SyntaxIssue]) -> None:
+    """Apply ``<<`` merge keys the way the engine's loader does (PyYAML ``flatten_mapping``).
+
+    The merged pairs go in front of the mapping's own pairs, so that its own keys win
+    (later pairs win in :meth:`YMap.get`); of several merged mappings the first wins.
+    """
+    if id(m) in done:
+        return
+    done.add(id(m))
+    merged: list[tuple[YNode, YNode]] = []
+    own: list[tuple[YNode, YNode]] = []
+    for k, v in m.items:
+        if not _is_merge_key(k):
+            own.append((k, v))
+        elif isinstance(v, YMap):
+            _flatten_merges(v, done, issues)
+            merged.extend(p for p in v.items if not _is_merge_key(p[0]))
+        elif isinstance(v, YSeq) and all(isinstance(i, YMap) for i in v.items):
+            for sub in reversed(v.items):
+                assert isinstance(sub, YMap)
+                _flatten_merges(sub, done, issues)
+                merged.extend(p for p in sub.items if not _is_merge_key(p[0]))
+        else:
+            issues.append(
+                SyntaxIssue(
+                    YAML_SYNTAX,
+                    "YAML error: a merge key `<<` needs a mapping or a list of mappings "
+                    f"(found {v.describe()})",
+                    v.range,
+                )
+            )
+    m.items = merged + own
 
 
 def _point(text: str, idx: int) -> TextRange:
@@ -163,7 +211,13 @@ def _point(text: str, idx: int) -> TextRange:
     return TextRange(idx, idx + 1)
 
 
-def _convert(n: yaml.Node, base: int, memo: dict[int, YNode], issues: list[SyntaxIssue]) -> YNode:
+def _convert(
+    n: yaml.Node,
+    base: int,
+    memo: dict[int, YNode],
+    issues: list[SyntaxIssue],
+    merging: list[YMap],
+) -> YNode:
     # Iterative to survive deep (libyaml-bounded) nesting without recursion limits.
     existing = memo.get(id(n))
     if existing is not None:
@@ -175,7 +229,7 @@ def _convert(n: yaml.Node, base: int, memo: dict[int, YNode], issues: list[Synta
         if isinstance(pn, yaml.MappingNode) and isinstance(yn, YMap):
             seen: dict[Any, YScalar] = {}
             for pk, pv in pn.value:
-                k = memo.get(id(pk)) or _make(pk, base, memo, issues)
+                k = memo.get(id(pk)) or _make(pk, base, memo, issues, key=True)
                 v = memo.get(id(pv))
                 if v is None:
                     v = _make(pv, base, memo, issues)
@@ -186,8 +240,13 @@ def _convert(n: yaml.Node, base: int, memo: dict[int, YNode], issues: list[Synta
                         hash(hashable_key)
                     except TypeError:
                         hashable_key = k.raw
+                    if _is_merge_key(k):
+                        if not merging or merging[-1] is not yn:
+                            merging.append(yn)
+                        yn.items.append((k, v))
+                        continue
                     prev = seen.get(hashable_key)
-                    if prev is not None and k.raw != "<<":
+                    if prev is not None:
                         issues.append(
                             SyntaxIssue(
                                 YAML_DUPLICATE_KEY,
@@ -210,11 +269,13 @@ def _convert(n: yaml.Node, base: int, memo: dict[int, YNode], issues: list[Synta
     return root
 
 
-def _make(n: yaml.Node, base: int, memo: dict[int, YNode], issues: list[SyntaxIssue]) -> YNode:
+def _make(
+    n: yaml.Node, base: int, memo: dict[int, YNode], issues: list[SyntaxIssue], key: bool = False
+) -> YNode:
     rng = TextRange(n.start_mark.index + base, n.end_mark.index + base)
     node: YNode
     if isinstance(n, yaml.ScalarNode):
-        value, err = _scalar_value(n)
+        value, err = _scalar_value(n, key)
         if err is not None:
             issues.append(SyntaxIssue(YAML_SYNTAX, f"YAML error: {err}", rng))
         node = YScalar(rng, n.tag, value=value, raw=n.value, style=n.style or None)
@@ -226,14 +287,60 @@ def _make(n: yaml.Node, base: int, memo: dict[int, YNode], issues: list[SyntaxIs
     return node
 
 
+def empty_value_keys(root: YNode | None) -> dict[int, TextRange]:
+    """Offset of every empty mapping value (``key:`` with nothing after it) → its key's range.
+
+    Such a value has an empty range, which makes a useless diagnostic anchor; parsers use
+    this map to move those diagnostics onto the key (see :func:`anchor_empty_ranges`).
+    """
+    out: dict[int, TextRange] = {}
+    seen: set[int] = set()
+    stack: list[YNode] = [root] if root is not None else []
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, YMap):
+            for k, v in n.items:
+                if v.range.start == v.range.end:
+                    out.setdefault(v.range.start, k.range)
+                stack.append(k)
+                stack.append(v)
+        elif isinstance(n, YSeq):
+            stack.extend(n.items)
+    return out
+
+
+def anchor_empty_ranges(
+    issues: list[SyntaxIssue], anchors: dict[int, TextRange]
+) -> list[SyntaxIssue]:
+    """``issues`` with each empty range that sits on an empty value moved onto its key."""
+    out: list[SyntaxIssue] = []
+    for i in issues:
+        r = i.range
+        key = anchors.get(r.start) if r.start == r.end else None
+        out.append(SyntaxIssue(i.code, i.message, key, i.severity) if key is not None else i)
+    return out
+
+
+TO_PYTHON_BUDGET = 100_000  # nodes visited by one to_python call
+
+
 def to_python(node: YNode | None) -> Any:
-    """Plain Python value of a node (cycle-safe: a cycle is cut with ``None``)."""
-    return _to_python(node, set())
+    """Plain Python value of a node.
+
+    Cycle-safe (a cycle is cut with ``None``) and bounded: shared aliases are expanded
+    again at each use, so an alias bomb would expand exponentially; after
+    :data:`TO_PYTHON_BUDGET` nodes every further node becomes ``None``.
+    """
+    return _to_python(node, set(), [TO_PYTHON_BUDGET])
 
 
-def _to_python(node: YNode | None, active: set[int]) -> Any:
-    if node is None:
+def _to_python(node: YNode | None, active: set[int], budget: list[int]) -> Any:
+    if node is None or budget[0] <= 0:
         return None
+    budget[0] -= 1
     if isinstance(node, YScalar):
         v = node.value
         if isinstance(v, (datetime.date, bytes)):
@@ -244,16 +351,16 @@ def _to_python(node: YNode | None, active: set[int]) -> Any:
     active.add(id(node))
     try:
         if isinstance(node, YSeq):
-            return [_to_python(i, active) for i in node.items]
+            return [_to_python(i, active, budget) for i in node.items]
         if isinstance(node, YMap):
             out: dict[Any, Any] = {}
             for k, v in node.items:
-                key = k.value if isinstance(k, YScalar) else repr(_to_python(k, active))
+                key = k.value if isinstance(k, YScalar) else repr(_to_python(k, active, budget))
                 try:
                     hash(key)
                 except TypeError:
                     key = repr(key)
-                out[key] = _to_python(v, active)
+                out[key] = _to_python(v, active, budget)
             return out
         return None
     finally:
@@ -352,26 +459,15 @@ def scalar_value_map(source: str, node: YScalar) -> ValueMap:
     points every character at the scalar's first content character (``exact=False``).
     """
     raw = source[node.range.start : node.range.end]
-    style = node.style
-    decoded: list[tuple[str, int, int]] | None
-    try:
-        if style is None:
-            decoded = _decode_flow(raw, 0, len(raw), node.range.start, quote=None)
-        elif style == "'":
-            decoded = _decode_flow(raw, 1, len(raw) - 1, node.range.start, quote="'")
-        elif style == '"':
-            decoded = _decode_flow(raw, 1, len(raw) - 1, node.range.start, quote='"')
-        else:
-            decoded = _decode_block(raw, node.range.start, style)
-    except (IndexError, ValueError):
-        decoded = None
-    if decoded is not None and "".join(c for c, _, _ in decoded) == node.raw:
-        return ValueMap(
-            tuple(s for _, s, _ in decoded),
-            tuple(e for _, _, e in decoded),
-            True,
-            node.range,
-        )
+    skip = _properties_end(raw)  # the node's range starts at its anchor or tag, if any
+    for decoded in _decodings(source, raw[skip:], node.range.start + skip, node.style):
+        if "".join(c for c, _, _ in decoded) == node.raw:
+            return ValueMap(
+                tuple(s for _, s, _ in decoded),
+                tuple(e for _, _, e in decoded),
+                True,
+                node.range,
+            )
     # Fallback: a verbatim occurrence of the value, else everything at the start.
     pos = raw.find(node.raw) if node.raw else -1
     if pos >= 0:
@@ -384,6 +480,58 @@ def scalar_value_map(source: str, node: YScalar) -> ValueMap:
         )
     s0 = node.range.start
     return ValueMap(tuple(s0 for _ in node.raw), tuple(s0 + 1 for _ in node.raw), False, node.range)
+
+
+def _properties_end(raw: str) -> int:
+    """Length of the node properties (``&anchor``, ``!tag``) and the space after them."""
+    i = 0
+    n = len(raw)
+    while i < n and raw[i] in "&!":
+        if raw.startswith("!<", i):
+            close = raw.find(">", i)
+            i = n if close < 0 else close + 1
+        while i < n and raw[i] not in " \t\n":
+            i += 1
+        while i < n:  # white space, line breaks and comments up to the content
+            if raw[i] in " \t\n":
+                i += 1
+            elif raw[i] == "#":
+                eol = raw.find("\n", i)
+                i = n if eol < 0 else eol
+            else:
+                break
+    return i
+
+
+def _decodings(
+    source: str, raw: str, base: int, style: str | None
+) -> Iterator[list[tuple[str, int, int]]]:
+    """Candidate decodings of the scalar source ``raw`` at ``base`` (usually exactly one)."""
+    try:
+        if style is None:
+            yield _decode_flow(raw, 0, len(raw), base, quote=None)
+        elif style in ("'", '"'):
+            yield _decode_flow(raw, 1, len(raw) - 1, base, quote=style)
+        else:
+            explicit = _block_indent_indicator(raw)
+            if explicit is None:
+                yield _decode_block(raw, base, style, None)
+                return
+            # An indentation indicator is relative to the indentation of the enclosing
+            # block collection, which the node does not record: try each candidate from
+            # the line start up to the column of the indicator.
+            column = base - (source.rfind("\n", 0, base) + 1)
+            for parent in range(column + 1):
+                yield _decode_block(raw, base, style, explicit + parent)
+    except (IndexError, ValueError):
+        return
+
+
+def _block_indent_indicator(raw: str) -> int | None:
+    nl = raw.find("\n")
+    header = (raw if nl < 0 else raw[:nl]).split("#", 1)[0].strip()
+    digits = [c for c in header[1:] if c.isdigit()]
+    return int(digits[0]) if digits else None
 
 
 def _decode_flow(
@@ -423,10 +571,17 @@ def _decode_flow(
         if quote == '"' and ch == "\\":
             nxt = raw[i + 1]
             if nxt == "\n":
-                # escaped line break: no space; skip leading white space of next line
+                # escaped line break: no space; skip the leading white space of the next
+                # line, and every following empty line still gives a line break
                 j = i + 2
-                while j < hi and raw[j] in ws:
-                    j += 1
+                while True:
+                    while j < hi and raw[j] in ws:
+                        j += 1
+                    if j < hi and raw[j] == "\n":
+                        out.append(("\n", base + j, base + j + 1))
+                        j += 1
+                        continue
+                    break
                 i = j
                 continue
             if nxt in _DQ_ESCAPES:
@@ -446,26 +601,28 @@ def _decode_flow(
 
 
 def _is_escaped_ws(item: tuple[str, int, int]) -> bool:
-    """An escape sequence (two source characters) is never trimmed by folding."""
-    return item[2] - item[1] == 2
+    """An escape sequence (``\\t``, ``\\x20``, …) is never trimmed by folding."""
+    return item[2] - item[1] != 1
 
 
-def _decode_block(raw: str, base: int, style: str) -> list[tuple[str, int, int]] | None:
-    """Decode a literal (``|``) or folded (``>``) block scalar."""
+def _decode_block(
+    raw: str, base: int, style: str, explicit_indent: int | None
+) -> list[tuple[str, int, int]]:
+    """Decode a literal (``|``) or folded (``>``) block scalar.
+
+    ``explicit_indent`` is the absolute content indentation given by an indentation
+    indicator; without it the indentation of the first non-empty line is used.
+    """
     nl = raw.find("\n")
     if nl < 0:
         return []
     header = raw[:nl].split("#", 1)[0].strip()
-    indicators = header[1:]
     chomp = "clip"
-    explicit_indent: int | None = None
-    for c in indicators:
+    for c in header[1:]:
         if c == "-":
             chomp = "strip"
         elif c == "+":
             chomp = "keep"
-        elif c.isdigit():
-            explicit_indent = int(c)
     # Split the body into lines with offsets.
     lines: list[tuple[int, str]] = []
     pos = nl + 1
@@ -480,29 +637,30 @@ def _decode_block(raw: str, base: int, style: str) -> list[tuple[str, int, int]]
     if explicit_indent is not None:
         indent = explicit_indent
     else:
+        # The indentation is the longest run of leading spaces before the first non-space
+        # character, counting the all-space lines in front of it (YAML auto-detection).
         indent = 0
         for _, text in lines:
-            if text.strip(" "):
-                indent = len(text) - len(text.lstrip(" "))
+            spaces = len(text) - len(text.lstrip(" "))
+            indent = max(indent, spaces)
+            if spaces < len(text):
                 break
     body: list[tuple[str, int, int, bool]] = []  # (text, start, newline_offset, is_blank)
     for start, text in lines:
-        content = text[indent:] if len(text) >= indent else ""
-        blank = not text.strip(" ")
-        body.append(
-            (
-                content if not blank else text[indent:],
-                start + min(indent, len(text)),
-                start + len(text),
-                blank,
-            )
-        )
+        # A line of spaces is empty (a bare line break) only up to the indentation; with
+        # more spaces it is a content line made of the spaces beyond the indentation.
+        blank = len(text) <= indent and not text.strip(" ")
+        body.append((text[indent:], start + min(indent, len(text)), start + len(text), blank))
     # Trailing blank lines are subject to chomping; find last content line.
     last = len(body) - 1
     while last >= 0 and body[last][3]:
         last -= 1
     out: list[tuple[str, int, int]] = []
     if last < 0:
+        if chomp == "keep":  # only empty lines: `+` keeps each of their line breaks
+            for _text, _start, nl_off, _blank in body:
+                if nl_off < len(raw):
+                    out.append(("\n", base + nl_off, base + nl_off + 1))
         return out
     for idx in range(last + 1):
         text, start, nl_off, blank = body[idx]
