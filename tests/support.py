@@ -1,7 +1,8 @@
 """Test support: a whole workspace in one string, with marked ranges.
 
 A fixture is split into files by ``//- <relative path>`` header lines. Inside a file,
-``«label:text»`` marks a range (``text`` stays in the file, the markers and the label go)
+``«label:text»`` marks a range (``text`` stays in the file, the markers and the label go;
+``«a|b:text»`` expects two diagnostics on the same range)
 and ``$0`` marks a cursor. For diagnostics the label is the end of the expected code (for
 example ``unknown_memory_key`` or ``prose.unknown_memory_key``).
 
@@ -72,7 +73,8 @@ def parse_fixture(fixture: str) -> tuple[dict[str, str], list[Mark], tuple[str, 
             out.append(raw[pos : m.start()])
             offset += m.start() - pos
             text = m.group(2)
-            marks.append(Mark(current, m.group(1), offset, offset + len(text)))
+            for label in m.group(1).split("|"):
+                marks.append(Mark(current, label, offset, offset + len(text)))
             out.append(text)
             offset += len(text)
             pos = m.end()

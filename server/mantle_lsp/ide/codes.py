@@ -299,6 +299,70 @@ _ALL = [
         "mantle.validation.config.unknown_model_group",
         "`orchestrator.model_group` names no model group",
     ),
+    # -- more engine checks (entry structure, tools, buttons, preconditions, defaults) -----
+    _e(
+        "mantle.validation.skill.no_entry_block",
+        "a blocks-only skill where every block is called or linked by another block",
+    ),
+    _e(
+        "mantle.validation.skill.multiple_entry_blocks",
+        "a blocks-only skill with more than one entry block",
+    ),
+    _e(
+        "mantle.validation.skill.unreachable_ordered_block", "a block the entry block never reaches"
+    ),
+    _e(
+        "mantle.validation.skill.silence_timeout_hangup_block",
+        "an override of `default_silence_timeout` with a `hangup` block",
+    ),
+    _e(
+        "mantle.validation.unsupported_request_handler.not_engine_managed",
+        "an override of `default_unsupported_request_handler` that is not engine-managed",
+    ),
+    _e(
+        "mantle.validation.unsupported_request_handler.missing_request_type",
+        "an override of `default_unsupported_request_handler` without the `request_type` field",
+    ),
+    _e(
+        "mantle.validation.unsupported_request_handler.missing_entry",
+        "an override of `default_unsupported_request_handler` without exactly one entry block",
+    ),
+    _e(
+        "skill.prose.bare_skill_mention",
+        "another skill's id written as a plain word in prose",
+        "warning",
+    ),
+    _e(
+        "mantle.validation.tools.reserved_name",
+        "a project tool named like a framework tool (the engine refuses to load it)",
+    ),
+    _e(
+        "mantle.validation.tools.invalid_memory_validation_tool",
+        "a `run_after_setting_<x>` tool that can never run",
+    ),
+    _e(
+        "mantle.validation.response.unknown_button_source_tool",
+        "`buttons.source` names no local tool of the delivering skill",
+    ),
+    _e("mantle.validation.response.mcp_button_source_tool", "`buttons.source` names an MCP tool"),
+    _e(
+        "mantle.validation.response.confirming_button_source_tool",
+        "`buttons.source` names a tool that requires confirmation",
+    ),
+    _e(
+        "mantle.validation.response.unbound_button_source",
+        "a project-wide response with `buttons.source` that no skill delivers",
+    ),
+    _e(
+        "mantle.validation.precondition.nested_resolver",
+        "a resolver skill has a precondition of its own",
+    ),
+    _e("mantle.validation.precondition.cycle", "precondition resolvers form a loop"),
+    _e(
+        "mantle.validation.memory.default_skill_collect_initial_value",
+        "a default-skill override collects a field with an `initial_value`, so the step is skipped",
+        "warning",
+    ),
     # -- our own codes -----------------------------------------------------------------------
     _l("lsp.file.unreadable", "the file cannot be read", "error"),
     _l("lsp.file.invalid_utf8", "the file is not valid UTF-8", "error"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from ..syntax.skill_md import Block, SkillDoc, Step
 from ..syntax.text import TextRange
 from ..syntax.tools_py import ToolModule
 from ..syntax.yaml_tree import YMap, YScalar
+from . import parity_checks as parity
 from .codes import Severity, info
 
 
@@ -75,6 +77,7 @@ class Checker:
         self.out: dict[Path, list[Diagnostic]] = {path: [] for path in project.files}
         self._shared: set[str] | None = None
         self._visible: dict[str, set[str]] = {}
+        self._mentions: tuple[re.Pattern[str] | None] | None = None
 
     # -- emit ----------------------------------------------------------------------------
     def emit(
@@ -225,11 +228,27 @@ class Checker:
             self.check_tokens(path, sid, doc)
             self.check_blocks(path, sid, sk, doc)
             self.check_frontmatter_refs(path, sid, sk, doc)
+            parity.check_entry_structure(self, sid, sk, doc)
+            parity.check_bare_mentions(self, sid, sk, doc, self.mention_pattern())
+            parity.check_import_collisions(self, sid, sk, doc)
+            parity.check_default_override(self, sid, sk, doc)
         self.check_skill_memory(sid, sk)
         if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
             self.check_responses(sk.responses, sk.responses.doc, sid)
         for pf, mod in sk.tool_modules():
             self.check_tool_module(pf, mod, sid)
+        parity.check_tool_names(self, sid, sk)
+
+    def mention_pattern(self) -> re.Pattern[str] | None:
+        if self._mentions is None:
+            self._mentions = (parity.mention_pattern(self),)
+        return self._mentions[0]
+
+    def settable_fields(self, sk: Skill) -> set[str]:
+        """Fields of ``sk`` the model may set: `llm_settable` or filled by a collect step."""
+        md = sk.memdoc
+        names = {f.name for f in md.fields if f.llm_settable} if md else set()
+        return names | (set(self.collect_steps(sk)) & set(sk.field_names()))
 
     def check_skill_identity(self, sid: str, sk: Skill) -> None:
         assert sk.skill_md is not None
@@ -439,35 +458,20 @@ class Checker:
                 )
             for attr in ("on_success", "on_failure"):
                 n = getattr(gt, attr)
-                if isinstance(n, YScalar) and not self.response_exists(n.value):
-                    self.emit(
-                        path,
-                        n.range,
-                        "mantle.validation.tool_constraint.unknown_on_success_or_failure",
-                        f"`{attr}` names response `{n.value}`, which no responses.yml "
-                        f"defines{did_you_mean(n.value, self.response_names())}",
-                    )
+                if isinstance(n, YScalar):
+                    self.check_response_ref(path, n, _GATE_CODE, f"`{attr}`")
             if gt.confirmation_enabled:
                 for attr in ("utter_for_confirmation", "utter_on_user_denial"):
                     n = getattr(gt, attr)
-                    if isinstance(n, YScalar) and not self.response_exists(n.value):
-                        self.emit(
-                            path,
-                            n.range,
-                            "mantle.validation.tool_constraint."
-                            "unknown_requires_confirmation_response",
-                            f"`{attr}` names response `{n.value}`, which no responses.yml "
-                            f"defines{did_you_mean(n.value, self.response_names())}",
-                        )
+                    if isinstance(n, YScalar):
+                        self.check_response_ref(path, n, _CONFIRM_CODE, f"`{attr}`")
         for trig in doc.utter:
-            if not self.response_exists(trig.name):
-                self.emit(
-                    path,
-                    trig.name_node.range,
-                    "mantle.validation.verbatim_trigger.unknown_response",
-                    f"`utter` trigger names response `{trig.name}`, which no responses.yml "
-                    f"defines{did_you_mean(trig.name, self.response_names())}",
-                )
+            self.check_response_ref(
+                path,
+                trig.name_node,
+                "mantle.validation.verbatim_trigger.unknown_response",
+                "`utter` trigger",
+            )
         shared = self.shared_tools()
         integ = self.p.integrations
         for item in doc.import_tools:
@@ -518,6 +522,22 @@ class Checker:
                         f"precondition `{name}` is resolved by this same skill "
                         f"(`resolve_with: {sid}`), so it can never be met",
                     )
+                else:
+                    parity.check_precondition_chain(self, path, sid, pre, name)
+
+    def check_response_ref(self, path: Path, node: YScalar, code: str, what: str) -> None:
+        """A response named by a gate, trigger or cancel confirmation: it must exist, and
+        (like the engine checks for these references) have no blank variant."""
+        if not self.response_exists(node.value):
+            self.emit(
+                path,
+                node.range,
+                code,
+                f"{what} names response `{node.value}`, which no responses.yml defines"
+                f"{did_you_mean(node.value, self.response_names())}",
+            )
+        else:
+            parity.check_blank_referenced(self, path, node, f"{what} response")
 
     # -- responses registry ----------------------------------------------------------------
     def response_names(self) -> set[str]:
@@ -817,6 +837,7 @@ class Checker:
                 for b in v.buttons:
                     if b.set_payload is not None:
                         self.check_set_payload(pf.path, sid, b.set_payload)
+        parity.check_button_sources(self, pf.path, doc, sid)
 
     def bare_resolves(self, sid: str | None, name: str) -> bool:
         if self.p.project_field(name) is not None:
@@ -884,6 +905,7 @@ class Checker:
     def check_shared_tools(self) -> None:
         for pf, mod in self.p.shared_tool_files():
             self.check_tool_module(pf, mod, None)
+        parity.check_tool_names(self, None, None)
 
     def check_tool_module(self, pf: ParsedFile, mod: ToolModule, sid: str | None) -> None:
         for call in mod.memory_calls:
@@ -995,13 +1017,11 @@ class Checker:
                 f"integrations.yml{did_you_mean(mg.value, integ.model_groups)}",
             )
         for n in agent.cancel_confirmation:
-            if not self.response_exists(n.value):
-                self.emit(
-                    apf.path,
-                    n.range,
-                    "mantle.validation.tool_constraint.unknown_requires_confirmation_response",
-                    f"response `{n.value}` is not defined in any responses.yml",
-                )
+            self.check_response_ref(apf.path, n, _CONFIRM_CODE, "`cancel` confirmation")
+
+
+_GATE_CODE = "mantle.validation.tool_constraint.unknown_on_success_or_failure"
+_CONFIRM_CODE = "mantle.validation.tool_constraint.unknown_requires_confirmation_response"
 
 
 def _key_range(st: Step, key: str) -> TextRange:
