@@ -364,6 +364,17 @@ _ALL = [
         "warning",
     ),
     # -- our own codes -----------------------------------------------------------------------
+    _l(
+        "lsp.condition.enum_value",
+        "a categorical field compared with a value outside its `enum_values`",
+    ),
+    _l(
+        "lsp.condition.type_mismatch",
+        "a field compared with a literal of the wrong type (a "
+        "bool with a string, text with a number, …)",
+    ),
+    _l("lsp.condition.ordering_on_non_numeric", "`<`/`>` on a bool, text or categorical field"),
+    _l("lsp.condition.never_equal", "`...` or a bytes literal, which never equals a memory value"),
     _l("lsp.file.unreadable", "the file cannot be read", "error"),
     _l("lsp.file.invalid_utf8", "the file is not valid UTF-8", "error"),
     _l("lsp.file.binary", "the file holds binary data", "error"),

@@ -35,6 +35,7 @@ from ..syntax.tools_py import ToolModule
 from ..syntax.yaml_tree import YMap, YScalar
 from . import parity_checks as parity
 from .codes import Severity, info
+from .condition_semantics import check_semantics
 
 
 @dataclass(frozen=True)
@@ -325,14 +326,13 @@ class Checker:
                     rng = site.anchor
                 self.emit(path, rng, syntax_code, f"{label}: {err.message}{tail}")
             return
-        seen: set[tuple[str, str]] = set()
         for ref in parsed.refs:
             why = self.why_unreadable(sid, ref.namespace, ref.entry)
             if why is None:
                 continue
             rng = site.file_range(ref.range.start, ref.range.end)
             self.emit(path, rng, read_code, f"{label} reads {why}")
-            seen.add((ref.namespace, ref.entry))
+        check_semantics(self, path, site, parsed, sid)
 
     # -- prose tokens ----------------------------------------------------------------------
     def check_tokens(self, path: Path, sid: str, doc: SkillDoc) -> None:
