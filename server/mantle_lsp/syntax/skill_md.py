@@ -19,7 +19,16 @@ from typing import Literal
 from .errors import SyntaxIssue
 from .sites import ConditionSite, SiteKind, site_from_scalar, site_from_text
 from .text import TextRange
-from .yaml_tree import YMap, YNode, YScalar, YSeq, describe, parse_yaml
+from .yaml_tree import (
+    YMap,
+    YNode,
+    YScalar,
+    YSeq,
+    anchor_empty_ranges,
+    describe,
+    empty_value_keys,
+    parse_yaml,
+)
 
 # ---------------------------------------------------------------------------------------
 # Codes (registered with explanations in mantle_lsp.ide.codes)
@@ -290,15 +299,16 @@ class SkillDoc:
 
 
 def _lax_bool(v: object) -> bool | None:
+    """A boolean read the way pydantic's lax mode reads it, or None when it is not one."""
     if isinstance(v, bool):
         return v
-    if isinstance(v, int) and v in (0, 1):
+    if isinstance(v, (int, float)) and v in (0, 1):
         return bool(v)
     if isinstance(v, str):
         low = v.strip().lower()
-        if low in ("true", "yes", "on", "1", "y"):
+        if low in ("true", "yes", "on", "1", "y", "t"):
             return True
-        if low in ("false", "no", "off", "0", "n"):
+        if low in ("false", "no", "off", "0", "n", "f"):
             return False
     return None
 
@@ -310,6 +320,10 @@ def parse_skill_md(text: str, skill_id: str) -> SkillDoc:
     """Parse normalized ``skill.md`` text. Never raises."""
     doc = SkillDoc(text=text, skill_id=skill_id)
     _Parser(doc).run()
+    anchors: dict[int, TextRange] = {}
+    for root in [doc.frontmatter, *(b.root for b in doc.blocks)]:
+        anchors.update(empty_value_keys(root))
+    doc.issues = anchor_empty_ranges(doc.issues, anchors)
     return doc
 
 
@@ -522,7 +536,9 @@ class _Parser:
             else:
                 self._scan_tokens(p.body_range.start, p.body_range.end, "prose")
             return
-        p = Paragraph("text", TextRange(ps, pe), first, body_range=TextRange(ps, pe))
+        # the engine uses the whole paragraph, stripped (it may start with a blank line)
+        bs = ps + len(text[ps:pe]) - len(text[ps:pe].lstrip())
+        p = Paragraph("text", TextRange(ps, pe), first, body_range=TextRange(bs, pe))
         self.doc.paragraphs.append(p)
         self._scan_tokens(ps, pe, "prose")
 
@@ -1206,7 +1222,7 @@ class _Parser:
                 )
                 continue
             for ok, ov in opts.pairs():
-                if ok.value in ("on", True):
+                if ok.value is True or ok.value == "on":  # unquoted `on` is YAML 1.1 true
                     trig.on_node = ov
                     if not (isinstance(ov, YScalar) and ov.value in ("activate", None)):
                         self.err(C_UTTER, "`on:` accepts only `activate`", ov.range)

@@ -70,6 +70,7 @@ class YScalar(YNode):
 @dataclass(eq=False)
 class YSeq(YNode):
     items: list[YNode] = field(default_factory=list)
+    flow: bool = False  # written as `[…]`
 
     def describe(self) -> str:
         return "a list"
@@ -78,6 +79,7 @@ class YSeq(YNode):
 @dataclass(eq=False)
 class YMap(YNode):
     items: list[tuple[YNode, YNode]] = field(default_factory=list)
+    flow: bool = False  # written as `{…}`
 
     def describe(self) -> str:
         return "a mapping"
@@ -158,10 +160,33 @@ def parse_yaml(text: str, base: int = 0) -> tuple[YNode | None, list[SyntaxIssue
     memo: dict[int, YNode] = {}
     merging: list[YMap] = []
     root = _convert(pyroot, base, memo, issues, merging)
+    # Children are created after their parents: in reverse, each block collection is
+    # trimmed after its children were.
+    for node in reversed(list(memo.values())):
+        _trim_block_end(node)
     done: set[int] = set()
     for m in merging:
         _flatten_merges(m, done, issues)
     return root, issues
+
+
+def _trim_block_end(node: YNode) -> None:
+    """End a block collection at the end of its last child.
+
+    The loader ends a block mapping or sequence where the next token starts, which takes
+    in the blank lines, comments and indentation that follow it.
+    """
+    if isinstance(node, YMap) and not node.flow:
+        children = [n for pair in node.items for n in pair]
+    elif isinstance(node, YSeq) and not node.flow:
+        children = node.items
+    else:
+        return
+    start, end = node.range
+    # an alias child is the anchored node, which sits elsewhere in the text
+    ends = [c.range.end for c in children if start <= c.range.start and c.range.end <= end]
+    if ends:
+        node.range = TextRange(start, max(ends))
 
 
 def _is_merge_key(node: YNode) -> bool:
@@ -280,9 +305,9 @@ def _make(
             issues.append(SyntaxIssue(YAML_SYNTAX, f"YAML error: {err}", rng))
         node = YScalar(rng, n.tag, value=value, raw=n.value, style=n.style or None)
     elif isinstance(n, yaml.MappingNode):
-        node = YMap(rng, n.tag)
+        node = YMap(rng, n.tag, flow=bool(n.flow_style))
     else:
-        node = YSeq(rng, n.tag)
+        node = YSeq(rng, n.tag, flow=bool(getattr(n, "flow_style", False)))
     memo[id(n)] = node
     return node
 
