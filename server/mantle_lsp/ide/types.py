@@ -28,10 +28,12 @@ class TextEdit:
 @dataclass(frozen=True)
 class WorkspaceEdit:
     """Text edits per file (offsets into that file's current text), then file or folder
-    renames, applied in that order."""
+    renames, applied in that order; ``new_files`` are files to create with their text
+    (files that do not exist yet, e.g. a skill's first memory.yml)."""
 
     edits: dict[Path, tuple[TextEdit, ...]] = field(default_factory=dict)
     renames: tuple[tuple[Path, Path], ...] = ()
+    new_files: dict[Path, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,664 @@
+"""Code actions: quick fixes for the diagnostics the editor shows in a range.
+
+Plain data in (the project, a file, a range and the diagnostics of that range), plain data
+out (:class:`CodeAction` with a :class:`~mantle_lsp.ide.types.WorkspaceEdit`). Every fix
+is recomputed from the model (the index, the parsed files and their YAML trees); only the
+"did you mean" suggestion itself is read from the diagnostic's message.
+
+Edits insert or delete whole lines of YAML and never re-dump a file, so comments and
+formatting elsewhere stay untouched.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..model.layout import FileKind
+from ..model.project import ParsedFile, Project, Skill
+from ..model.symbols import Reference, SymbolKey, content_range
+from ..syntax.conditions import (
+    BoolOpExpr,
+    CompareExpr,
+    Expr,
+    LiteralExpr,
+    NotExpr,
+    RefExpr,
+    parse_condition,
+)
+from ..syntax.memory_yml import MemoryDoc, MemoryField, Scope
+from ..syntax.responses_yml import ResponsesDoc
+from ..syntax.skill_md import SkillDoc
+from ..syntax.text import TextRange
+from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq
+from .diagnostics import Diagnostic
+from .types import TextEdit, WorkspaceEdit
+
+ActionKind = Literal["quickfix", "refactor.rewrite", "source"]
+
+
+@dataclass(frozen=True)
+class CodeAction:
+    title: str
+    kind: ActionKind
+    edit: WorkspaceEdit
+    diagnostic_codes: tuple[str, ...] = ()
+    preferred: bool = False
+
+
+# Diagnostics about a memory field that no memory.yml declares (a declaration fixes them).
+DECLARE_CODES = frozenset(
+    {
+        "mantle.validation.prose.unknown_memory_key",
+        "mantle.validation.response.unknown_memory_key",
+        "mantle.validation.execute_step.unknown_memory_key",
+        "mantle.validation.prose.unknown_memory_reference",
+        "mantle.validation.memory.undeclared_entry",
+        "mantle.validation.tools.undeclared_memory_write",
+        "lsp.condition.unknown_memory_key",
+        "lsp.responses.unknown_placeholder",
+        "lsp.tools.undeclared_memory_write",
+        "lsp.tools.unknown_memory_read",
+    }
+)
+C_SESSION_IN_PROSE = "mantle.validation.prose.session_reference_in_instructions"
+C_MISSING_ELSE = "mantle.validation.flow.next_missing_else"
+C_UNRESOLVED_NEXT = "mantle.validation.flow.unresolved_next"
+C_DESC_NOT_EXPOSED = "mantle.validation.memory.description_not_exposed"
+C_DESC_REQUIRED = "mantle.validation.memory.description_required"
+C_PROJECT_LLM = "mantle.validation.memory.project_llm_settable"
+C_SKILL_SEED = "mantle.validation.memory.skill_seed"
+C_LEGACY = "lsp.legacy.syntax"
+C_UNKNOWN_ATTR = "lsp.memory.unknown_attribute"
+C_FORCE = "skill.step.outdated_force_collection"
+_WRITE_FORMS = ("collect", "set_memory", "tool_set")
+
+_DID_YOU_MEAN = re.compile(r"did you mean `([^`]+)`\?")
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+_PLAIN_SAFE = re.compile(r"[A-Za-z_][\w-]*(?: [\w-]+)*\Z")
+_YAML11_WORDS = frozenset(
+    [
+        "y",
+        "n",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "true",
+        "false",
+        "null",
+        "none",
+        "~",
+    ]  # read as bool/null by YAML 1.1
+)
+
+
+def code_actions(
+    project: Project, path: Path, rng: TextRange, diagnostics: list[Diagnostic]
+) -> list[CodeAction]:
+    """The code actions for ``rng`` in ``path``; ``diagnostics`` are the diagnostics the
+    editor shows there (others are ignored)."""
+    pf = project.files.get(path)
+    if pf is None:
+        return []
+    fixer = _Fixer(project, pf)
+    out: list[CodeAction] = []
+    seen: set[tuple[str, str]] = set()
+    for d in diagnostics:
+        if d.path != path:
+            continue
+        for action in fixer.fixes(d):
+            key = (action.title, repr(sorted(action.edit.edits.items())))
+            if key not in seen:
+                seen.add(key)
+                out.append(action)
+    out.sort(key=lambda a: not a.preferred)  # stable: preferred fixes first
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Text helpers
+
+
+def _line_start(text: str, offset: int) -> int:
+    return text.rfind("\n", 0, offset) + 1
+
+
+def _after_line(text: str, offset: int) -> int:
+    """The offset just after the line break ending the line of ``offset`` (or the end)."""
+    nl = text.find("\n", offset)
+    return len(text) if nl == -1 else nl + 1
+
+
+def _column(text: str, offset: int) -> int:
+    return offset - _line_start(text, offset)
+
+
+def _is_flow(text: str, node: YNode) -> bool:
+    return text[node.range.start : node.range.start + 1] in ("{", "[")
+
+
+def _content_end(text: str, node: YNode | None) -> int:
+    """The end of the last character that belongs to ``node`` (block mappings and block
+    scalars end at the next token in the YAML tree; this trims them)."""
+    if node is None:
+        return 0
+    if isinstance(node, YScalar):
+        end = node.range.end
+        while end > node.range.start and text[end - 1] in " \t\n":
+            end -= 1
+        return end
+    if _is_flow(text, node):
+        return node.range.end
+    if isinstance(node, YMap) and node.items:
+        k, v = node.items[-1]
+        return max(_content_end(text, k), _content_end(text, v))
+    if isinstance(node, YSeq) and node.items:
+        return _content_end(text, node.items[-1])
+    return node.range.start
+
+
+def _insert_lines(text: str, after: int, lines: list[str]) -> TextEdit:
+    """Insert whole lines after the line holding offset ``after - 1``."""
+    pos = _after_line(text, max(after - 1, 0)) if after > 0 else 0
+    body = "".join(line + "\n" for line in lines)
+    if pos == len(text) and text and not text.endswith("\n"):
+        body = "\n" + body
+    return TextEdit(TextRange(pos, pos), body)
+
+
+def _delete_lines(text: str, start: int, content_end: int) -> TextEdit | None:
+    """Delete the lines from the one holding ``start`` to the one holding ``content_end``,
+    when ``start`` is the first non-blank character of its line."""
+    ls = _line_start(text, start)
+    if text[ls:start].strip():
+        return None
+    return TextEdit(TextRange(ls, _after_line(text, max(content_end - 1, start))), "")
+
+
+def yaml_scalar(value: object) -> str:
+    """``value`` as a YAML scalar that reads back as the same value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    s = str(value)
+    if _PLAIN_SAFE.match(s) and s.lower() not in _YAML11_WORDS:
+        return s
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _ws_edit(path: Path, *edits: TextEdit) -> WorkspaceEdit:
+    return WorkspaceEdit({path: tuple(edits)})
+
+
+def _inside(inner: TextRange, outer: TextRange) -> bool:
+    return outer.start <= inner.start and inner.end <= outer.end
+
+
+# ---------------------------------------------------------------------------------------
+# Type guesses for a new field
+
+
+@dataclass
+class _Usage:
+    literals: list[object] = field(default_factory=list)
+    truthy: bool = False
+
+
+def _walk_usage(expr: Expr, ns: str, entry: str, use: _Usage, boolean: bool) -> None:
+    def is_ref(e: Expr) -> bool:
+        return isinstance(e, RefExpr) and e.ref.namespace == ns and e.ref.entry == entry
+
+    if isinstance(expr, RefExpr):
+        if boolean and is_ref(expr):
+            use.truthy = True
+    elif isinstance(expr, NotExpr):
+        _walk_usage(expr.operand, ns, entry, use, True)
+    elif isinstance(expr, BoolOpExpr):
+        for o in expr.operands:
+            _walk_usage(o, ns, entry, use, True)
+    elif isinstance(expr, CompareExpr):
+        chain = [expr.left, *expr.comparators]
+        for a, b in itertools.pairwise(chain):
+            for x, y in ((a, b), (b, a)):
+                if is_ref(x) and isinstance(y, LiteralExpr) and y.kind != "none":
+                    use.literals.append(y.value)
+
+
+def _literal_of_text(value: str) -> object:
+    v = value.strip()
+    if v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+def guess_type(project: Project, key: SymbolKey) -> tuple[str, list[object]]:
+    """(type, enum values) for a new field, from how the project uses ``key``."""
+    ns, entry = key[1], key[2]
+    use = _Usage()
+    for ref in project.index.references_to(key):
+        if ref.site is not None:
+            parsed = parse_condition(ref.site.text)
+            if parsed.tree is not None:
+                _walk_usage(parsed.tree, ns, entry, use, True)
+        elif ref.form == "set_memory":
+            value = _set_memory_value(project, ref)
+            if isinstance(value, YScalar) and value.value is not None:
+                use.literals.append(value.value)
+        elif ref.form == "set_payload":
+            pf = project.files.get(ref.path)
+            if pf is not None and isinstance(pf.doc, ResponsesDoc):
+                for r in pf.doc.responses:
+                    for var in r.variants:
+                        for b in var.buttons:
+                            sp = b.set_payload
+                            if sp is not None and sp.entry_range == ref.range:
+                                use.literals.append(_literal_of_text(sp.value))
+    lits = use.literals
+    if lits and all(isinstance(v, bool) for v in lits):
+        return "bool", []
+    if lits and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in lits):
+        return ("float" if any(isinstance(v, float) for v in lits) else "int"), []
+    if lits and all(isinstance(v, str) for v in lits):
+        values = list(dict.fromkeys(lits))
+        return ("categorical", values) if len(values) >= 2 else ("text", [])
+    if not lits and use.truthy:
+        return "bool", []
+    return "text", []
+
+
+def _set_memory_value(project: Project, ref: Reference) -> YNode | None:
+    pf = project.files.get(ref.path)
+    doc = pf.doc if pf else None
+    if not isinstance(doc, SkillDoc):
+        return None
+    for _, st in doc.steps():
+        sm = st.get("set_memory")
+        if isinstance(sm, YMap):
+            for k, v in sm.pairs():
+                if content_range(k) == ref.range:
+                    return v
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# The fixes
+
+
+class _Fixer:
+    def __init__(self, project: Project, pf: ParsedFile) -> None:
+        self.p = project
+        self.pf = pf
+        self.path = pf.path
+        self.text = pf.text
+
+    def fixes(self, d: Diagnostic) -> Iterator[CodeAction]:
+        code = d.code
+        if code in DECLARE_CODES:
+            yield from self.declare(d)
+        if code == C_SESSION_IN_PROSE:
+            yield from self.session_to_memory(d)
+        if code == C_MISSING_ELSE:
+            yield from self.add_else(d)
+        if code == C_DESC_NOT_EXPOSED:
+            yield from self.description_not_exposed(d)
+        if code == C_DESC_REQUIRED:
+            yield from self.add_description(d)
+        if code in (C_PROJECT_LLM, C_SKILL_SEED):
+            yield from self.remove_attribute(d)
+        if code in (C_LEGACY, C_UNKNOWN_ATTR, C_FORCE):
+            yield from self.rename_key(d)
+        if code == C_UNRESOLVED_NEXT and "`END` is upper-case" in d.message:
+            yield from self.change_to(d, "END")
+        m = _DID_YOU_MEAN.search(d.message)
+        if m:
+            yield from self.change_to(d, m.group(1))
+
+    def action(
+        self, title: str, d: Diagnostic, edit: WorkspaceEdit, preferred: bool = False
+    ) -> CodeAction:
+        return CodeAction(title, "quickfix", edit, (d.code,), preferred)
+
+    # -- did you mean -----------------------------------------------------------------
+    def change_to(self, d: Diagnostic, suggestion: str) -> Iterator[CodeAction]:
+        if ": {type: " in suggestion:  # memory.yml `name: text` → `name: {type: text}`
+            value = suggestion.split(": ", 1)[1]
+            edit = _ws_edit(self.path, TextEdit(d.range, value))
+            yield self.action(f"Change to `{suggestion}`", d, edit, preferred=True)
+            return
+        target = self.wrong_name_range(d, suggestion)
+        if target is None:
+            return
+        edit = _ws_edit(self.path, TextEdit(target, suggestion))
+        yield self.action(f"Change to `{suggestion}`", d, edit, preferred=True)
+
+    def wrong_name_range(self, d: Diagnostic, suggestion: str) -> TextRange | None:
+        """The range of the misspelt name inside the diagnostic's range."""
+        text = self.text
+        refs = [
+            r
+            for r in self.p.index.references_in(self.path)
+            if _inside(r.range, d.range) and not r.soft
+        ]
+        cands: list[TextRange] = []
+        for r in refs:
+            if r.key[0] == "field":
+                ns = r.key[1]
+                if ns in ("project", "system") or self.p.has_skill(ns):
+                    cands.append(r.range)
+                else:  # the namespace is the wrong segment
+                    cands.extend(
+                        n.range for n in refs if n.form == "namespace" and n.key == ("skill", ns)
+                    )
+            elif r.form != "namespace":
+                cands.append(r.range)
+        if not cands:
+            body = text[d.range.start : d.range.end]
+            for m in _BACKTICKED.finditer(d.message):
+                name = m.group(1)
+                if name == suggestion:
+                    continue
+                for hit in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", body):
+                    cands.append(TextRange(d.range.start + hit.start(), d.range.start + hit.end()))
+        cands = [c for c in dict.fromkeys(cands) if text[c.start : c.end] != suggestion]
+        if not cands:
+            return None
+
+        def score(c: TextRange) -> float:
+            return difflib.SequenceMatcher(None, text[c.start : c.end], suggestion).ratio()
+
+        return max(cands, key=score)
+
+    # -- session.a.b in prose ------------------------------------------------------------
+    def session_to_memory(self, d: Diagnostic) -> Iterator[CodeAction]:
+        written = self.text[d.range.start : d.range.end]
+        if not written.startswith("session."):
+            return
+        new = "@memory." + written[len("session.") :]
+        edit = _ws_edit(self.path, TextEdit(d.range, new))
+        yield self.action(f"Change to `{new}`", d, edit, preferred=True)
+
+    # -- declare a field -----------------------------------------------------------------
+    def declare(self, d: Diagnostic) -> Iterator[CodeAction]:
+        sid = self.pf.skill_id
+        for ref in self.p.index.references_in(self.path):
+            if ref.key[0] != "field" or not _inside(ref.range, d.range) or ref.soft:
+                continue
+            ns, entry = ref.key[1], ref.key[2]
+            if "." in entry:
+                continue  # `set_memory: {card.reason: …}` is not a field name
+            if ns == "project":
+                if self.p.project_field(entry) is not None:
+                    continue
+                edit = declare_project_field(self.p, entry, self.field_lines(ref.key, None))
+                if edit is not None:
+                    title = f"Declare `{entry}` in memory.yml (project)"
+                    yield self.action(title, d, edit)
+                continue
+            sk = self.p.skill(ns)
+            if sk is None or sk.field(entry) is not None:
+                continue
+            if ns != sid and ref.form in _WRITE_FORMS:
+                continue  # a skill may not write another skill's field: declaring won't help
+            scopes: list[Scope] = ["private", "public"] if ns == sid else ["public"]
+            if ns == sid and self.read_elsewhere(ref.key, sid):
+                scopes = ["public"]
+            for scope in scopes:
+                edit = declare_skill_field(sk, entry, scope, self.field_lines(ref.key, sk))
+                if edit is not None:
+                    title = f"Declare `{entry}` in skills/{ns}/memory.yml ({scope})"
+                    yield self.action(title, d, edit)
+
+    def read_elsewhere(self, key: SymbolKey, sid: str) -> bool:
+        return any(r.skill != sid for r in self.p.index.references_to(key))
+
+    def field_lines(self, key: SymbolKey, sk: Skill | None) -> list[str]:
+        ftype, values = guess_type(self.p, key)
+        lines = [f"type: {ftype}"]
+        if values:
+            lines.append(f"enum_values: [{', '.join(yaml_scalar(v) for v in values)}]")
+        if sk is not None and _collected_without_description(sk, key[2]):
+            lines.append(f"description: TODO describe {key[2]}")
+        return lines
+
+    # -- next: branches without else -------------------------------------------------------
+    def add_else(self, d: Diagnostic) -> Iterator[CodeAction]:
+        doc = self.pf.doc
+        if not isinstance(doc, SkillDoc):
+            return
+        text = self.text
+        for blk in doc.blocks:
+            for i, st in enumerate(blk.steps):
+                if not isinstance(st.node, YMap):
+                    continue
+                nk = st.node.key_node("next")
+                if nk is None or nk.range != d.range:
+                    continue
+                seq = st.next_node
+                if not isinstance(seq, YSeq) or not seq.items or _is_flow(text, seq):
+                    return
+                dash = text.rfind("-", 0, seq.items[0].range.start)
+                indent = " " * _column(text, dash)
+                following = blk.steps[i + 1].id if i + 1 < len(blk.steps) else None
+                target = following or "END"
+                edit = _insert_lines(text, _content_end(text, seq), [f"{indent}- else: {target}"])
+                title = f"Add `- else: {target}` as the last branch"
+                yield self.action(title, d, _ws_edit(self.path, edit), preferred=True)
+                return
+
+    # -- memory.yml attributes ---------------------------------------------------------------
+    def memdoc(self) -> MemoryDoc | None:
+        doc = self.pf.doc
+        return doc if isinstance(doc, MemoryDoc) else None
+
+    def attribute_at(self, rng: TextRange) -> tuple[MemoryField, str] | None:
+        md = self.memdoc()
+        if md is None:
+            return None
+        for f in md.fields:
+            for attr, k in f.attr_keys.items():
+                if k.range == rng:
+                    return f, attr
+        return None
+
+    def remove_attr_edit(self, f: MemoryField, attr: str) -> TextEdit | None:
+        k = f.attr_keys[attr]
+        if not isinstance(f.node, YMap) or _is_flow(self.text, f.node):
+            return None
+        if len(f.attrs) == 1 and self.pf.kind is FileKind.SKILL_MEMORY:
+            return None  # `name:` with nothing after it fails to load in a skill
+        return _delete_lines(self.text, k.range.start, _content_end(self.text, f.attrs[attr]))
+
+    def description_not_exposed(self, d: Diagnostic) -> Iterator[CodeAction]:
+        hit = self.attribute_at(d.range)
+        if hit is None:
+            return
+        f, attr = hit
+        rm = self.remove_attr_edit(f, attr)
+        if rm is not None:
+            yield self.action("Remove the description", d, _ws_edit(self.path, rm))
+        if self.pf.kind is FileKind.SKILL_MEMORY:
+            edit = self.set_attribute(f, "llm_settable", "true")
+            if edit is not None:
+                yield self.action(f"Make `{f.name}` llm_settable", d, _ws_edit(self.path, edit))
+
+    def add_description(self, d: Diagnostic) -> Iterator[CodeAction]:
+        md = self.memdoc()
+        if md is None:
+            return
+        f = next((f for f in md.fields if f.key.range == d.range), None)
+        if f is None:
+            return
+        edit = self.set_attribute(f, "description", f"TODO describe {f.name}")
+        if edit is not None:
+            yield self.action("Add a description", d, _ws_edit(self.path, edit))
+
+    def set_attribute(self, f: MemoryField, attr: str, value: str) -> TextEdit | None:
+        """Set ``attr`` of ``f`` to ``value`` (replacing a scalar value, or adding a line)."""
+        text = self.text
+        node = f.node
+        if attr in f.attrs:
+            v = f.attrs[attr]
+            if not isinstance(v, YScalar):
+                return None
+            if v.range.length == 0:  # `attr:` with nothing after it
+                return TextEdit(v.range, " " + value)
+            return TextEdit(v.range, value)
+        if not isinstance(node, YMap) or not node.items:
+            return None
+        if _is_flow(text, node):
+            close = node.range.end - 1
+            if text[close] != "}":
+                return None
+            sep = ", " if node.items else ""
+            return TextEdit(TextRange(close, close), f"{sep}{attr}: {value}")
+        indent = " " * _column(text, node.items[0][0].range.start)
+        return _insert_lines(text, _content_end(text, node), [f"{indent}{attr}: {value}"])
+
+    def remove_attribute(self, d: Diagnostic) -> Iterator[CodeAction]:
+        hit = self.attribute_at(d.range)
+        if hit is None:
+            return
+        f, attr = hit
+        rm = self.remove_attr_edit(f, attr)
+        if rm is not None:
+            yield self.action(f"Remove `{attr}`", d, _ws_edit(self.path, rm), preferred=True)
+
+    # -- legacy attribute / key names -----------------------------------------------------
+    def rename_key(self, d: Diagnostic) -> Iterator[CodeAction]:
+        written = self.text[d.range.start : d.range.end]
+        renames = {"enum": "enum_values", "force_collection": "ask_before_filling"}
+        new = renames.get(written)
+        if new is None:
+            return
+        if new == "enum_values" and self.memdoc() is None:
+            return
+        edit = _ws_edit(self.path, TextEdit(d.range, new))
+        yield self.action(f"Rename `{written}` to `{new}`", d, edit, preferred=True)
+
+
+def _collected_without_description(sk: Skill, name: str) -> bool:
+    doc = sk.doc
+    if doc is None:
+        return False
+    steps = [st for _, st in doc.steps() if st.kind == "collect" and st.str_field("collect")]
+    mine = [st for st in steps if (c := st.str_field("collect")) is not None and c[0] == name]
+    if not mine:
+        return False
+    desc = mine[-1].str_field("description")
+    return not (desc and desc[0].strip())
+
+
+# ---------------------------------------------------------------------------------------
+# Declaring fields in memory.yml
+
+
+def _indent_unit(text: str, root: YNode | None) -> int:
+    """The file's indentation step (the first nested mapping's offset), 2 by default."""
+    if isinstance(root, YMap):
+        for k, v in root.items:
+            if isinstance(v, YMap) and v.items and not _is_flow(text, v):
+                step = _column(text, v.items[0][0].range.start) - _column(text, k.range.start)
+                if step > 0:
+                    return step
+    return 2
+
+
+def _field_block(name: str, lines: Iterable[str], indent: int, unit: int) -> list[str]:
+    pad = " " * indent
+    return [f"{pad}{name}:", *(f"{pad}{' ' * unit}{line}" for line in lines)]
+
+
+def _attr_step(text: str, section: YMap, unit: int) -> int:
+    for k, v in section.items:
+        if isinstance(v, YMap) and v.items and not _is_flow(text, v):
+            step = _column(text, v.items[0][0].range.start) - _column(text, k.range.start)
+            if step > 0:
+                return step
+    return unit
+
+
+def declare_skill_field(
+    sk: Skill, name: str, scope: Scope, lines: list[str]
+) -> WorkspaceEdit | None:
+    """Insert ``name:`` with attribute ``lines`` under ``schema: <scope>:`` of the skill's
+    memory.yml (creating the sections, or the file, when missing)."""
+    pf = sk.memory
+    if pf is None:
+        body = ["schema:", f"  {scope}:", *_field_block(name, lines, 4, 2)]
+        return WorkspaceEdit(new_files={sk.dir / "memory.yml": "".join(x + "\n" for x in body)})
+    md = pf.doc if isinstance(pf.doc, MemoryDoc) else None
+    text = pf.text
+    if md is None or not pf.source.analyzable:
+        return None
+    root = md.root
+    unit = _indent_unit(text, root)
+    if root is None or (isinstance(root, YScalar) and root.is_null):
+        body = ["schema:", f"{' ' * unit}{scope}:", *_field_block(name, lines, 2 * unit, unit)]
+        return _ws_edit(pf.path, _insert_lines(text, len(text), body))
+    if not isinstance(root, YMap) or _is_flow(text, root):
+        return None
+    schema_key = root.key_node("schema")
+    schema = root.get("schema")
+    if schema_key is None:
+        body = ["schema:", f"{' ' * unit}{scope}:", *_field_block(name, lines, 2 * unit, unit)]
+        return _ws_edit(pf.path, _insert_lines(text, len(text), body))
+    base = _column(text, schema_key.range.start)
+    if isinstance(schema, YScalar) and schema.is_null:
+        body = [f"{' ' * (base + unit)}{scope}:", *_field_block(name, lines, base + 2 * unit, unit)]
+        return _ws_edit(pf.path, _insert_lines(text, schema_key.range.end, body))
+    if not isinstance(schema, YMap) or _is_flow(text, schema) or not schema.items:
+        return None
+    sec_col = _column(text, schema.items[0][0].range.start)
+    section_key = schema.key_node(scope)
+    section = schema.get(scope)
+    if section_key is None:
+        body = [f"{' ' * sec_col}{scope}:", *_field_block(name, lines, sec_col + unit, unit)]
+        private = schema.key_node("private")
+        if scope == "public" and private is not None:
+            pos = _line_start(text, private.range.start)
+            return _ws_edit(pf.path, TextEdit(TextRange(pos, pos), "".join(b + "\n" for b in body)))
+        return _ws_edit(pf.path, _insert_lines(text, _content_end(text, schema), body))
+    if isinstance(section, YScalar) and section.is_null:
+        block = _field_block(name, lines, sec_col + unit, unit)
+        return _ws_edit(pf.path, _insert_lines(text, section_key.range.end, block))
+    if not isinstance(section, YMap) or _is_flow(text, section) or not section.items:
+        return None
+    col = _column(text, section.items[0][0].range.start)
+    block = _field_block(name, lines, col, _attr_step(text, section, unit))
+    return _ws_edit(pf.path, _insert_lines(text, _content_end(text, section), block))
+
+
+def declare_project_field(project: Project, name: str, lines: list[str]) -> WorkspaceEdit | None:
+    """Insert ``name:`` with attribute ``lines`` at the end of the project memory.yml
+    (creating the file when missing)."""
+    pf = project.file_of_kind(FileKind.PROJECT_MEMORY)
+    if pf is None:
+        body = _field_block(name, lines, 0, 2)
+        return WorkspaceEdit(
+            new_files={project.root / "memory.yml": "".join(x + "\n" for x in body)}
+        )
+    md = pf.doc if isinstance(pf.doc, MemoryDoc) else None
+    text = pf.text
+    if md is None or not pf.source.analyzable:
+        return None
+    root = md.root
+    if root is None or (isinstance(root, YScalar) and root.is_null):
+        return _ws_edit(pf.path, _insert_lines(text, len(text), _field_block(name, lines, 0, 2)))
+    if not isinstance(root, YMap) or _is_flow(text, root) or not root.items:
+        return None
+    col = _column(text, root.items[0][0].range.start)
+    block = _field_block(name, lines, col, _attr_step(text, root, 2))
+    return _ws_edit(pf.path, _insert_lines(text, _content_end(text, root), block))

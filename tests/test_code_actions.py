@@ -1,0 +1,1261 @@
+"""Code actions: each quick fix applied to a fixture gives exactly the expected files, and
+the diagnostic it fixes is gone afterwards."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from mantle_lsp.ide.code_actions import CodeAction, code_actions, yaml_scalar
+from mantle_lsp.ide.diagnostics import Diagnostic, project_diagnostics
+from mantle_lsp.ide.types import WorkspaceEdit
+from mantle_lsp.model.project import Project
+from mantle_lsp.syntax.text import TextRange
+from support import parse_fixture, write_fixture
+
+
+def apply_edit(root: Path, edit: WorkspaceEdit) -> None:
+    for path, edits in edit.edits.items():
+        text = path.read_text(encoding="utf-8")
+        ordered = sorted(edits, key=lambda e: (e.range.start, e.range.end))
+        for a, b in itertools.pairwise(ordered):
+            assert a.range.end <= b.range.start, f"overlapping edits in {path}"
+        for e in reversed(ordered):
+            text = text[: e.range.start] + e.new_text + text[e.range.end :]
+        path.write_text(text, encoding="utf-8")
+    for path, text in edit.new_files.items():
+        assert not path.exists(), f"{path} already exists"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    for old, new in edit.renames:
+        old.rename(new)
+
+
+def actions_at(tmp_path: Path, fixture: str) -> tuple[Project, list[Diagnostic], list[CodeAction]]:
+    fx = write_fixture(tmp_path, fixture)
+    assert fx.cursor is not None, "the fixture needs a $0 cursor"
+    rel, offset = fx.cursor
+    path = tmp_path / rel
+    proj = Project.load(tmp_path)
+    diags = [d for d in project_diagnostics(proj).get(path, []) if d.range.contains(offset)]
+    return proj, diags, code_actions(proj, path, TextRange(offset, offset), diags)
+
+
+def titles_at(tmp_path: Path, fixture: str) -> list[str]:
+    return [a.title for a in actions_at(tmp_path, fixture)[2]]
+
+
+def _all_diagnostics(root: Path) -> set[tuple[str, str, str]]:
+    proj = Project.load(root)
+    return {
+        (p.relative_to(root).as_posix(), d.code, d.message)
+        for p, ds in project_diagnostics(proj).items()
+        for d in ds
+    }
+
+
+def check_code_action(
+    tmp_path: Path, fixture: str, title: str, after: str, fixed: bool = True
+) -> CodeAction:
+    """Apply the action called ``title`` at the cursor; every file of ``after`` (fixture
+    syntax) must then read exactly as given. With ``fixed``, the diagnostics the action
+    names must be gone."""
+    _proj, diags, actions = actions_at(tmp_path, fixture)
+    assert diags, "no diagnostic at the cursor"
+    found = [a for a in actions if a.title == title]
+    assert found, f"no action {title!r}; offered: {[a.title for a in actions]}"
+    assert len(found) == 1, f"{title!r} offered {len(found)} times"
+    action = found[0]
+    before = _all_diagnostics(tmp_path)
+    apply_edit(tmp_path, action.edit)
+    expected, _, _ = parse_fixture(after)
+    for rel, text in expected.items():
+        got = (tmp_path / rel).read_text(encoding="utf-8")
+        assert got == text, f"{rel}:\n--- got\n{got}--- expected\n{text}"
+    if fixed:
+        remaining = _all_diagnostics(tmp_path)
+        for d in diags:
+            if d.code in action.diagnostic_codes:
+                rel = d.path.relative_to(tmp_path).as_posix()
+                assert (rel, d.code, d.message) not in remaining, f"still reported: {d.message}"
+        new = remaining - before
+        assert not new, f"the fix introduced diagnostics: {sorted(new)}"
+    return action
+
+
+# ---------------------------------------------------------------------------------------
+# Declaring fields
+
+CARD_MEMORY = """\
+//- skills/card/memory.yml
+# Card replacement memory.
+schema:
+  public:
+    reason:
+      type: text   # why the card is replaced
+
+  private:
+    card_id:
+      type: text
+"""
+
+
+def test_declare_private_field_of_current_skill(tmp_path: Path) -> None:
+    action = check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.blo$0cked == True
+Tell the customer the card is blocked.
+""",
+        "Declare `blocked` in skills/card/memory.yml (private)",
+        """\
+//- skills/card/memory.yml
+# Card replacement memory.
+schema:
+  public:
+    reason:
+      type: text   # why the card is replaced
+
+  private:
+    card_id:
+      type: text
+    blocked:
+      type: bool
+""",
+    )
+    assert action.kind == "quickfix"
+    assert action.diagnostic_codes == ("mantle.validation.prose.unknown_memory_key",)
+    assert not action.preferred
+
+
+def test_declare_public_field_of_current_skill(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.delivery$0 == "express" or session.card.delivery == "standard"
+Offer the delivery.
+""",
+        "Declare `delivery` in skills/card/memory.yml (public)",
+        """\
+//- skills/card/memory.yml
+# Card replacement memory.
+schema:
+  public:
+    reason:
+      type: text   # why the card is replaced
+    delivery:
+      type: categorical
+      enum_values: [express, standard]
+
+  private:
+    card_id:
+      type: text
+""",
+    )
+
+
+def test_field_read_by_another_skill_is_declared_public_only(tmp_path: Path) -> None:
+    fixture = (
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help.
+//- skills/billing/skill.md
+---
+description: Billing.
+---
+if: session.card.fee$0 > 2.5
+Mention the fee.
+"""
+    )
+    assert titles_at(tmp_path, fixture) == ["Declare `fee` in skills/card/memory.yml (public)"]
+
+
+def test_declare_field_read_from_another_skill(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help.
+//- skills/billing/skill.md
+---
+description: Billing.
+---
+Use @memory.card.fee$0 and the limit.
+""",
+        "Declare `fee` in skills/card/memory.yml (public)",
+        """\
+//- skills/card/memory.yml
+# Card replacement memory.
+schema:
+  public:
+    reason:
+      type: text   # why the card is replaced
+    fee:
+      type: text
+
+  private:
+    card_id:
+      type: text
+""",
+    )
+
+
+def test_declare_creates_missing_section(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+    private:
+        card_id:
+            type: text
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.lim$0it >= 3
+Say the limit.
+""",
+        "Declare `limit` in skills/card/memory.yml (public)",
+        """\
+//- skills/card/memory.yml
+schema:
+    public:
+        limit:
+            type: int
+    private:
+        card_id:
+            type: text
+""",
+    )
+
+
+def test_declare_creates_schema_in_a_comment_only_file(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+# nothing yet
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: not session.card.urg$0ent
+Take your time.
+""",
+        "Declare `urgent` in skills/card/memory.yml (private)",
+        """\
+//- skills/card/memory.yml
+# nothing yet
+schema:
+  private:
+    urgent:
+      type: bool
+""",
+    )
+
+
+def test_declare_creates_missing_memory_file(tmp_path: Path) -> None:
+    action = check_code_action(
+        tmp_path,
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.status$0 == "active"
+Go on.
+""",
+        "Declare `status` in skills/card/memory.yml (private)",
+        """\
+//- skills/card/memory.yml
+schema:
+  private:
+    status:
+      type: text
+""",
+    )
+    assert action.edit.edits == {}
+    assert list(action.edit.new_files) == [tmp_path / "skills/card/memory.yml"]
+
+
+def test_declare_project_field(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- memory.yml
+authenticated:
+  type: bool
+  seed: true
+# trailing comment stays last
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.project.tier$0 == "gold"
+Thank them.
+""",
+        "Declare `tier` in memory.yml (project)",
+        """\
+//- memory.yml
+authenticated:
+  type: bool
+  seed: true
+tier:
+  type: text
+# trailing comment stays last
+""",
+    )
+
+
+def test_declare_from_collect_adds_description(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: ask
+    collect: addr$0ess
+:::
+""",
+        "Declare `address` in skills/card/memory.yml (private)",
+        """\
+//- skills/card/memory.yml
+# Card replacement memory.
+schema:
+  public:
+    reason:
+      type: text   # why the card is replaced
+
+  private:
+    card_id:
+      type: text
+    address:
+      type: text
+      description: TODO describe address
+""",
+    )
+
+
+def test_declare_from_set_memory_uses_the_value(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: mark
+    set_memory:
+      attem$0pts: 3
+:::
+""",
+        "Declare `attempts` in skills/card/memory.yml (private)",
+        """\
+//- skills/card/memory.yml
+# Card replacement memory.
+schema:
+  public:
+    reason:
+      type: text   # why the card is replaced
+
+  private:
+    card_id:
+      type: text
+    attempts:
+      type: int
+""",
+    )
+
+
+def test_declare_from_tool_write(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help.
+//- skills/card/tools.py
+from rasa.mantle.tools.decorator import ToolContext, tool
+
+
+@tool(description="Block it.")
+async def block(context: ToolContext):
+    context.memory.set("blocked_at$0", "now")
+""",
+        "Declare `blocked_at` in skills/card/memory.yml (private)",
+        """\
+//- skills/card/memory.yml
+# Card replacement memory.
+schema:
+  public:
+    reason:
+      type: text   # why the card is replaced
+
+  private:
+    card_id:
+      type: text
+    blocked_at:
+      type: text
+""",
+    )
+
+
+def test_declare_from_placeholder(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help.
+//- skills/card/responses.yml
+responses:
+  utter_eta:
+    - text: "Your card arrives in {session.card.eta_d$0ays} days."
+""",
+        "Declare `eta_days` in skills/card/memory.yml (private)",
+        """\
+//- skills/card/memory.yml
+# Card replacement memory.
+schema:
+  public:
+    reason:
+      type: text   # why the card is replaced
+
+  private:
+    card_id:
+      type: text
+    eta_days:
+      type: text
+""",
+    )
+
+
+def test_no_declare_for_another_skills_write_or_unknown_namespace(tmp_path: Path) -> None:
+    fixture = (
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help.
+//- skills/billing/skill.md
+---
+description: Billing.
+---
+if: session.nosuchskill.x$0 == 1
+Go.
+"""
+    )
+    assert titles_at(tmp_path, fixture) == []
+
+
+def test_no_declare_for_a_private_field_of_another_skill(tmp_path: Path) -> None:
+    fixture = (
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help.
+//- skills/billing/skill.md
+---
+description: Billing.
+---
+if: session.card.card_id$0 == "x"
+Go.
+"""
+    )
+    _proj, diags, actions = actions_at(tmp_path, fixture)
+    assert [d.code for d in diags] == ["mantle.validation.prose.unknown_memory_key"]
+    assert actions == []
+
+
+# ---------------------------------------------------------------------------------------
+# session.a.b in prose
+
+
+def test_session_in_prose_becomes_memory_token(tmp_path: Path) -> None:
+    action = check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Explain why (session.card.rea$0son) in one sentence.
+""",
+        "Change to `@memory.card.reason`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Explain why (@memory.card.reason) in one sentence.
+""",
+    )
+    assert action.preferred
+
+
+# ---------------------------------------------------------------------------------------
+# Did you mean
+
+
+def test_did_you_mean_replaces_only_the_entry_segment(tmp_path: Path) -> None:
+    action = check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.reasn$0 == "lost"
+Apologise.
+""",
+        "Change to `reason`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.reason == "lost"
+Apologise.
+""",
+    )
+    assert action.preferred
+
+
+def test_did_you_mean_replaces_only_the_namespace_segment(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help.
+//- skills/billing/skill.md
+---
+description: Billing.
+---
+if: session.cadr$0.reason == "lost"
+Apologise.
+""",
+        "Change to `card`",
+        """\
+//- skills/billing/skill.md
+---
+description: Billing.
+---
+if: session.card.reason == "lost"
+Apologise.
+""",
+    )
+
+
+def test_did_you_mean_offers_change_and_declare(tmp_path: Path) -> None:
+    fixture = (
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Say @memory.card.card_i$0 now.
+"""
+    )
+    assert titles_at(tmp_path, fixture) == [
+        "Change to `card_id`",
+        "Declare `card_i` in skills/card/memory.yml (private)",
+        "Declare `card_i` in skills/card/memory.yml (public)",
+    ]
+
+
+def test_did_you_mean_step_target(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: greet
+    instructions: Greet.
+    next: "confrim$0"
+  - id: confirm
+    instructions: Confirm.
+:::
+""",
+        "Change to `confirm`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: greet
+    instructions: Greet.
+    next: "confirm"
+  - id: confirm
+    instructions: Confirm.
+:::
+""",
+    )
+
+
+def test_end_is_upper_case(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: greet
+    instructions: Greet.
+    next: en$0d
+:::
+""",
+        "Change to `END`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: greet
+    instructions: Greet.
+    next: END
+:::
+""",
+    )
+
+
+def test_did_you_mean_response_and_skill(tmp_path: Path) -> None:
+    base = """\
+//- skills/card/responses.yml
+responses:
+  utter_done:
+    - text: Done.
+//- skills/other/skill.md
+---
+description: Other.
+---
+Other.
+"""
+    check_code_action(
+        tmp_path,
+        base
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: bye
+    action: utter_dnoe$0
+  - id: away
+    link: othr
+:::
+""",
+        "Change to `utter_done`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: bye
+    action: utter_done
+  - id: away
+    link: othr
+:::
+""",
+    )
+
+
+def test_did_you_mean_skill_mention(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/billing/skill.md
+---
+description: Billing.
+---
+Billing.
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+For invoices hand over to @skill.biling$0.
+""",
+        "Change to `billing`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+For invoices hand over to @skill.billing.
+""",
+    )
+
+
+def test_did_you_mean_type_name_without_reference(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- memory.yml
+plan:
+  type: bool$0ean
+""",
+        "Change to `bool`",
+        """\
+//- memory.yml
+plan:
+  type: bool
+""",
+    )
+
+
+def test_field_written_as_a_bare_type(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- memory.yml
+tier: te$0xt
+""",
+        "Change to `tier: {type: text}`",
+        """\
+//- memory.yml
+tier: {type: text}
+""",
+    )
+
+
+def test_categorical_button_value(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  private:
+    reason:
+      type: categorical
+      enum_values: [lost, stolen]
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help.
+//- skills/card/responses.yml
+responses:
+  utter_why:
+    - text: Why?
+      buttons:
+        - title: Stolen
+          payload: set:session.card.reason=stolne$0
+""",
+        "Change to `stolen`",
+        """\
+//- skills/card/responses.yml
+responses:
+  utter_why:
+    - text: Why?
+      buttons:
+        - title: Stolen
+          payload: set:session.card.reason=stolen
+""",
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# next: without else
+
+
+def test_add_else_branch_to_next_step(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: check
+    instructions: Check the reason.
+    ne$0xt:
+      - if: session.card.reason == "lost"
+        then: lost
+      - if: session.card.reason == "stolen"
+        then: stolen   # police report
+  - id: fallback
+    instructions: Ask again.
+  - id: lost
+    instructions: Lost.
+  - id: stolen
+    instructions: Stolen.
+:::
+""",
+        "Add `- else: fallback` as the last branch",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: check
+    instructions: Check the reason.
+    next:
+      - if: session.card.reason == "lost"
+        then: lost
+      - if: session.card.reason == "stolen"
+        then: stolen   # police report
+      - else: fallback
+  - id: fallback
+    instructions: Ask again.
+  - id: lost
+    instructions: Lost.
+  - id: stolen
+    instructions: Stolen.
+:::
+""",
+    )
+
+
+def test_add_else_end_on_last_step(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: lost
+    instructions: Lost.
+  - id: check
+    instructions: Check.
+    next$0:
+    - if: session.card.reason == "lost"
+      then: lost
+:::
+""",
+        "Add `- else: END` as the last branch",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: lost
+    instructions: Lost.
+  - id: check
+    instructions: Check.
+    next:
+    - if: session.card.reason == "lost"
+      then: lost
+    - else: END
+:::
+""",
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# memory.yml attributes
+
+
+def test_remove_a_folded_description(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    label:
+      type: text
+      desc$0ription: >
+        Nobody can set this,
+        so nobody reads this.
+      pii: false   # keep
+""",
+        "Remove the description",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    label:
+      type: text
+      pii: false   # keep
+""",
+    )
+
+
+def test_make_field_llm_settable(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    label:
+      type: text
+      description$0: The label.
+    other:
+      type: text
+""",
+        "Make `label` llm_settable",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    label:
+      type: text
+      description: The label.
+      llm_settable: true
+    other:
+      type: text
+""",
+    )
+
+
+def test_make_field_llm_settable_replaces_false(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    label: {type: text, llm_settable: false, description$0: The label.}
+""",
+        "Make `label` llm_settable",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    label: {type: text, llm_settable: true, description: The label.}
+""",
+    )
+
+
+def test_project_description_can_only_be_removed(tmp_path: Path) -> None:
+    fixture = """\
+//- memory.yml
+authenticated:
+  type: bool
+  description$0: Never shown.
+"""
+    assert titles_at(tmp_path, fixture) == ["Remove the description"]
+
+
+def test_add_description(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    rea$0son:
+      type: text
+      llm_settable: true
+""",
+        "Add a description",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+      llm_settable: true
+      description: TODO describe reason
+""",
+    )
+
+
+def test_add_description_to_flow_mapping(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    rea$0son: {type: text, llm_settable: true}
+""",
+        "Add a description",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason: {type: text, llm_settable: true, description: TODO describe reason}
+""",
+    )
+
+
+def test_remove_project_llm_settable(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- memory.yml
+authenticated:
+  type: bool
+  llm_$0settable: true
+  seed: true
+""",
+        "Remove `llm_settable`",
+        """\
+//- memory.yml
+authenticated:
+  type: bool
+  seed: true
+""",
+    )
+
+
+def test_remove_skill_seed(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      se$0ed: true
+      type: text
+""",
+        "Remove `seed`",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+""",
+    )
+
+
+def test_no_removal_that_would_leave_a_skill_field_empty(tmp_path: Path) -> None:
+    fixture = """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      se$0ed: true
+"""
+    assert titles_at(tmp_path, fixture) == []
+
+
+def test_rename_enum(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: categorical
+      en$0um: [lost, stolen]
+""",
+        "Rename `enum` to `enum_values`",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: categorical
+      enum_values: [lost, stolen]
+""",
+    )
+
+
+def test_rename_force_collection(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: ask
+    collect: card_id
+    description: The card number.
+    force_$0collection: true
+:::
+""",
+        "Rename `force_collection` to `ask_before_filling`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: ask
+    collect: card_id
+    description: The card number.
+    ask_before_filling: true
+:::
+""",
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Odds and ends
+
+
+def test_no_actions_without_diagnostics(tmp_path: Path) -> None:
+    fixture = (
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.rea$0son == "lost"
+Apologise.
+"""
+    )
+    _proj, diags, actions = actions_at(tmp_path, fixture)
+    assert diags == [] and actions == []
+
+
+def test_diagnostics_of_other_files_are_ignored(tmp_path: Path) -> None:
+    fx = write_fixture(
+        tmp_path,
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.status == "x"
+Go.
+""",
+    )
+    proj = Project.load(fx.root)
+    md = tmp_path / "skills/card/skill.md"
+    diags = project_diagnostics(proj)[md]
+    assert diags
+    assert code_actions(proj, tmp_path / "agent.yml", TextRange(0, 0), diags) == []
+
+
+def test_yaml_scalar_quotes_what_yaml_would_change() -> None:
+    assert yaml_scalar("lost") == "lost"
+    assert yaml_scalar("yes") == '"yes"'
+    assert yaml_scalar("a: b") == '"a: b"'
+    assert yaml_scalar("12") == '"12"'
+    assert yaml_scalar(True) == "true"
+    assert yaml_scalar(2.5) == "2.5"
+
+
+def test_button_values_make_a_categorical(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        CARD_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help.
+//- skills/card/responses.yml
+responses:
+  utter_speed:
+    - text: How fast?
+      buttons:
+        - title: Express
+          payload: set:session.card.speed$0=express
+        - title: Standard
+          payload: set:session.card.speed=standard
+""",
+        "Declare `speed` in skills/card/memory.yml (private)",
+        """\
+//- skills/card/memory.yml
+# Card replacement memory.
+schema:
+  public:
+    reason:
+      type: text   # why the card is replaced
+
+  private:
+    card_id:
+      type: text
+    speed:
+      type: categorical
+      enum_values: [express, standard]
+""",
+    )
+
+
+def test_every_action_on_the_broken_example_applies_cleanly(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "telecom"
+    shutil.copytree(Path(__file__).parent.parent / "examples" / "telecom-broken", root)
+    proj = Project.load(root)
+    count = 0
+    for path, diags in project_diagnostics(proj).items():
+        text = proj.files[path].text
+        for d in diags:
+            for action in code_actions(proj, path, d.range, [d]):
+                count += 1
+                assert action.diagnostic_codes == (d.code,)
+                for p, edits in action.edit.edits.items():
+                    size = len(proj.files[p].text) if p in proj.files else -1
+                    for e in edits:
+                        assert 0 <= e.range.start <= e.range.end <= size, (action.title, e)
+                for p in action.edit.new_files:
+                    assert p not in proj.files and not p.exists()
+        assert text == proj.files[path].text
+    assert count > 5
