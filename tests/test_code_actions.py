@@ -1259,3 +1259,136 @@ def test_every_action_on_the_broken_example_applies_cleanly(tmp_path: Path) -> N
                     assert p not in proj.files and not p.exists()
         assert text == proj.files[path].text
     assert count > 5
+
+
+ENUM_MEMORY = """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: categorical
+      enum_values: [lost, stolen, damaged]
+    blocked:
+      type: bool
+    attempts:
+      type: int
+"""
+
+
+def test_enum_value_changes_to_the_closest_value(tmp_path: Path) -> None:
+    fixture = (
+        ENUM_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.reason == 'stol$0n'
+Call the police.
+"""
+    )
+    assert titles_at(tmp_path, fixture) == [
+        "Change to `stolen`",
+        "Change to `lost`",
+        "Change to `damaged`",
+    ]
+    action = check_code_action(
+        tmp_path,
+        fixture,
+        "Change to `stolen`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.reason == 'stolen'
+Call the police.
+""",
+    )
+    assert action.preferred
+
+
+def test_enum_value_inside_a_yaml_string(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        ENUM_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: check
+    instructions: Check.
+    next:
+      - if: "session.card.reason != \\"brok$0en\\""
+        then: END
+      - else: END
+:::
+""",
+        "Change to `damaged`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: check
+    instructions: Check.
+    next:
+      - if: "session.card.reason != \\"damaged\\""
+        then: END
+      - else: END
+:::
+""",
+    )
+
+
+def test_bool_compared_with_a_string(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        ENUM_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.blocked == "tr$0ue"
+Unblock it.
+""",
+        "Change to `True`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.blocked == True
+Unblock it.
+""",
+    )
+
+
+def test_number_compared_with_a_string(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        ENUM_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.attempts >= '3$0'
+Stop.
+""",
+        "Change to `3`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.attempts >= 3
+Stop.
+""",
+    )

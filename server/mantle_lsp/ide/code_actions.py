@@ -28,12 +28,14 @@ from ..syntax.conditions import (
     CompareExpr,
     Expr,
     LiteralExpr,
+    MemoryRef,
     NotExpr,
     RefExpr,
     parse_condition,
 )
 from ..syntax.memory_yml import MemoryDoc, MemoryField, Scope
 from ..syntax.responses_yml import ResponsesDoc
+from ..syntax.sites import ConditionSite
 from ..syntax.skill_md import SkillDoc
 from ..syntax.text import TextRange
 from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq
@@ -77,6 +79,8 @@ C_SKILL_SEED = "mantle.validation.memory.skill_seed"
 C_LEGACY = "lsp.legacy.syntax"
 C_UNKNOWN_ATTR = "lsp.memory.unknown_attribute"
 C_FORCE = "skill.step.outdated_force_collection"
+C_ENUM_VALUE = "lsp.condition.enum_value"
+C_TYPE_MISMATCH = "lsp.condition.type_mismatch"
 _WRITE_FORMS = ("collect", "set_memory", "tool_set")
 
 _DID_YOU_MEAN = re.compile(r"did you mean `([^`]+)`\?")
@@ -232,6 +236,19 @@ def _walk_usage(expr: Expr, ns: str, entry: str, use: _Usage, boolean: bool) -> 
                     use.literals.append(y.value)
 
 
+def _compares(expr: Expr) -> Iterator[CompareExpr]:
+    stack = [expr]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, CompareExpr):
+            yield cur
+            stack.extend([cur.left, *cur.comparators])
+        elif isinstance(cur, NotExpr):
+            stack.append(cur.operand)
+        elif isinstance(cur, BoolOpExpr):
+            stack.extend(cur.operands)
+
+
 def _literal_of_text(value: str) -> object:
     v = value.strip()
     if v.lower() in ("true", "false"):
@@ -322,9 +339,14 @@ class _Fixer:
             yield from self.rename_key(d)
         if code == C_UNRESOLVED_NEXT and "`END` is upper-case" in d.message:
             yield from self.change_to(d, "END")
-        m = _DID_YOU_MEAN.search(d.message)
-        if m:
-            yield from self.change_to(d, m.group(1))
+        if code == C_ENUM_VALUE:
+            yield from self.enum_value(d)
+        elif code == C_TYPE_MISMATCH:
+            yield from self.literal_type(d)
+        else:
+            m = _DID_YOU_MEAN.search(d.message)
+            if m:
+                yield from self.change_to(d, m.group(1))
 
     def action(
         self, title: str, d: Diagnostic, edit: WorkspaceEdit, preferred: bool = False
@@ -380,6 +402,72 @@ class _Fixer:
             return difflib.SequenceMatcher(None, text[c.start : c.end], suggestion).ratio()
 
         return max(cands, key=score)
+
+    # -- literals in conditions ------------------------------------------------------------
+    def compared_literal(
+        self, rng: TextRange
+    ) -> tuple[LiteralExpr, MemoryRef, ConditionSite] | None:
+        """The literal at exactly ``rng`` in a condition, and the reference it is compared
+        with."""
+        sites = {id(r.site): r.site for r in self.p.index.references_in(self.path) if r.site}
+        for site in sites.values():
+            parsed = parse_condition(site.text)
+            if parsed.tree is None:
+                continue
+            for cmp in _compares(parsed.tree):
+                chain = [cmp.left, *cmp.comparators]
+                for a, b in itertools.pairwise(chain):
+                    for x, y in ((a, b), (b, a)):
+                        if (
+                            isinstance(x, RefExpr)
+                            and isinstance(y, LiteralExpr)
+                            and site.file_range(y.range.start, y.range.end) == rng
+                        ):
+                            return y, x.ref, site
+        return None
+
+    def enum_value(self, d: Diagnostic) -> Iterator[CodeAction]:
+        hit = self.compared_literal(d.range)
+        if hit is None or hit[0].kind != "str":
+            return
+        lit, ref, site = hit
+        f = (
+            self.p.project_field(ref.entry)
+            if ref.namespace == "project"
+            else (sk.field(ref.entry) if (sk := self.p.skill(ref.namespace)) else None)
+        )
+        if f is None:
+            return
+        values = [str(v) for v in f.enum_values]
+        inner = site.file_range(lit.range.start + 1, lit.range.end - 1)
+        if self.text[inner.start : inner.end] != lit.value:
+            return  # an escape or a prefix inside the literal: leave it to the author
+        best = difflib.get_close_matches(str(lit.value), values, n=1, cutoff=0.6)
+        ordered = best + [v for v in values if v not in best]
+        for v in ordered[:12]:
+            if any(c in v for c in "'\"\\\n"):
+                continue
+            edit = _ws_edit(self.path, TextEdit(inner, v))
+            yield self.action(f"Change to `{v}`", d, edit, preferred=v in best)
+
+    def literal_type(self, d: Diagnostic) -> Iterator[CodeAction]:
+        hit = self.compared_literal(d.range)
+        if hit is None:
+            return
+        lit = hit[0]
+        if lit.kind != "str" or not isinstance(lit.value, str):
+            return
+        if "is a bool" in d.message:
+            low = lit.value.strip().lower()
+            new = {"true": "True", "yes": "True", "1": "True"}.get(low)
+            new = new or {"false": "False", "no": "False", "0": "False"}.get(low)
+        else:
+            number = _literal_of_text(lit.value)
+            ok = isinstance(number, (int, float)) and not isinstance(number, bool)
+            new = str(number) if ok and "is a number" in d.message else None
+        if new is not None:
+            edit = _ws_edit(self.path, TextEdit(d.range, new))
+            yield self.action(f"Change to `{new}`", d, edit, preferred=True)
 
     # -- session.a.b in prose ------------------------------------------------------------
     def session_to_memory(self, d: Diagnostic) -> Iterator[CodeAction]:
