@@ -1,0 +1,474 @@
+"""Rename (authoring-language A.3): one symbol, every place that spells it.
+
+Every reference in the index covers exactly the referenced name, so a rename replaces
+each range. On top of the index a rename also updates what the index does not model as
+a reference of that symbol:
+
+* a memory field: its hook tool ``run_after_setting_<entry>`` (definition and uses);
+* a skill: the folder (``WorkspaceEdit.renames``), the ``<skill>__<block>`` prefix of
+  its own ``call:``/``link:`` targets, project ``writable_by`` lists, and exact mentions
+  of an id-like skill id (one with ``_`` or ``-``) in skill descriptions;
+* a block: ``ActivateSkill(skill_id=…, ordered_block=…)`` in tool code.
+
+A rename is refused (:class:`FeatureError`) when the new name is invalid, collides with
+a symbol of the same kind in the same scope, would change what an unchanged bare name
+resolves to, touches something bundled with the engine, or changes nothing.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..model.defaults import DEFAULT_SKILLS, RESERVED_SKILL_IDS, RESERVED_TOOL_NAMES
+from ..model.layout import FileKind
+from ..model.project import Project
+from ..model.symbols import Reference, SymbolKey, content_range, qualified_name
+from ..syntax.text import TextRange
+from ..syntax.tools_py import ToolDef, ToolModule
+from ..syntax.yaml_tree import YScalar, YSeq
+from .locate import target_at
+from .navigation import where
+from .types import FeatureError, TextEdit, WorkspaceEdit
+
+HOOK_PREFIX = "run_after_setting_"
+RENAMABLE = ("field", "skill", "block", "step", "response", "tool", "precondition", "mcp",
+             "model_group")  # fmt: skip
+_KIND_WORDS = {
+    "field": "memory field",
+    "skill": "skill",
+    "block": "ordered block",
+    "step": "step",
+    "response": "response",
+    "tool": "tool",
+    "precondition": "precondition",
+    "mcp": "MCP server",
+    "model_group": "model group",
+}
+_STEP_RE = re.compile(r"[\w-]+\Z")
+_MCP_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+# characters that would change the meaning of a plain YAML scalar (or of a flow list)
+_YAML_SPECIAL = set(":#{}[],&*!|>'\"%@`")
+# forms in which a field is written by its bare entry name (resolved skill-first)
+_BARE_FORMS = ("bare_placeholder", "collect", "set_memory")
+
+
+# -- public API -----------------------------------------------------------------------------
+
+
+def prepare_rename(project: Project, path: Path, offset: int) -> TextRange | FeatureError:
+    """The range of the renamable name at ``offset``, or why nothing can be renamed here."""
+    t = target_at(project, path, offset)
+    if t is None:
+        return FeatureError("nothing to rename here")
+    err = _renamable(project, t.key)
+    if err is not None:
+        return err
+    if t.key[0] == "skill" and t.definition:
+        return FeatureError(
+            "the frontmatter `name:` is only a display label: the skill id is the folder "
+            f"name; rename `{t.key[1]}` from a reference to it (e.g. `@skill.{t.key[1]}`) "
+            "or rename its folder"
+        )
+    if _text(project, path, t.range) != t.key[-1]:
+        return FeatureError(f"`{_text(project, path, t.range)}` is not a plain name")
+    return t.range
+
+
+def rename(
+    project: Project, path: Path, offset: int, new_name: str
+) -> WorkspaceEdit | FeatureError:
+    """Rename the symbol at ``offset`` to ``new_name`` everywhere in the project."""
+    t = target_at(project, path, offset)
+    if t is None:
+        return FeatureError("nothing to rename here")
+    return rename_symbol(project, t.key, new_name)
+
+
+def rename_symbol(project: Project, key: SymbolKey, new_name: str) -> WorkspaceEdit | FeatureError:
+    """Rename ``key`` to ``new_name`` (see the module docstring for what is updated)."""
+    err = _renamable(project, key)
+    if err is not None:
+        return err
+    old = key[-1]
+    word = _KIND_WORDS[key[0]]
+    if new_name == old:
+        return FeatureError(f"the {word} is already called `{old}`")
+    err = _validate(project, key, new_name)
+    if err is not None:
+        return err
+    plan = _Plan(project)
+    err = _plan(plan, key, new_name)
+    if err is not None:
+        return err
+    return plan.result()
+
+
+def rename_files(project: Project, renames: list[tuple[Path, Path]]) -> WorkspaceEdit:
+    """Text edits for files or folders the client is about to rename
+    (``workspace/willRenameFiles``): renaming ``skills/<a>`` to ``skills/<b>`` updates every
+    reference to skill ``a``. The folder itself is moved by the client."""
+    plan = _Plan(project)
+    skills_dir = project.root / "skills"
+    for old, new in renames:
+        if old.parent != skills_dir or new.parent != skills_dir or old.name == new.name:
+            continue
+        sid = old.name
+        if project.skill(sid) is None or sid in DEFAULT_SKILLS:
+            continue
+        _skill_edits(plan, sid, new.name)
+    # an occurrence that does not spell the id literally is left alone: the folder moves anyway
+    return plan.edit(include_renames=False)
+
+
+# -- checks ---------------------------------------------------------------------------------
+
+
+def _renamable(project: Project, key: SymbolKey) -> FeatureError | None:
+    kind = key[0]
+    if kind not in RENAMABLE:
+        return FeatureError("nothing to rename here")
+    name = qualified_name(key)
+    word = _KIND_WORDS[kind]
+    if kind == "field" and key[1] == "system":
+        return FeatureError(f"`{name}` is in the engine-reserved `system` namespace")
+    syms = project.index.lookup(key)
+    if any(s.path is None for s in syms):
+        what = "overridden by this project but " if len(syms) > 1 else ""
+        return FeatureError(
+            f"the {word} `{name}` is {what}bundled with the engine; its name is fixed"
+        )
+    if kind == "skill":
+        if key[1] in DEFAULT_SKILLS:
+            return FeatureError(
+                f"skill `{key[1]}` overrides a bundled default skill; its id is fixed by the engine"
+            )
+        if project.skill(key[1]) is None:
+            return FeatureError(f"there is no skill `{key[1]}` in this project")
+        return None
+    if kind == "tool" and not syms and key[2] in RESERVED_TOOL_NAMES:
+        return FeatureError(f"`{key[2]}` is a framework tool; its name is fixed")
+    if not syms:
+        return FeatureError(f"the {word} `{name}` is not defined, so it cannot be renamed")
+    if kind == "tool":
+        tools = [s for s in syms if isinstance(s.obj, ToolDef)]
+        if not tools:
+            return FeatureError(f"`{name}` is not a tool defined in this project")
+        for s in tools:
+            if s.path is not None and s.range is not None and _is_import(project, s.path, s.obj):
+                return FeatureError(
+                    f"tool `{key[2]}` is imported into its module "
+                    f"({where(project, s.path, s.range.start)}); rename it where it is "
+                    f"defined, or import it under another name (`import {key[2]} as …`)"
+                )
+    return None
+
+
+def _is_import(project: Project, path: Path, t: ToolDef) -> bool:
+    if t.kind != "possible":
+        return False
+    text = _file_text(project, path)
+    stmt = text[t.def_range.start : t.def_range.end].lstrip()
+    if not (stmt.startswith("from ") or stmt.startswith("import ")):
+        return False
+    before = text[t.def_range.start : t.name_range.start].rstrip()
+    return not before.endswith(" as")
+
+
+def _identifier_problem(name: str) -> str | None:
+    if not name.isidentifier():
+        return "it is not a Python identifier"
+    if keyword.iskeyword(name):
+        return "it is a Python keyword"
+    return None
+
+
+def _validate(project: Project, key: SymbolKey, new: str) -> FeatureError | None:
+    kind = key[0]
+    if kind == "field":
+        why = _identifier_problem(new)
+        if why:
+            return FeatureError(
+                f"`{new}` cannot be a memory field name: {why}, so "
+                f"`session.{key[1]}.{new}` could not be written in a condition"
+            )
+        if project.index.lookup(("field", key[1], new)):
+            return FeatureError(f"`{key[1]}.{new}` already exists")
+    elif kind == "skill":
+        why = _identifier_problem(new)
+        if new in RESERVED_SKILL_IDS:
+            why = f"`{new}` is a reserved namespace"
+        elif "." in new:
+            why = "a skill id cannot contain `.`"
+        elif new.startswith("_"):
+            why = "folders starting with `_` are skipped by the engine"
+        if why:
+            return FeatureError(
+                f"`{new}` cannot be a skill id: {why} (skill ids are used in "
+                f"`session.{new}.<field>` conditions)"
+            )
+        if new in DEFAULT_SKILLS:
+            return FeatureError(f"`{new}` is a bundled default skill; a skill of that id "
+                                "would override it")  # fmt: skip
+        if project.has_skill(new):
+            return FeatureError(f"skill `{new}` already exists")
+    elif kind in ("block", "step"):
+        if not _STEP_RE.match(new):
+            return FeatureError(
+                f"`{new}` cannot be a {_KIND_WORDS[kind]} id: use letters, digits, `_` and `-`"
+            )
+        if kind == "step" and new == "END":
+            return FeatureError("`END` is the reserved end-of-block target")
+        if project.index.lookup((*key[:-1], new)):
+            scope = f"skill `{key[1]}`" if kind == "block" else f"block `{key[1]}:{key[2]}`"
+            return FeatureError(f"{_KIND_WORDS[kind]} `{new}` already exists in {scope}")
+    elif kind == "tool":
+        why = _identifier_problem(new)
+        if why:
+            return FeatureError(f"`{new}` cannot be a tool name: {why} (tool names are "
+                                "Python function names)")  # fmt: skip
+        if new in RESERVED_TOOL_NAMES:
+            return FeatureError(f"`{new}` is a framework tool name; nobody may define it")
+        if not key[1] and new.startswith("set_"):
+            return FeatureError("shared tools starting with `set_` are dropped by the engine "
+                                "(the prefix is reserved)")  # fmt: skip
+        if project.index.lookup(("tool", key[1], new)):
+            scope = f"skill `{key[1]}`" if key[1] else "the shared tools"
+            return FeatureError(f"tool `{new}` already exists in {scope}")
+    else:  # response, precondition, mcp, model_group: names written as YAML scalars
+        if not new or any(c.isspace() for c in new):
+            return FeatureError(f"a {_KIND_WORDS[kind]} name must be non-empty, without spaces")
+        bad = sorted(set(new) & _YAML_SPECIAL)
+        if bad or new[0] in "-?":
+            shown = " ".join(f"`{c}`" for c in (bad or [new[0]]))
+            return FeatureError(
+                f"`{new}` would need quoting in YAML (because of {shown}); choose a plainer name"
+            )
+        if kind == "mcp" and not _MCP_RE.match(new):
+            return FeatureError(f"`{new}` is not a valid MCP server name")
+        if project.index.lookup((kind, new)):
+            return FeatureError(f"{_KIND_WORDS[kind]} `{new}` already exists")
+    return None
+
+
+# -- the plan --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    project: Project
+    edits: dict[Path, dict[TextRange, str]] = field(default_factory=dict)
+    renames: list[tuple[Path, Path]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def replace(self, path: Path, rng: TextRange, expected: str, new: str) -> None:
+        """Replace ``rng`` (which must spell ``expected``) with ``new``."""
+        actual = _text(self.project, path, rng)
+        if actual != expected:
+            self.problems.append(
+                f"{where(self.project, path, rng.start)} writes `{actual}`, not `{expected}`"
+            )
+            return
+        self.edits.setdefault(path, {})[rng] = new
+
+    def result(self, include_renames: bool = True) -> WorkspaceEdit | FeatureError:
+        if self.problems:
+            return FeatureError("cannot rename every occurrence: " + "; ".join(self.problems[:3]))
+        return self.edit(include_renames)
+
+    def edit(self, include_renames: bool) -> WorkspaceEdit:
+        out: dict[Path, tuple[TextEdit, ...]] = {}
+        for path, by_range in sorted(self.edits.items(), key=lambda p: str(p[0])):
+            if not _inside(self.project.root, path):
+                continue
+            ordered = sorted(by_range.items())
+            kept: list[TextEdit] = []
+            end = -1
+            for rng, text in ordered:
+                if rng.start < end:  # overlapping edits: keep the first
+                    continue
+                kept.append(TextEdit(rng, text))
+                end = rng.end
+            out[path] = tuple(kept)
+        renames = tuple(
+            (a, b)
+            for a, b in self.renames
+            if include_renames and _inside(self.project.root, a) and _inside(self.project.root, b)
+        )
+        return WorkspaceEdit(out, renames)
+
+
+def _inside(root: Path, path: Path) -> bool:
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return False
+    return ".." not in rel.parts
+
+
+def _file_text(project: Project, path: Path) -> str:
+    pf = project.files.get(path)
+    return pf.text if pf is not None else ""
+
+
+def _text(project: Project, path: Path, rng: TextRange) -> str:
+    return _file_text(project, path)[rng.start : rng.end]
+
+
+def _plan(plan: _Plan, key: SymbolKey, new: str) -> FeatureError | None:
+    kind = key[0]
+    if kind == "field":
+        err = _field_captures(plan.project, key, new)
+        if err is not None:
+            return err
+        hook = ("tool", key[1], HOOK_PREFIX + key[2])
+        if key[1] != "project" and plan.project.index.lookup(hook):
+            new_hook = HOOK_PREFIX + new
+            if plan.project.index.lookup(("tool", key[1], new_hook)):
+                return FeatureError(f"tool `{new_hook}` already exists in skill `{key[1]}`")
+            _symbol_edits(plan, hook, new_hook)
+        _symbol_edits(plan, key, new)
+    elif kind == "skill":
+        sid = key[1]
+        _skill_edits(plan, sid, new)
+        root = plan.project.root / "skills"
+        plan.renames.append((root / sid, root / new))
+    elif kind == "block":
+        err = _block_captures(plan.project, key, new)
+        if err is not None:
+            return err
+        _symbol_edits(plan, key, new)
+        for path, mod in _tool_modules(plan.project):
+            for act in mod.activations:
+                if act.skill_id == key[1] and act.block == key[2] and act.block_range:
+                    plan.replace(path, act.block_range, key[2], new)
+    elif kind == "tool":
+        err = _tool_captures(plan.project, key, new)
+        if err is not None:
+            return err
+        _symbol_edits(plan, key, new)
+    else:
+        _symbol_edits(plan, key, new)
+    return None
+
+
+def _symbol_edits(plan: _Plan, key: SymbolKey, new: str) -> None:
+    old = key[-1]
+    for sym in plan.project.index.lookup(key):
+        if sym.path is not None and sym.range is not None:
+            plan.replace(sym.path, sym.range, old, new)
+    for ref in plan.project.index.references_to(key):
+        plan.replace(ref.path, ref.range, old, new)
+
+
+def _skill_edits(plan: _Plan, sid: str, new: str) -> None:
+    p = plan.project
+    for ref in p.index.references_to(("skill", sid)):
+        plan.replace(ref.path, ref.range, sid, new)
+    # `call: <sid>__<block>` inside the skill itself
+    prefix = f"{sid}__"
+    for ref in p.index.references:
+        if ref.key[0] == "block" and ref.key[1] == sid and ref.form in ("call", "link"):
+            start = ref.range.start - len(prefix)
+            if start >= 0 and _text(p, ref.path, TextRange(start, ref.range.start)) == prefix:
+                plan.replace(ref.path, TextRange(start, start + len(sid)), sid, new)
+    # project fields' `writable_by:` lists
+    pmf = p.file_of_kind(FileKind.PROJECT_MEMORY)
+    pm = p.project_memory
+    if pmf is not None and pm is not None:
+        for f in pm.fields:
+            wb = f.attrs.get("writable_by")
+            items = wb.items if isinstance(wb, YSeq) else []
+            for item in items:
+                if isinstance(item, YScalar) and item.value == sid:
+                    plan.replace(pmf.path, content_range(item), sid, new)
+    # exact mentions in descriptions (routing exclusions), for id-like ids only
+    if "_" in sid.strip("_") or "-" in sid:
+        word = re.compile(rf"(?<![\w-]){re.escape(sid)}(?![\w-])")
+        for sk in p.skills.values():
+            doc = sk.doc
+            node = doc.fm("description") if doc is not None else None
+            if sk.skill_md is None or not isinstance(node, YScalar):
+                continue
+            text = sk.skill_md.text
+            for m in word.finditer(text, node.range.start, node.range.end):
+                plan.replace(sk.skill_md.path, TextRange(m.start(), m.end()), sid, new)
+
+
+def _tool_modules(project: Project) -> list[tuple[Path, ToolModule]]:
+    return [
+        (pf.path, pf.doc)
+        for pf in project.files.values()
+        if pf.kind in (FileKind.SKILL_TOOLS, FileKind.SHARED_TOOLS)
+        and isinstance(pf.doc, ToolModule)
+    ]
+
+
+# -- capture checks: a rename must not change what an unchanged name means ----------------
+
+
+def _is_bare(project: Project, ref: Reference) -> bool:
+    if ref.form in _BARE_FORMS:
+        return True
+    if ref.form in ("tool_get", "tool_set"):
+        start = ref.range.start
+        return start == 0 or _file_text(project, ref.path)[start - 1] != "."
+    return False
+
+
+def _field_captures(project: Project, key: SymbolKey, new: str) -> FeatureError | None:
+    ns = key[1]
+    if ns == "project":
+        # a bare `old` in skill S becomes `new`, which S's own field `new` would capture
+        for ref in project.index.references_to(key):
+            sk = project.skill(ref.skill) if ref.skill else None
+            if sk is not None and sk.field(new) is not None and _is_bare(project, ref):
+                return FeatureError(
+                    f"in skill `{sk.id}` the bare name `{new}` means its own field "
+                    f"`{sk.id}.{new}`, so {where(project, ref.path, ref.range.start)} would "
+                    "change meaning"
+                )
+        return None
+    # bare names of the project field `new` in this skill would start meaning `ns.new`
+    for ref in project.index.references_to(("field", "project", new)):
+        if ref.skill == ns and _is_bare(project, ref):
+            return FeatureError(
+                f"skill `{ns}` already uses the bare name `{new}` for the project field "
+                f"`project.{new}` ({where(project, ref.path, ref.range.start)}); a field "
+                f"`{ns}.{new}` would take it over"
+            )
+    return None
+
+
+def _block_captures(project: Project, key: SymbolKey, new: str) -> FeatureError | None:
+    # `call:`/`link:` resolve a same-skill block before a skill of the same id
+    for ref in project.index.references_to(("skill", new)):
+        if ref.skill == key[1] and ref.form in ("call", "link"):
+            return FeatureError(
+                f"skill `{key[1]}` already calls the skill `{new}` "
+                f"({where(project, ref.path, ref.range.start)}); a block `{new}` would "
+                "take that call over"
+            )
+    return None
+
+
+def _tool_captures(project: Project, key: SymbolKey, new: str) -> FeatureError | None:
+    sid, old = key[1], key[2]
+    if sid:
+        for ref in project.index.references_to(("tool", "", new)):
+            if ref.skill == sid:
+                return FeatureError(
+                    f"skill `{sid}` uses the shared tool `{new}` "
+                    f"({where(project, ref.path, ref.range.start)}); a local tool `{new}` "
+                    "would shadow it"
+                )
+        return None
+    for ref in project.index.references_to(("tool", "", old)):
+        if ref.skill and project.index.lookup(("tool", ref.skill, new)):
+            return FeatureError(
+                f"skill `{ref.skill}` has its own tool `{new}`, which would shadow the "
+                "renamed shared tool there"
+            )
+    return None
