@@ -8,12 +8,23 @@ in the diagnostics layer.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import SyntaxIssue
 from .text import TextRange
-from .yaml_tree import YMap, YNode, YScalar, YSeq, describe, parse_yaml, to_python
+from .yaml_tree import (
+    YMap,
+    YNode,
+    YScalar,
+    YSeq,
+    anchor_empty_ranges,
+    describe,
+    empty_value_keys,
+    parse_yaml,
+    to_python,
+)
 
 Scope = Literal["public", "private", "project"]
 
@@ -108,11 +119,12 @@ class MemoryField:
 
 
 def _truthy(v: Any) -> bool:
+    """True when the engine's lax boolean reading of ``v`` is true (see :func:`_lax_ok`)."""
     if isinstance(v, bool):
         return v
     if isinstance(v, str):
-        return v.strip().lower() in ("true", "yes", "on", "1")
-    return isinstance(v, int) and v == 1
+        return v.strip().lower() in _LAX_TRUE
+    return isinstance(v, (int, float)) and v == 1
 
 
 @dataclass(eq=False)
@@ -124,10 +136,11 @@ class MemoryDoc:
     loads: bool = True  # False when the engine would fail to load this (skill) file
 
     def field(self, name: str) -> MemoryField | None:
-        """The effective declaration: for a skill, private wins over public."""
+        """The effective declaration: for a skill, private wins over public; within one
+        section a later duplicate wins (the YAML mapping keeps the last value)."""
         found: MemoryField | None = None
         for f in self.fields:
-            if f.name == name and (found is None or f.scope == "private"):
+            if f.name == name and (found is None or f.scope == "private" or found.scope == f.scope):
                 found = f
         return found
 
@@ -152,6 +165,7 @@ def parse_memory_yml(text: str, kind: Literal["skill", "project"]) -> MemoryDoc:
         _parse_project(doc, root)
     else:
         _parse_skill(doc, root)
+    doc.issues = anchor_empty_ranges(doc.issues, empty_value_keys(root))
     return doc
 
 
@@ -341,14 +355,13 @@ def _parse_attrs(doc: MemoryDoc, f: MemoryField, node: YMap) -> None:
         f.attrs[name] = v
         f.attr_keys[name] = k
         if name in ATTRIBUTES_322:
-            where = "project fields" if doc.kind == "project" else "nothing on skill fields"
-            _err(
-                doc,
-                C_ENGINE_322,
-                f"`{name}` exists from rasa-pro 3.22 on (for {where}); 3.21 ignores it",
-                k.range,
-                "warning",
+            where = (
+                "a rasa-pro 3.22 attribute of project fields"
+                if doc.kind == "project"
+                else "a rasa-pro 3.22 attribute, and there an error on skill fields (project "
+                "fields only)"
             )
+            _err(doc, C_ENGINE_322, f"`{name}` is {where}; 3.21 ignores it", k.range, "warning")
             continue
         if name not in ATTRIBUTES:
             hint = {
@@ -356,7 +369,9 @@ def _parse_attrs(doc: MemoryDoc, f: MemoryField, node: YMap) -> None:
                 "correctable": " (3.20-era attribute)",
                 "required": "; mark the field as collected by a `collect:` step instead",
                 "default": "; use `initial_value:`",
-            }.get(name, f" (allowed: {', '.join(ATTRIBUTES)})")
+            }.get(name) or _did_you_mean(name, ATTRIBUTES + ATTRIBUTES_322)
+            if not hint:
+                hint = f" (allowed: {', '.join(ATTRIBUTES)})"
             _err(
                 doc,
                 C_UNKNOWN_ATTR if name != "enum" else C_LEGACY,
@@ -394,8 +409,8 @@ def _parse_attrs(doc: MemoryDoc, f: MemoryField, node: YMap) -> None:
 def _check_attr(
     doc: MemoryDoc, f: MemoryField, name: str, k: YScalar, v: YNode, load_code: str
 ) -> None:
-    def bad(msg: str) -> None:
-        _err(doc, load_code, f"`{name}` of `{f.name}` {msg}", v.range)
+    def bad(msg: str, rng: TextRange | None = None) -> None:
+        _err(doc, load_code, f"`{name}` of `{f.name}` {msg}", rng or v.range)
         if doc.kind == "skill":
             doc.loads = False
 
@@ -407,7 +422,7 @@ def _check_attr(
             return
         if v.value not in CANONICAL_TYPES:
             hint = _TYPE_HINTS.get(v.value.lower())
-            sugg = f"; did you mean `{hint}`?" if hint else ""
+            sugg = f"; did you mean `{hint}`?" if hint else _did_you_mean(v.value, CANONICAL_TYPES)
             _err(
                 doc,
                 C_UNKNOWN_TYPE,
@@ -429,9 +444,14 @@ def _check_attr(
             return
         bad(f"must be a string (found {describe(v)})")
     elif name == "privacy_rules":
-        if isinstance(v, YSeq) or (isinstance(v, YScalar) and v.is_null):
+        if isinstance(v, YScalar) and v.is_null:
             return
-        bad("must be a list of strings")
+        if not isinstance(v, YSeq):
+            bad("must be a list of strings")
+            return
+        for item in v.items:
+            if not (isinstance(item, YScalar) and isinstance(item.value, str)):
+                bad(f"must be a list of strings (found {describe(item)})", item.range)
     elif name == "anonymization":
         if isinstance(v, YScalar) and v.is_null:
             return
@@ -440,39 +460,38 @@ def _check_attr(
             return
         t = v.get("type")
         if not (isinstance(t, YScalar) and t.value in ("redact", "mask")):
-            _err(
-                doc,
-                load_code,
-                "`anonymization.type` must be `redact` or `mask`",
-                t.range if t else v.range,
-            )
-        for ak, _ in v.pairs():
-            if ak.value not in ("type", "redaction_char", "keep_left", "keep_right"):
-                _err(
-                    doc,
-                    load_code,
-                    f"`{ak.raw}` is not an `anonymization` key (allowed: "
-                    "type, redaction_char, keep_left, keep_right)",
+            bad("needs `type: redact` or `type: mask`", t.range if t else v.range)
+        for ak, av in v.pairs():
+            if ak.value == "redaction_char":
+                if not (isinstance(av, YScalar) and isinstance(av.value, str)) or (
+                    len(av.value) != 1
+                ):
+                    bad("`redaction_char` must be exactly one character", av.range)
+            elif ak.value in ("keep_left", "keep_right"):
+                n = av.value if isinstance(av, YScalar) else None
+                if n is not None and not (isinstance(n, int) and not isinstance(n, bool) and n > 0):
+                    bad(f"`{ak.raw}` must be a whole number greater than 0", av.range)
+            elif ak.value != "type":
+                bad(
+                    f"has no key `{ak.raw}` (allowed: type, redaction_char, keep_left, keep_right)",
                     ak.range,
                 )
 
 
+# pydantic's lax booleans (the engine's field model): also the strings t/f and y/n
+_LAX_TRUE = ("true", "yes", "on", "1", "y", "t")
+_LAX_FALSE = ("false", "no", "off", "0", "n", "f")
+
+
 def _lax_ok(v: Any) -> bool:
+    """``v`` reads as a boolean in pydantic's lax mode: a bool, 0/1, 0.0/1.0, or a string."""
     if isinstance(v, bool):
         return True
-    if isinstance(v, int):
+    if isinstance(v, (int, float)):
         return v in (0, 1)
-    return isinstance(v, str) and v.strip().lower() in (
-        "true",
-        "false",
-        "yes",
-        "no",
-        "on",
-        "off",
-        "1",
-        "0",
-        "y",
-        "n",
-        "t",
-        "f",
-    )
+    return isinstance(v, str) and v.strip().lower() in _LAX_TRUE + _LAX_FALSE
+
+
+def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(word.lower(), choices, n=1, cutoff=0.7)
+    return f"; did you mean `{close[0]}`?" if close else ""
