@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit venv clean docs-check
+.PHONY: demo test lint typecheck unit venv clean docs-check nvim
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,7 +23,11 @@ demo: $(STAMP)
 	-$(VENV)/bin/mantle-lsp check examples/telecom-broken
 
 ## test: lint, type-check and the whole test suite
-test: lint typecheck unit
+test: nvim lint typecheck unit
+
+## nvim: Neovim for the editor end-to-end test (tests/test_nvim.py); apt, as root on CI
+nvim:
+	command -v nvim >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y neovim)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server tests
