@@ -1,0 +1,1544 @@
+"""Context-aware completion (authoring-language Appendix A.2).
+
+:func:`complete` looks at the text around the cursor and offers what may be written
+there: memory namespaces and entries in conditions, ``@`` tokens in prose, placeholders in
+responses, names of steps, skills, tools, responses, fields and preconditions after the
+keys that take them, and the keys of every YAML mapping Mantle defines.
+
+The document is usually half-written while the user types, so it often does not parse.
+Completion therefore works from the raw text: the current line for prose, ``if:`` lines,
+``@`` tokens, placeholders and Python literals; the current line plus the indentation of
+the lines above it for YAML (:func:`_yaml_context`). Parsed condition sites are used when
+the cursor is inside one (they map folded or escaped YAML strings exactly), and the
+project model supplies the names.
+
+Every item replaces exactly the partial word typed so far (``CompletionItem.edit``), so
+the client filters on what the user typed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..model.defaults import (
+    DEFAULT_SKILLS,
+    EXECUTE_ONLY_TOOLS,
+    FRAMEWORK_TOOLS,
+    STEP_ACTIONS,
+)
+from ..model.layout import FileKind
+from ..model.project import ParsedFile, Project, Skill
+from ..syntax.config_yml import AgentDoc
+from ..syntax.memory_yml import ATTRIBUTES, CANONICAL_TYPES, MemoryField
+from ..syntax.responses_yml import VARIANT_KEYS, Response, ResponsesDoc
+from ..syntax.sites import ConditionSite
+from ..syntax.skill_md import (
+    ALL_STEP_KEYS,
+    BLOCK_KEYS,
+    BLOCK_TOOL_KEYS,
+    CONFIRMATION_KEYS,
+    FRONTMATTER_KEYS,
+    STEP_KEYS,
+    TOOL_CONSTRAINT_OPTIONS,
+    SkillDoc,
+)
+from ..syntax.text import TextRange
+from .types import SymbolKind, TextEdit
+
+
+@dataclass(frozen=True)
+class CompletionItem:
+    label: str
+    kind: SymbolKind
+    detail: str = ""
+    documentation: str = ""  # markdown
+    edit: TextEdit | None = None  # replaces the partial word at the cursor; None = insert label
+    sort_text: str | None = None
+    filter_text: str | None = None
+    snippet: bool = False  # edit.new_text is an LSP snippet ($1, ${1:x}, $0)
+
+
+@dataclass(frozen=True)
+class CompletionResult:
+    items: tuple[CompletionItem, ...]
+    is_incomplete: bool = False
+
+
+EMPTY = CompletionResult(())
+
+
+def complete(project: Project, path: Path, offset: int) -> CompletionResult:
+    """What may be written at ``offset`` (a code-point offset into the file's text)."""
+    pf = project.files.get(path)
+    if pf is None or not pf.source.analyzable:
+        return EMPTY
+    text = pf.text
+    offset = min(max(offset, 0), len(text))
+    c = _Ctx.make(project, pf, offset)
+    kind = pf.kind
+    items: list[CompletionItem]
+    if kind is FileKind.SKILL_MD:
+        items = _skill_md(c)
+    elif kind in (FileKind.SKILL_MEMORY, FileKind.PROJECT_MEMORY):
+        items = _memory_yml(c)
+    elif kind in (FileKind.SKILL_RESPONSES, FileKind.PROJECT_RESPONSES):
+        items = _responses_yml(c)
+    elif kind in (FileKind.SKILL_TOOLS, FileKind.SHARED_TOOLS):
+        items = _tools_py(c)
+    elif kind is FileKind.AGENT:
+        items = _agent_yml(c)
+    else:
+        items = []
+    seen: set[str] = set()
+    unique: list[CompletionItem] = []
+    for it in items:
+        if it.label not in seen:
+            seen.add(it.label)
+            unique.append(it)
+    return CompletionResult(tuple(unique))
+
+
+# ---------------------------------------------------------------------------------------
+# Context and item helpers
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    project: Project
+    pf: ParsedFile
+    text: str
+    offset: int
+    sid: str | None
+    line_start: int
+    line_before: str  # the current line up to the cursor
+    line_after: str  # the rest of the current line
+
+    @staticmethod
+    def make(project: Project, pf: ParsedFile, offset: int) -> _Ctx:
+        text = pf.text
+        ls = text.rfind("\n", 0, offset) + 1
+        le = text.find("\n", offset)
+        le = len(text) if le < 0 else le
+        return _Ctx(project, pf, text, offset, pf.skill_id, ls, text[ls:offset], text[offset:le])
+
+    def back(self, n: int) -> TextRange:
+        """The range of the ``n`` characters before the cursor (the partial word)."""
+        return TextRange(self.offset - n, self.offset)
+
+    @property
+    def skill(self) -> Skill | None:
+        return self.project.skill(self.sid) if self.sid else None
+
+    @property
+    def skill_doc(self) -> SkillDoc | None:
+        sk = self.skill
+        return sk.doc if sk else None
+
+
+class _Out:
+    """Items that all replace the same range."""
+
+    def __init__(self, rng: TextRange) -> None:
+        self.rng = rng
+        self.items: list[CompletionItem] = []
+
+    def add(
+        self,
+        label: str,
+        kind: SymbolKind,
+        detail: str = "",
+        doc: str = "",
+        text: str | None = None,
+        sort: str | None = None,
+        filter_text: str | None = None,
+        snippet: bool = False,
+    ) -> None:
+        new_text = label if text is None else text
+        self.items.append(
+            CompletionItem(
+                label,
+                kind,
+                detail,
+                doc,
+                TextEdit(self.rng, new_text),
+                sort,
+                filter_text,
+                snippet,
+            )
+        )
+
+
+def _rel(project: Project, path: Path | None) -> str:
+    if path is None:
+        return "bundled with the engine"
+    try:
+        return path.relative_to(project.root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+_WORD_RE = re.compile(r"[\w-]*\Z")
+
+
+def _partial(before: str, pattern: re.Pattern[str] = _WORD_RE) -> str:
+    m = pattern.search(before)
+    return m.group(0) if m else ""
+
+
+# ---------------------------------------------------------------------------------------
+# Memory: the readable set (engine-rules §5.2)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Field:
+    ns: str
+    name: str
+    type: str
+    scope: str  # public, private, project, bundled
+    description: str | None
+    enum: tuple[object, ...]
+    where: str
+
+    @property
+    def detail(self) -> str:
+        return self.type
+
+    def documentation(self) -> str:
+        if self.scope == "project":
+            what = "project field"
+        elif self.scope == "bundled":
+            what = f"public field of the bundled skill `{self.ns}`"
+        else:
+            what = f"{self.scope} field of `{self.ns}`"
+        out = [f"**{self.ns}.{self.name}** · `{self.type}` · {what}"]
+        if self.description:
+            out.append(self.description)
+        if self.enum:
+            out.append("Values: " + ", ".join(f"`{_quote(v)}`" for v in self.enum))
+        out.append(f"Declared in `{self.where}`.")
+        return "\n\n".join(out)
+
+
+def _quote(v: object, q: str = "'") -> str:
+    if isinstance(v, str):
+        return f"{q}{v}{q}" if q not in v else repr(v)
+    return repr(v)
+
+
+def _from_memory(project: Project, mf: MemoryField, ns: str, where: Path | None) -> _Field:
+    return _Field(
+        ns,
+        mf.name,
+        mf.type,
+        mf.scope,
+        mf.description,
+        tuple(mf.enum_values),
+        _rel(project, where),
+    )
+
+
+def _all_fields(project: Project, sk: Skill) -> list[_Field]:
+    md = sk.memdoc
+    if md is None:
+        return []
+    path = sk.memory.path if sk.memory else None
+    out = []
+    for name in dict.fromkeys(f.name for f in md.fields):
+        mf = md.field(name)
+        if mf is not None:
+            out.append(_from_memory(project, mf, sk.id, path))
+    return out
+
+
+def _project_fields(project: Project) -> list[_Field]:
+    pm = project.project_memory
+    pmf = project.file_of_kind(FileKind.PROJECT_MEMORY)
+    if pm is None:
+        return []
+    out = []
+    for name in dict.fromkeys(f.name for f in pm.fields):
+        mf = pm.field(name)
+        if mf is not None:
+            out.append(_from_memory(project, mf, "project", pmf.path if pmf else None))
+    return out
+
+
+def _readable(project: Project, sid: str | None, ns: str) -> list[_Field]:
+    """Entries of ``ns`` readable from skill ``sid`` (None: the project-wide files, which
+    read every skill's public fields and the project fields)."""
+    if ns == "system":
+        return []
+    if ns == "project":
+        return _project_fields(project)
+    sk = project.skill(ns)
+    if sk is not None:
+        fields = _all_fields(project, sk)
+        if ns == sid:
+            return fields
+        return [f for f in fields if sk.public_field(f.name) is not None]
+    dflt = DEFAULT_SKILLS.get(ns)
+    if dflt is not None:
+        return [
+            _Field(ns, d.name, d.type, "bundled", d.description, (), "bundled with the engine")
+            for d in dflt.public_fields
+        ]
+    return []
+
+
+def _declared(project: Project, ns: str, entry: str) -> _Field | None:
+    """The declaration of ``ns.entry`` whoever may read it (for value completion)."""
+    if ns == "project":
+        fields = _project_fields(project)
+    else:
+        sk = project.skill(ns)
+        fields = _all_fields(project, sk) if sk else _readable(project, None, ns)
+    return next((f for f in fields if f.name == entry), None)
+
+
+def _namespaces(project: Project, sid: str | None) -> list[tuple[str, str, str, str]]:
+    """(namespace, detail, documentation, sort key) readable from ``sid``: the skill
+    itself first, then the skills with public fields (the project's, then the bundled
+    ones), then ``project``."""
+    out: list[tuple[str, str, str, str]] = []
+    own = project.skill(sid) if sid else None
+    if sid and own is not None:
+        fields = _readable(project, sid, sid)
+        out.append((sid, "this skill", _ns_doc(project, sid, fields), f"0{sid}"))
+    for i, other in enumerate(project.catalog_ids()):
+        if other == sid:
+            continue
+        fields = _readable(project, sid, other)
+        if not fields:
+            continue
+        bundled = project.skill(other) is None
+        n = len(fields)
+        detail = f"{'bundled skill' if bundled else 'skill'} · {n} public field{'s' * (n != 1)}"
+        rank = "2" if bundled else "1"  # the project's own skills before the bundled ones
+        out.append((other, detail, _ns_doc(project, other, fields), f"{rank}{i:04d}"))
+    pfields = _project_fields(project)
+    if pfields:
+        out.append(("project", "project memory", _ns_doc(project, "project", pfields), "3"))
+    return out
+
+
+def _ns_doc(project: Project, ns: str, fields: list[_Field]) -> str:
+    out = []
+    if ns == "project":
+        out.append("**project** · project memory (`memory.yml` at the project root)")
+    else:
+        sk = project.skill(ns)
+        desc: str | None
+        if sk is not None:
+            desc = sk.doc.description if sk.doc else None
+            out.append(f"**{ns}** · skill")
+        else:
+            dflt = DEFAULT_SKILLS.get(ns)
+            desc = dflt.summary if dflt else None
+            out.append(f"**{ns}** · bundled default skill")
+        if desc:
+            out.append(desc.strip())
+    if fields:
+        out.append("Readable: " + ", ".join(f"`{f.name}`" for f in fields))
+    return "\n\n".join(out)
+
+
+def _add_namespaces(o: _Out, project: Project, sid: str | None) -> None:
+    for ns, detail, doc, sort in _namespaces(project, sid):
+        o.add(ns, "namespace", detail, doc, sort=sort)
+
+
+def _add_entries(o: _Out, fields: Iterable[_Field], prefix: str = "", suffix: str = "") -> None:
+    for i, f in enumerate(fields):
+        label = prefix + f.name
+        o.add(label, "field", f.detail, f.documentation(), text=label + suffix, sort=f"{i:04d}")
+
+
+# ---------------------------------------------------------------------------------------
+# Conditions (engine-rules §4)
+# ---------------------------------------------------------------------------------------
+
+_COND_KEYS = frozenset({"requires", "if", "complete_when", "when", "condition", "satisfied_when"})
+_NS_RE = re.compile(r"(?<![\w.])session\.(\w*)\Z")
+_ENTRY_RE = re.compile(r"(?<![\w.])session\.(\w+)\.(\w*)\Z")
+_COND_TOKEN_RE = re.compile(
+    r"""
+     (?P<ws>\s+)
+    |(?P<str>[rRbBuU]{0,2}(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"))
+    |(?P<num>\d[\w.]*)
+    |(?P<name>[^\W\d]\w*(?:\.\w+)*\.?)
+    |(?P<op>==|!=|<=|>=|<|>|=|!)
+    |(?P<lpar>\()
+    |(?P<rpar>\))
+    |(?P<other>.)
+    """,
+    re.X | re.S,
+)
+_COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+_OPERATOR_DOCS = {
+    "==": "equal to",
+    "!=": "not equal to",
+    "<": "less than",
+    "<=": "less than or equal to",
+    ">": "greater than",
+    ">=": "greater than or equal to",
+    "and": "both sides must hold",
+    "or": "either side must hold",
+}
+
+
+def _condition(
+    c: _Ctx, sid: str | None, before: str, yaml_quote: str | None
+) -> list[CompletionItem]:
+    """Completion inside a condition; ``before`` is the condition text up to the cursor.
+
+    ``yaml_quote`` is the quote of the YAML string holding the condition (values are then
+    written with the other quote)."""
+    p = c.project
+    m = _ENTRY_RE.search(before)
+    if m:
+        o = _Out(c.back(len(m.group(2))))
+        _add_entries(o, _readable(p, sid, m.group(1)))
+        return o.items
+    m = _NS_RE.search(before)
+    if m:
+        o = _Out(c.back(len(m.group(1))))
+        _add_namespaces(o, p, sid)
+        return o.items
+
+    toks: list[tuple[str, str]] = []
+    partial = ""
+    for tm in _COND_TOKEN_RE.finditer(before):
+        kind = tm.lastgroup or "other"
+        if kind == "other" and tm.group() in "'\"":
+            partial = before[tm.start() :]  # an unclosed string: the value being typed
+            break
+        if kind != "ws":
+            toks.append((kind, tm.group()))
+    else:
+        if toks and not before[-1:].isspace():
+            kind, value = toks[-1]
+            word = kind in ("name", "num") and "." not in value
+            if word or (kind == "op" and value in ("=", "!")):
+                partial = value
+                toks.pop()
+    prefix_space = ""
+    end = len(before) - len(partial)
+    spaced = end == 0 or before[end - 1 : end].isspace() or before[end - 1 : end] == "("
+    last = toks[-1] if toks else None
+    o = _Out(c.back(len(partial)))
+    value_q = '"' if yaml_quote == "'" else "'"
+    if partial[:1] in ("'", '"'):
+        value_q = partial[0]
+
+    def operand_start() -> None:
+        o.add("session.", "keyword", "memory reference", "`session.<skill_id|project>.<entry>`")
+        o.add("not", "keyword", "negation", text="not ")
+
+    if last is None or last[0] == "lpar" or (last[0] == "name" and last[1] in ("and", "or", "not")):
+        if partial[:1] in ("'", '"', "=", "!"):
+            return []
+        operand_start()
+        return o.items
+    if last[0] == "op":
+        if last[1] in ("=", "!"):
+            return []
+        if not spaced and not partial:
+            prefix_space = " "
+        if last[1] in ("==", "!=") and len(toks) >= 2 and toks[-2][0] == "name":
+            ref = toks[-2][1].split(".")
+            if len(ref) == 3 and ref[0] == "session":
+                f = _declared(c.project, ref[1], ref[2])
+                _values(o, f, value_q, prefix_space, strings_only=partial[:1] in ("'", '"'))
+                return o.items
+        if partial[:1] in ("'", '"'):
+            return o.items
+        o.add(
+            "None", "value", "unset", "`None`: the field has no value", text=prefix_space + "None"
+        )
+        if not partial:
+            o.add(
+                "session.",
+                "keyword",
+                "memory reference",
+                "`session.<skill_id|project>.<entry>`",
+                text=prefix_space + "session.",
+            )
+        return o.items
+    # after a complete operand: comparison operators and connectives
+    if partial[:1] in ("'", '"') or (not spaced and partial[:1] not in ("=", "!")):
+        return []
+    for i, op in enumerate((*_COMPARISONS, "and", "or")):
+        o.add(op, "keyword", _OPERATOR_DOCS[op], text=op + " ", sort=f"{i:02d}")
+    return o.items
+
+
+def _values(o: _Out, f: _Field | None, q: str, prefix: str, strings_only: bool) -> None:
+    """The values ``f`` may be compared with (enum values, booleans, ``None``)."""
+    i = 0
+    if f is not None:
+        for v in f.enum:
+            label = _quote(v, q)
+            o.add(label, "value", f"{f.ns}.{f.name}", f.documentation(), prefix + label, f"{i:04d}")
+            i += 1
+        if f.type == "bool" and not strings_only:
+            for v in ("True", "False"):
+                o.add(v, "value", "bool", text=prefix + v, sort=f"{i:04d}")
+                i += 1
+    if not strings_only:
+        o.add("None", "value", "unset", "`None`: the field has no value", prefix + "None", "9999")
+
+
+def _site_at(sites: Sequence[ConditionSite], text: str, offset: int) -> tuple[str, str] | None:
+    """(condition text before the cursor, YAML quote) when ``offset`` is inside a parsed
+    condition site."""
+    for site in sites:
+        a = site.anchor
+        if not (a.start <= offset <= a.end):
+            continue
+        idx = site.map.index_of(offset)
+        if idx is None:
+            continue
+        q = text[a.start] if a.length and text[a.start] in "'\"" else None
+        if q is not None and offset <= a.start:
+            continue
+        return site.text[:idx], (q or "")
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# YAML context from raw lines
+# ---------------------------------------------------------------------------------------
+
+_KEY_RE = re.compile(r"""(["']?)([\w$][\w.$/-]*)\1[ \t]*:(?:[ \t]+(.*)|[ \t]*)\Z""", re.S)
+_ITEM_RE = re.compile(r"[\w./:-]*\Z")
+
+
+@dataclass(frozen=True)
+class _Line:
+    indent: int
+    dashes: tuple[int, ...]  # columns of the `- ` markers
+    col: int  # column where the content starts
+    key: str | None
+    value: str  # inline value after `key:` (stripped of a trailing comment-free remainder)
+    value_col: int
+
+    @property
+    def first(self) -> int:
+        return self.dashes[0] if self.dashes else self.col
+
+
+def _parse_line(s: str, full: bool = True) -> _Line | None:
+    """A YAML line's shape; None for blank and comment lines (when ``full``)."""
+    indent = len(s) - len(s.lstrip(" "))
+    i = indent
+    dashes: list[int] = []
+    while i < len(s) and s[i] == "-" and (i + 1 == len(s) or s[i + 1] in " \t"):
+        dashes.append(i)
+        i += 1
+        while i < len(s) and s[i] in " \t":
+            i += 1
+    rest = s[i:]
+    if full and ((not rest.strip() and not dashes) or rest.lstrip().startswith("#")):
+        return None
+    m = _KEY_RE.match(rest)
+    if m:
+        value = m.group(3) or ""
+        vcol = i + (m.start(3) if m.group(3) is not None else len(rest))
+        if full:
+            value = re.sub(r"(^|\s)#.*\Z", "", value).rstrip()
+        return _Line(indent, tuple(dashes), i, m.group(2), value, vcol)
+    return _Line(indent, tuple(dashes), i, None, rest, i)
+
+
+@dataclass(frozen=True)
+class _YCtx:
+    path: tuple[str, ...]  # enclosing keys, outer to inner; "-" is a list item
+    line: _Line  # the cursor line up to the cursor
+    at_key: bool  # the cursor line holds only a partial word (a key or a list item)
+    in_value: bool  # the cursor is in the inline value of `line.key`
+    siblings: frozenset[str]  # keys of the mapping the cursor line belongs to
+    scalar_key: str | None  # the cursor line continues the multi-line value of this key
+    scalar_start: int  # offset where that value starts
+
+    @property
+    def key(self) -> str | None:
+        return self.line.key if self.in_value else None
+
+    @property
+    def value(self) -> str:
+        return self.line.value
+
+    @property
+    def dashes(self) -> int:
+        return len(self.line.dashes)
+
+    def under(self, *keys: str) -> bool:
+        """True when the path ends with ``keys`` ("*" matches any one key)."""
+        if len(keys) > len(self.path):
+            return False
+        tail = self.path[len(self.path) - len(keys) :]
+        return all(k == "*" or k == t for k, t in zip(keys, tail, strict=True))
+
+
+def _lines_back(text: str, start: int, stop: int) -> Iterable[tuple[int, str]]:
+    """(line start, line text) of the lines before the one starting at ``start``, going up,
+    not above offset ``stop``."""
+    pos = start
+    while pos > stop:
+        pe = pos - 1
+        ps = max(text.rfind("\n", 0, pe) + 1, stop)
+        yield ps, text[ps:pe]
+        pos = ps
+
+
+def _lines_forward(text: str, start: int, stop: int) -> Iterable[str]:
+    pos = text.find("\n", start)
+    while 0 <= pos < stop:
+        ps = pos + 1
+        pe = text.find("\n", ps)
+        pe = len(text) if pe < 0 else pe
+        yield text[ps : min(pe, stop)]
+        pos = pe if pe < len(text) else -1
+
+
+def _yaml_context(c: _Ctx, start: int, end: int) -> _YCtx:
+    """Where the cursor is in the YAML between ``start`` and ``end``, from indentation."""
+    text = c.text
+    line = _parse_line(c.line_before, full=False)
+    assert line is not None
+    in_value = line.key is not None and c.line_before[line.value_col - 1 : line.value_col] in (
+        " ",
+        "\t",
+    )
+    at_key = line.key is None and bool(_ITEM_RE.fullmatch(line.value))
+    path_rev: list[str] = ["-"] * len(line.dashes)
+    siblings: set[str] = set()
+    mode, target = ("seq", line.dashes[0]) if line.dashes else ("map", line.col)
+    level0 = True
+    scalar_key: str | None = None
+    scalar_start = 0
+    for ps, s in _lines_back(text, c.line_start, start):
+        info = _parse_line(s)
+        if info is None:
+            continue
+        if mode == "map":
+            if info.col == target and info.dashes:  # the item this mapping belongs to
+                if level0 and info.key:
+                    siblings.add(info.key)
+                path_rev.extend("-" * len(info.dashes))
+                mode, target, level0 = "seq", info.dashes[0], False
+                continue
+            if info.first >= target:
+                if level0 and info.first == target and info.key:
+                    siblings.add(info.key)
+                continue
+        else:
+            if info.dashes and info.dashes[0] == target:
+                continue  # another item of the same list
+            if info.first > target or (info.first == target and info.dashes):
+                continue
+        # a parent line
+        if info.key is None:
+            break
+        if level0 and not line.dashes and info.value:
+            # the cursor line continues this key's (multi-line) scalar value
+            scalar_key = info.key
+            scalar_start = ps + info.value_col
+            if info.value[:1] in ("|", ">"):
+                scalar_start = ps + len(s) + 1
+        level0 = False
+        path_rev.append(info.key)
+        if info.dashes:
+            path_rev.extend("-" * len(info.dashes))
+            mode, target = "seq", info.dashes[0]
+        else:
+            mode, target = "map", info.col
+            if target == 0:
+                break
+    # keys below the cursor in the same mapping
+    col = line.col
+    for s in _lines_forward(text, c.offset, end):
+        info = _parse_line(s)
+        if info is None:
+            continue
+        if info.first < col:
+            break
+        if info.col == col and not info.dashes and info.key:
+            siblings.add(info.key)
+    if scalar_key is not None:
+        in_value = at_key = False
+    return _YCtx(
+        tuple(reversed(path_rev)),
+        line,
+        at_key,
+        in_value,
+        frozenset(siblings),
+        scalar_key,
+        scalar_start,
+    )
+
+
+_MAP_KEYS = frozenset(
+    {
+        "routing",
+        "knowledge_answering",
+        "requires_confirmation",
+        "set_memory",
+        "parameters",
+        "dtmf",
+        "anonymization",
+        "schema",
+        "public",
+        "private",
+        "responses",
+        "preconditions",
+    }
+)
+_LIST_KEYS = frozenset(
+    {
+        "steps",
+        "tools",
+        "tool_constraints",
+        "import_tools",
+        "utter",
+        "criteria",
+        "buttons",
+        "privacy_rules",
+    }
+)
+
+
+def _keys(
+    c: _Ctx,
+    y: _YCtx,
+    keys: Iterable[str],
+    docs: dict[str, str] | None = None,
+    maps: Iterable[str] = (),
+    lists: Iterable[str] = (),
+) -> list[CompletionItem]:
+    """Mapping keys not yet present, inserted as ``key: `` (or a nested block)."""
+    word = y.line.value if y.at_key else ""
+    o = _Out(c.back(len(word)))
+    maps = frozenset(maps) | _MAP_KEYS
+    lists = frozenset(lists) | _LIST_KEYS
+    rest = c.line_after.strip()
+    pad = " " * (y.line.col + 2)
+    for i, k in enumerate(keys):
+        if k in y.siblings and k != word:
+            continue
+        if rest:
+            new = k
+        elif k in maps:
+            new = f"{k}:\n{pad}"
+        elif k in lists:
+            new = f"{k}:\n{pad}- "
+        else:
+            new = f"{k}: "
+        o.add(k, "property", "", (docs or {}).get(k, ""), new, f"{i:03d}")
+    return o.items
+
+
+def _bools(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
+    o = _Out(c.back(len(_partial(y.value))))
+    o.add("true", "value")
+    o.add("false", "value")
+    return o.items
+
+
+def _yaml_value_quote(y: _YCtx) -> tuple[str, str] | None:
+    """(value text before the cursor, quote) of an inline value, None when the value is a
+    closed quoted string (the cursor is after it)."""
+    v = y.value
+    if v[:1] in ("'", '"'):
+        q = v[0]
+        body = v[1:]
+        if q == "'":
+            body = body.replace("''", "\0")
+        if q in body:
+            return None
+        return body.replace("\0", "'"), q
+    return v, ""
+
+
+def _value_word(c: _Ctx, y: _YCtx) -> _Out | None:
+    """An output replacing the partial scalar value at the cursor (names)."""
+    vq = _yaml_value_quote(y)
+    if vq is None:
+        return None
+    body, _ = vq
+    if not _ITEM_RE.fullmatch(body):
+        return None
+    return _Out(c.back(len(body)))
+
+
+# ---------------------------------------------------------------------------------------
+# Names: skills, tools, responses, steps, preconditions
+# ---------------------------------------------------------------------------------------
+
+
+def _add_skills(o: _Out, project: Project, exclude: str | None = None) -> None:
+    for i, sid in enumerate(project.catalog_ids()):
+        if sid == exclude:
+            continue
+        sk = project.skill(sid)
+        doc = sk.doc if sk else None
+        if sk is None:
+            dflt = DEFAULT_SKILLS[sid]
+            o.add(sid, "skill", "bundled default skill", dflt.summary, sort=f"2{i:04d}")
+            continue
+        name = doc.fm_str("name") if doc else None
+        desc = (doc.description or "").strip() if doc else ""
+        flags = [f for f in ("hidden", "disabled") if doc is not None and doc.fm_bool(f)]
+        detail = " · ".join([*(f for f in [name] if f), *flags]) or "skill"
+        md = f"**{sid}**" + (f" · {name}" if name else "")
+        if flags:
+            md += f"\n\n*{', '.join(flags)}*: not offered to the model by routing"
+        if desc:
+            md += f"\n\n{desc}"
+        o.add(sid, "skill", detail, md, sort=f"{1 if flags else 0}{i:04d}")
+
+
+def _add_blocks(o: _Out, blocks: Iterable[str], sid: str | None) -> None:
+    for i, b in enumerate(blocks):
+        o.add(b, "block", f"ordered block of {sid}" if sid else "ordered block", sort=f"3{i:04d}")
+
+
+@dataclass(frozen=True)
+class _Tool:
+    name: str
+    detail: str
+    doc: str
+
+
+def _tools_of(c: _Ctx, which: Literal["visible", "attachable", "execute"]) -> list[_Tool]:
+    """Tools for a skill: ``visible`` (what the model may call: local, declared shared,
+    MCP, framework), ``attachable`` (what a gate may name: local, every shared tool, MCP
+    imports), ``execute`` (what an ``execute_tool`` step may run)."""
+    from .diagnostics import Checker  # deferred: diagnostics imports a lot
+
+    p = c.project
+    sk = c.skill
+    out: dict[str, _Tool] = {}
+    if sk is not None:
+        for pf, mod in sk.tool_modules():
+            for t in mod.tools:
+                out.setdefault(
+                    t.name, _Tool(t.name, f"tool of {sk.id}", _tool_doc(p, t.description, pf.path))
+                )
+    shared: dict[str, _Tool] = {}
+    for pf, mod in p.shared_tool_files():
+        for t in mod.tools:
+            shared.setdefault(
+                t.name, _Tool(t.name, "shared tool", _tool_doc(p, t.description, pf.path))
+            )
+    doc = c.skill_doc
+    mcp: dict[str, _Tool] = {}
+    if doc is not None:
+        for item in doc.import_tools:
+            v = item.value
+            if v.startswith("mcp/") and ":" in v:
+                server, _, name = v[4:].partition(":")
+                mcp[name] = _Tool(name, f"MCP tool ({server})", f"Imported as `{v}`.")
+    if which == "attachable":
+        visible = set(shared)
+    elif sk is not None:
+        visible = Checker(p).visible_tools(sk, doc)
+    else:
+        visible = set()
+    for name, tool in shared.items():
+        if name in visible:
+            out.setdefault(name, tool)
+    for name, tool in mcp.items():
+        out.setdefault(name, tool)
+    if which == "visible":
+        for name, desc in FRAMEWORK_TOOLS.items():
+            out.setdefault(name, _Tool(name, "framework tool", desc))
+    if which == "execute":
+        for name in EXECUTE_ONLY_TOOLS:
+            out.setdefault(name, _Tool(name, "framework tool (execute_tool only)", ""))
+    return list(out.values())
+
+
+def _tool_doc(project: Project, description: str | None, path: Path) -> str:
+    out = [description.strip()] if description else []
+    out.append(f"Defined in `{_rel(project, path)}`.")
+    return "\n\n".join(out)
+
+
+def _add_tools(o: _Out, tools: Iterable[_Tool]) -> None:
+    for i, t in enumerate(tools):
+        o.add(t.name, "tool", t.detail, t.doc, sort=f"{i:04d}")
+
+
+def _add_responses(o: _Out, project: Project, extra: Iterable[str] = ()) -> None:
+    names = sorted(k[1] for k in project.index.symbols if k[0] == "response")
+    for name in names:
+        syms = project.index.lookup(("response", name))
+        paths = [s.path for s in syms if s.path is not None]
+        detail = "bundled response" if not paths else _rel(project, paths[0])
+        doc = ""
+        for s in syms:
+            if isinstance(s.obj, Response):
+                texts = [v.text for v in s.obj.variants if v.text]
+                if texts:
+                    doc = texts[0].strip()
+                    break
+        o.add(name, "response", detail, doc)
+    for name in extra:
+        o.add(name, "keyword", "step action")
+
+
+def _add_preconditions(o: _Out, project: Project) -> None:
+    agent = project.agent
+    if agent is None:
+        return
+    for name, pre in agent.preconditions.items():
+        parts = []
+        if pre.satisfied_when is not None:
+            parts.append(f"satisfied when `{pre.satisfied_when.value}`")
+        if pre.resolve_with is not None:
+            parts.append(f"resolved by `{pre.resolve_with.value}`")
+        o.add(name, "precondition", "agent.yml", "; ".join(parts))
+
+
+# ---------------------------------------------------------------------------------------
+# skill.md
+# ---------------------------------------------------------------------------------------
+
+_BLOCK_OPEN_RE = re.compile(r":::ordered_block(?:\s+id=([\w-]+))?")
+_BLOCK_CLOSE_RE = re.compile(r":::[ \t]*\Z")
+
+
+@dataclass(frozen=True)
+class _Region:
+    kind: Literal["frontmatter", "block", "prose"]
+    start: int
+    end: int
+    block_id: str | None = None
+
+
+def _outline(text: str) -> list[_Region]:
+    """Frontmatter, ordered blocks and prose of a skill.md, framed from raw lines so that a
+    half-written file still has regions."""
+    lines: list[tuple[int, str]] = []
+    pos = 0
+    for s in text.split("\n"):
+        lines.append((pos, s))
+        pos += len(s) + 1
+    out: list[_Region] = []
+    i = 0
+    while i < len(lines) and not lines[i][1].strip():
+        i += 1
+    if i < len(lines) and lines[i][1].strip() == "---":
+        j = i + 1
+        while j < len(lines) and lines[j][1].strip() != "---":
+            j += 1
+        fm_start = lines[i + 1][0] if i + 1 < len(lines) else len(text)
+        fm_end = lines[j][0] - 1 if j < len(lines) else len(text)
+        out.append(_Region("frontmatter", fm_start, max(fm_end, fm_start)))
+        if j >= len(lines):
+            return out
+        i = j + 1
+    prose_start = lines[i][0] if i < len(lines) else len(text)
+    while i < len(lines):
+        ls, s = lines[i]
+        m = _BLOCK_OPEN_RE.match(s)
+        if m:
+            if ls > prose_start:
+                out.append(_Region("prose", prose_start, ls - 1))
+            j = i + 1
+            while j < len(lines) and not _BLOCK_CLOSE_RE.match(lines[j][1]):
+                j += 1
+            b_start = lines[i + 1][0] if i + 1 < len(lines) else len(text)
+            b_end = lines[j][0] - 1 if j < len(lines) else len(text)
+            out.append(_Region("block", b_start, max(b_end, b_start), m.group(1)))
+            i = j + 1
+            prose_start = lines[i][0] if i < len(lines) else len(text) + 1
+            continue
+        i += 1
+    if prose_start <= len(text):
+        out.append(_Region("prose", prose_start, len(text)))
+    return out
+
+
+def _region_at(regions: list[_Region], offset: int) -> _Region | None:
+    for r in regions:
+        if r.start <= offset <= r.end:
+            return r
+    return None
+
+
+def _skill_md(c: _Ctx) -> list[CompletionItem]:
+    regions = _outline(c.text)
+    region = _region_at(regions, c.offset)
+    if region is None:
+        return []
+    doc = c.pf.doc if isinstance(c.pf.doc, SkillDoc) else None
+    if region.kind == "prose":
+        return _prose(c, region)
+    site = _site_at(doc.conditions, c.text, c.offset) if doc else None
+    if site is not None:
+        return _condition(c, c.sid, site[0], site[1])
+    y = _yaml_context(c, region.start, region.end)
+    if region.kind == "frontmatter":
+        return _frontmatter(c, y)
+    return _block(c, y, region, regions)
+
+
+def _paragraph_start(c: _Ctx, region: _Region) -> bool:
+    if not c.text[region.start : c.line_start].strip():
+        return True
+    prev_end = c.line_start - 1
+    prev_start = c.text.rfind("\n", 0, prev_end) + 1
+    return not c.text[prev_start:prev_end].strip()
+
+
+_IF_SNIPPET_DOC = (
+    "A conditional paragraph: the lines below the `if:` line (up to the next blank line) "
+    "apply only while the condition holds, e.g. `if: session.<skill>.<entry> == 'value'`."
+)
+
+
+def _prose(c: _Ctx, region: _Region) -> list[CompletionItem]:
+    para_start = _paragraph_start(c, region)
+    stripped = c.line_before.lstrip(" \t")
+    if para_start and stripped.startswith("if:"):
+        return _condition(c, c.sid, stripped[3:], None)
+    at = _at_items(c, "prose")
+    if at is not None:
+        return at
+    word = re.fullmatch(r"[ \t]*([A-Za-z]*)", c.line_before)
+    if para_start and word and not c.line_after.lstrip().startswith("if:"):
+        o = _Out(c.back(len(word.group(1))))
+        o.add(
+            "if:", "snippet", "conditional paragraph", _IF_SNIPPET_DOC, "if: $1\n$0", snippet=True
+        )
+        return o.items
+    return []
+
+
+_AT_RE = re.compile(r"(?<!\w)@([\w-]*(?:\.[\w-]*)*)\Z")
+_AT_KINDS = {
+    "memory": "insert a memory value: `@memory.<skill_id|project>.<entry>`",
+    "skill": "refer to a skill: `@skill.<skill_id>`",
+    "tool": "refer to a tool: `@tool.<tool_name>`",
+    "block": "enter an ordered block of this skill: `@block.<block_id>`",
+}
+
+
+def _at_items(c: _Ctx, where: Literal["prose", "instructions"]) -> list[CompletionItem] | None:
+    """``@`` tokens; None when the cursor is not in one."""
+    m = _AT_RE.search(c.line_before)
+    if m is None:
+        return None
+    parts = m.group(1).split(".")
+    p = c.project
+    o = _Out(c.back(len(parts[-1])))
+    if len(parts) == 1:
+        kinds = list(_AT_KINDS) if where == "prose" else ["memory", "tool"]
+        for i, k in enumerate(kinds):
+            o.add(f"{k}.", "keyword", f"@{k}", _AT_KINDS[k], sort=str(i), filter_text=k)
+        return o.items
+    kind = parts[0]
+    if kind == "memory":
+        if len(parts) == 2:
+            _add_namespaces(o, p, c.sid)
+        elif len(parts) == 3:
+            _add_entries(o, _readable(p, c.sid, parts[1]))
+        return o.items
+    if len(parts) != 2:
+        return o.items
+    if kind == "skill" and where == "prose":
+        _add_skills(o, p)
+    elif kind == "tool":
+        _add_tools(o, _tools_of(c, "visible"))
+    elif kind == "block" and where == "prose":
+        _add_blocks(o, _block_ids(c), c.sid)
+    return o.items
+
+
+def _block_ids(c: _Ctx) -> list[str]:
+    return [r.block_id for r in _outline(c.text) if r.kind == "block" and r.block_id]
+
+
+_FM_DOCS = {
+    "name": "Display name of the skill.",
+    "description": "What the skill is for: the router reads it to pick the skill.",
+    "precondition": "Name of a binding in agent.yml `orchestrator.preconditions`.",
+    "hidden": "`true`: never offered by routing; reachable through `call`/`link`/`@skill`.",
+    "disabled": "`true`: the skill is not loaded.",
+    "always_include_in_prompt": "`true`: always listed in the router prompt.",
+    "complete_when": "When the skill is done: `condition:` and/or `criteria:`.",
+    "import_tools": "Shared tools (tools/*.py) and `mcp/<server>:<tool>` to use here.",
+    "tool_constraints": "Gates on tools: `requires`, `requires_confirmation`, responses.",
+    "utter": "Responses said verbatim: `on: activate` and/or `when: <condition>`.",
+    "knowledge_answering": "`instructions:` for answering from the knowledge base.",
+    "routing": "`is_default` / `engine_managed` flags.",
+}
+_FM_MAPS = ("complete_when",)
+_FM_BOOLS = frozenset({"hidden", "disabled", "always_include_in_prompt"})
+_RESPONSE_VALUE_KEYS = frozenset(
+    {"on_success", "on_failure", "utter_for_confirmation", "utter_on_user_denial"}
+)
+
+
+def _frontmatter(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
+    cond = _yaml_condition(c, y, top_level_complete_when=True)
+    if cond is not None:
+        return cond
+    if y.at_key:
+        return _frontmatter_keys(c, y)
+    return _frontmatter_value(c, y)
+
+
+def _frontmatter_keys(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
+    p = c.project
+    path = y.path
+    if not path and not y.dashes and y.line.col == 0:
+        return _keys(c, y, FRONTMATTER_KEYS, _FM_DOCS, maps=_FM_MAPS)
+    if path == ("tool_constraints", "-") and y.dashes:
+        o = _Out(c.back(len(y.line.value)))
+        _add_tools(o, _tools_of(c, "attachable"))
+        return o.items
+    if len(path) == 3 and path[:2] == ("tool_constraints", "-"):
+        return _keys(c, y, TOOL_CONSTRAINT_OPTIONS)
+    if y.under("requires_confirmation"):
+        return _keys(c, y, CONFIRMATION_KEYS)
+    if path == ("utter", "-") and y.dashes:
+        o = _Out(c.back(len(y.line.value)))
+        _add_responses(o, p)
+        return o.items
+    if len(path) == 3 and path[:2] == ("utter", "-"):
+        return _keys(c, y, ("on", "when"))
+    if path == ("import_tools", "-") and y.dashes:
+        return _import_items(c, y)
+    if path == ("complete_when",):
+        return _keys(c, y, ("condition", "criteria"))
+    if path == ("routing",):
+        return _keys(c, y, ("is_default", "engine_managed"))
+    if path == ("knowledge_answering",):
+        return _keys(c, y, ("instructions",))
+    return []
+
+
+def _frontmatter_value(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
+    p = c.project
+    path = y.path
+    key = y.key
+    if key is None:
+        return []
+    o = _value_word(c, y)
+    if o is None:
+        return []
+    if key == "precondition" and not path:
+        _add_preconditions(o, p)
+    elif key in _RESPONSE_VALUE_KEYS:
+        _add_responses(o, p)
+    elif (key in _FM_BOOLS and not path) or key in ("enabled", "is_default", "engine_managed"):
+        return _bools(c, y)
+    elif key == "on" and y.under("utter", "-", "*"):
+        o.add("activate", "value", "say it when the skill starts")
+    return o.items
+
+
+def _import_items(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
+    o = _Out(c.back(len(y.line.value)))
+    p = c.project
+    for pf, mod in p.shared_tool_files():
+        for t in mod.tools:
+            o.add(t.name, "tool", "shared tool", _tool_doc(p, t.description, pf.path))
+    integ = p.integrations
+    if integ is not None:
+        for server in integ.mcp_servers:
+            o.add(f"mcp/{server}:", "mcp", "MCP server", f"Tools of MCP server `{server}`.")
+    return o.items
+
+
+def _yaml_condition(
+    c: _Ctx, y: _YCtx, top_level_complete_when: bool = False
+) -> list[CompletionItem] | None:
+    """Completion in a condition that the parser did not register (half-written YAML)."""
+    sid = c.sid
+    key = y.key
+    if key in _COND_KEYS and not (
+        top_level_complete_when and key == "complete_when" and not y.path
+    ):
+        vq = _yaml_value_quote(y)
+        if vq is None:
+            return []
+        return _condition(c, sid, vq[0], vq[1])
+    # a condition inside a one-line flow mapping: `- lock_card: {requires: "session.`
+    m = re.search(r"[{,]\s*(requires|if|when|condition)\s*:\s+(.*)\Z", c.line_before)
+    if m and "}" not in m.group(2):
+        v = m.group(2)
+        q = v[:1] if v[:1] in ("'", '"') else ""
+        body = v[1:] if q else v
+        if q and q in body:
+            return []
+        return _condition(c, sid, body, q)
+    sk = y.scalar_key
+    if sk in _COND_KEYS and y.line.key is None:
+        before = c.text[y.scalar_start : c.offset]
+        q = before.lstrip()[:1] if before.lstrip()[:1] in ("'", '"') else ""
+        if q:
+            before = before.lstrip()[1:]
+        return _condition(c, sid, " ".join(before.split("\n")), q)
+    return None
+
+
+def _step_kind(keys: Iterable[str]) -> str | None:
+    ks = set(keys)
+    if "noop" in ks:
+        return "route"
+    if "utter" in ks:
+        return "utter"
+    return next((k for k in STEP_KEYS if k in ks and k not in ("utter", "route")), None)
+
+
+_STEP_DOCS = {
+    "id": "The step id (targets of `next`, `then`, `else`).",
+    "instructions": "Free text for the model; the step runs until `complete_when` holds.",
+    "collect": "Ask for one of this skill's fields.",
+    "action": "Say a response (`utter_…`), or `action_listen` / `hangup`.",
+    "utter": "Say a response.",
+    "execute_tool": "Run a tool with `parameters`.",
+    "set_memory": "Write fields: `entry: value`.",
+    "call": "Run a skill (or a block of a blocks-only skill) and come back.",
+    "link": "Hand off to a skill; never returns.",
+    "noop": "`noop: true`: a routing step that only branches with `next`.",
+    "next": "A step id, `END`, or a list of `- if:`/`then:` branches and `- else:`.",
+    "complete_when": "A condition that ends an instructions step.",
+    "optional": "`true`: the step may be skipped.",
+    "utterance": "The response that asks for the value.",
+    "description": "What to collect, for the model.",
+    "dtmf": "Keypad input: `length` or `finish_on_key`.",
+    "ask_before_filling": "`true`: always ask, even when the value is known.",
+    "parameters": "Tool arguments: literals or `session.<ns>.<entry>`.",
+}
+_STEP_BOOLS = frozenset({"optional", "ask_before_filling", "noop", "allow_audio_input", "enabled"})
+
+
+def _block(c: _Ctx, y: _YCtx, region: _Region, regions: list[_Region]) -> list[CompletionItem]:
+    cond = _yaml_condition(c, y)
+    if cond is not None:
+        return cond
+    path = y.path
+    in_step = len(path) >= 2 and path[:2] == ("steps", "-")
+    if in_step and (y.scalar_key == "instructions" or path[2:] == ("instructions",)):
+        return _at_items(c, "instructions") or []
+    if y.at_key:
+        return _block_keys(c, y, in_step)
+    return _block_value(c, y, region, regions, in_step)
+
+
+def _block_keys(c: _Ctx, y: _YCtx, in_step: bool) -> list[CompletionItem]:
+    p = c.project
+    path = y.path
+    if not path and not y.dashes:
+        return _keys(c, y, BLOCK_KEYS)
+    if path == ("steps", "-"):
+        kind = _step_kind(y.siblings)
+        keys = STEP_KEYS[kind] if kind else ("id", *[k for k in ALL_STEP_KEYS if k != "id"])
+        return _keys(c, y, keys, _STEP_DOCS)
+    if in_step and path[2:] in (("next", "-"),):
+        return _keys(c, y, ("if", "then", "else"))
+    if in_step and path[2:] == ("set_memory",):
+        o = _Out(c.back(len(y.line.value)))
+        sk = c.skill
+        fields = [*(_all_fields(p, sk) if sk else []), *_project_fields(p)]
+        rest = c.line_after.strip()
+        for i, f in enumerate(fields):
+            if f.name in y.siblings:
+                continue
+            new = f.name if rest else f.name + ": "
+            o.add(f.name, "field", f.detail, f.documentation(), new, f"{i:04d}")
+        return o.items
+    if in_step and path[2:] == ("dtmf",):
+        return _keys(c, y, ("length", "finish_on_key", "allow_audio_input"))
+    if path == ("tools", "-") and y.dashes:
+        o = _Out(c.back(len(y.line.value)))
+        _add_tools(o, _tools_of(c, "attachable"))
+        return o.items
+    if path == ("tools", "-"):
+        return _keys(c, y, BLOCK_TOOL_KEYS)
+    if y.under("tools", "-", "requires_confirmation"):
+        return _keys(c, y, CONFIRMATION_KEYS)
+    return []
+
+
+def _block_value(
+    c: _Ctx, y: _YCtx, region: _Region, regions: list[_Region], in_step: bool
+) -> list[CompletionItem]:
+    p = c.project
+    sid = c.sid
+    path = y.path
+    key = y.key
+    if key is None:
+        return []
+    if in_step and key == "instructions":
+        return _at_items(c, "instructions") or []
+    if in_step and path[2:] == ("parameters",):
+        vq = _yaml_value_quote(y)
+        if vq is not None and vq[0].startswith("session."):
+            return _condition(c, sid, vq[0], vq[1])
+        return []
+    o = _value_word(c, y)
+    if o is None:
+        return []
+    if key in ("next", "then", "else") and in_step:
+        ids = _step_ids(c.text, region)
+        for i, sid_ in enumerate(ids):
+            o.add(sid_, "step", f"step of block {region.block_id}", sort=f"{i:04d}")
+        o.add("END", "keyword", "end of the block", "Finish the block.", sort="9999")
+    elif key in ("call", "link") and in_step:
+        _add_skills(o, p, exclude=sid)
+        has_prose = any(r.kind == "prose" and c.text[r.start : r.end].strip() for r in regions)
+        if not has_prose:
+            _add_blocks(o, _block_ids(c), sid)
+    elif key == "execute_tool" and in_step:
+        _add_tools(o, _tools_of(c, "execute"))
+    elif key == "name" and path == ("tools", "-"):
+        _add_tools(o, _tools_of(c, "attachable"))
+    elif key in ("action", "utter") and in_step:
+        _add_responses(o, p, STEP_ACTIONS if key == "action" else ())
+    elif key == "utterance" or key in _RESPONSE_VALUE_KEYS:
+        _add_responses(o, p)
+    elif key == "collect" and in_step:
+        sk = c.skill
+        _add_entries(o, _all_fields(p, sk) if sk else [])
+    elif key in _STEP_BOOLS:
+        return _bools(c, y)
+    return o.items
+
+
+_STEP_ID_RE = re.compile(r"^[ \t]*(?:-[ \t]+)*id[ \t]*:[ \t]*[\"']?([\w-]+)", re.M)
+
+
+def _step_ids(text: str, region: _Region) -> list[str]:
+    body = text[region.start : region.end]
+    return [i for i in dict.fromkeys(m.group(1) for m in _STEP_ID_RE.finditer(body)) if i != "END"]
+
+
+# ---------------------------------------------------------------------------------------
+# memory.yml
+# ---------------------------------------------------------------------------------------
+
+_TYPE_DOCS = {
+    "text": "A string.",
+    "int": "A whole number.",
+    "float": "A number.",
+    "bool": "`True` or `False`.",
+    "list": "A list of values.",
+    "json": "A JSON object (a mapping).",
+    "categorical": "One of `enum_values`.",
+    "any": "Any value, stored as given.",
+}
+_ATTR_DOCS = {
+    "type": "The value type: " + ", ".join(CANONICAL_TYPES) + ".",
+    "description": "What the value means; the model reads it when it may set the field.",
+    "llm_settable": "`true`: the model may set this field (skill fields only).",
+    "enum_values": "The allowed values of a `categorical` field.",
+    "initial_value": "The value before anything writes the field.",
+    "pii": "`true`: the value is personal data.",
+    "anonymization": "How `pii` values are anonymised: `{type: redact|mask, …}`.",
+    "privacy_rules": "Privacy rules for this value.",
+    "seed": "`true`: filled from session-start metadata (project fields only).",
+}
+
+
+def _memory_yml(c: _Ctx) -> list[CompletionItem]:
+    y = _yaml_context(c, 0, len(c.text))
+    project_file = c.pf.kind is FileKind.PROJECT_MEMORY
+    path = y.path
+    field_path = len(path) == 1 if project_file else (len(path) == 3 and path[0] == "schema")
+    if y.at_key and not y.dashes:
+        if field_path:
+            drop = "llm_settable" if project_file else "seed"
+            return _keys(
+                c, y, [a for a in ATTRIBUTES if a != drop], _ATTR_DOCS, lists=("enum_values",)
+            )
+        if path[-1:] == ("anonymization",):
+            return _keys(c, y, ("type", "redaction_char", "keep_left", "keep_right"))
+        if not project_file and path == ():
+            return _keys(c, y, ("schema",))
+        if not project_file and path == ("schema",):
+            return _keys(c, y, ("public", "private"))
+        return []
+    key = y.key
+    if key is None:
+        return []
+    if key == "type" and field_path:
+        o = _value_word(c, y)
+        if o is None:
+            return []
+        for i, t in enumerate(CANONICAL_TYPES):
+            o.add(t, "value", "memory type", _TYPE_DOCS[t], sort=f"{i:02d}")
+        return o.items
+    if key == "type" and path[-1:] == ("anonymization",):
+        o = _value_word(c, y)
+        if o is None:
+            return []
+        o.add("redact", "value")
+        o.add("mask", "value")
+        return o.items
+    if key in ("llm_settable", "pii", "seed") and field_path:
+        return _bools(c, y)
+    return []
+
+
+# ---------------------------------------------------------------------------------------
+# responses.yml
+# ---------------------------------------------------------------------------------------
+
+_PLACEHOLDER_RE = re.compile(r"\{([\w.]*)\Z")
+
+
+def _responses_yml(c: _Ctx) -> list[CompletionItem]:
+    doc = c.pf.doc if isinstance(c.pf.doc, ResponsesDoc) else None
+    sid = c.sid
+    site = _site_at(doc.conditions, c.text, c.offset) if doc else None
+    if site is not None:
+        return _condition(c, sid, site[0], site[1])
+    y = _yaml_context(c, 0, len(c.text))
+    cond = _yaml_condition(c, y)
+    if cond is not None:
+        return cond
+    m = _PLACEHOLDER_RE.search(c.line_before)
+    if m:
+        return _placeholders(c, y, m.group(1))
+    path = y.path
+    if y.at_key:
+        if not path and not y.dashes:
+            return _keys(c, y, ("responses",))
+        if len(path) == 2 and path[0] == "responses" and y.dashes:
+            return _keys(c, y, VARIANT_KEYS, lists=("buttons",))
+        if len(path) == 3 and path[0] == "responses" and path[2] == "-":
+            return _keys(c, y, VARIANT_KEYS, lists=("buttons",))
+        if y.under("buttons", "-"):
+            return _keys(c, y, ("title", "payload"))
+        return []
+    return []
+
+
+def _placeholders(c: _Ctx, y: _YCtx, inner: str) -> list[CompletionItem]:
+    p = c.project
+    sid = c.sid
+    after = c.text[c.offset : c.offset + 200]
+    close = "" if re.match(r"[\w.]*\}", after) else "}"
+    if inner.startswith("session."):
+        rest = inner[len("session.") :]
+        if "." in rest:
+            ns, _, partial = rest.partition(".")
+            if "." in partial:
+                return []
+            o = _Out(c.back(len(partial)))
+            _add_entries(o, _readable(p, sid, ns), suffix=close)
+            return o.items
+        o = _Out(c.back(len(rest)))
+        _add_namespaces(o, p, sid)
+        return o.items
+    if "." in inner:
+        return []
+    o = _Out(c.back(len(inner)))
+    i = 0
+    for ns, _, _, _ in _namespaces(p, sid):
+        for f in _readable(p, sid, ns):
+            label = f"session.{ns}.{f.name}"
+            o.add(label, "field", f.detail, f.documentation(), label + close, f"0{i:04d}")
+            i += 1
+    # bare entries: the skill's own fields, then project fields
+    owners: list[str] = [sid] if sid else []
+    if sid is None and len(y.path) >= 2 and y.path[0] == "responses":
+        rname = y.path[1]
+        users = {r.skill for r in p.index.references_to(("response", rname)) if r.skill}
+        owners = sorted(users)
+    bare: list[_Field] = []
+    for owner in owners:
+        sk = p.skill(owner)
+        if sk is not None:
+            bare.extend(_all_fields(p, sk))
+    bare.extend(_project_fields(p))
+    for f in bare:
+        o.add(f.name, "field", f.detail, f.documentation(), f.name + close, f"1{i:04d}")
+        i += 1
+    return o.items
+
+
+# ---------------------------------------------------------------------------------------
+# agent.yml
+# ---------------------------------------------------------------------------------------
+
+
+def _agent_yml(c: _Ctx) -> list[CompletionItem]:
+    doc = c.pf.doc if isinstance(c.pf.doc, AgentDoc) else None
+    site = _site_at(doc.conditions, c.text, c.offset) if doc else None
+    if site is not None:
+        return _condition(c, None, site[0], site[1])
+    y = _yaml_context(c, 0, len(c.text))
+    cond = _yaml_condition(c, y)
+    if cond is not None:
+        return cond
+    if y.at_key and len(y.path) == 3 and y.path[:2] == ("orchestrator", "preconditions"):
+        return _keys(c, y, ("satisfied_when", "resolve_with", "unmet_utterance"))
+    key = y.key
+    if key is None:
+        return []
+    o = _value_word(c, y)
+    if o is None:
+        return []
+    if key == "resolve_with":
+        _add_skills(o, c.project)
+    elif key in _RESPONSE_VALUE_KEYS or key == "unmet_utterance":
+        _add_responses(o, c.project)
+    return o.items
+
+
+# ---------------------------------------------------------------------------------------
+# tools (Python)
+# ---------------------------------------------------------------------------------------
+
+_MEMORY_CALL_RE = re.compile(
+    r"\.\s*memory\s*\.\s*(get|set)\s*\(\s*(?:key\s*=\s*)?[rRuU]?(['\"])([\w.]*)\Z"
+)
+
+
+def _tools_py(c: _Ctx) -> list[CompletionItem]:
+    m = _MEMORY_CALL_RE.search(c.line_before)
+    if m is None:
+        return []
+    method, partial = m.group(1), m.group(3)
+    p = c.project
+    sid = c.sid
+    o = _Out(c.back(len(partial)))
+    i = 0
+
+    def add(label: str, f: _Field) -> None:
+        nonlocal i
+        o.add(label, "field", f.detail, f.documentation(), sort=f"{i:04d}")
+        i += 1
+
+    sk = c.skill
+    if sk is not None:
+        for f in _all_fields(p, sk):
+            add(f.name, f)
+    for f in _project_fields(p):
+        add(f"project.{f.name}", f)
+    for other in p.catalog_ids():
+        if other == sid:
+            continue
+        if method == "get":
+            fields = _readable(p, sid, other)
+        elif sid is None and p.skill(other) is not None:
+            sko = p.skill(other)
+            fields = _all_fields(p, sko) if sko else []
+        else:
+            fields = []
+        for f in fields:
+            add(f"{other}.{f.name}", f)
+    return o.items
