@@ -275,3 +275,35 @@ def test_no_hover_on_plain_text(tmp_path: Path) -> None:
     assert fx.cursor is not None
     proj = Project.load(fx.root)
     assert hover(proj, fx.root / fx.cursor[0], fx.cursor[1]) is None
+
+
+def test_model_group_and_mcp_server_hovers(tmp_path: Path) -> None:
+    fixture = """\
+//- agent.yml
+agent:
+  persona: Careful.
+orchestrator:
+  model_group: $0«h:main»
+//- integrations.yml
+model_groups:
+  - id: main
+    models:
+      - provider: openai
+        model: gpt-4o
+        api_key: ${OPENAI_API_KEY}
+mcp_servers:
+  - name: banking
+    url: http://localhost:8000
+//- skills/card/skill.md
+---
+description: Replace a card.
+import_tools:
+  - mcp/banking:get_balance
+---
+Check the balance.
+"""
+    check_hover(tmp_path / "a", fixture, "**model group `main`**", "`integrations.yml:2`")
+    fixture = fixture.replace("$0«h:main»", "main").replace(
+        "mcp/banking:get_balance", "mcp/$0«h:banking»:get_balance"
+    )
+    check_hover(tmp_path / "b", fixture, "**MCP server `banking`**", "`integrations.yml:8`")

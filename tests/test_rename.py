@@ -775,3 +775,35 @@ Ask why.
     message = rename_error(tmp_path, fixture, "cause")
     assert "cannot rename every occurrence" in message
     assert "skills/card/tools.py:6" in message
+
+
+def test_model_group_and_mcp_server_renames(tmp_path: Path) -> None:
+    config = """\
+//- agent.yml
+agent:
+  persona: Careful.
+orchestrator:
+  model_group: «mg:main»
+//- integrations.yml
+model_groups:
+  - id: «mg:main»
+    models:
+      - provider: openai
+        model: gpt-4o
+        api_key: ${OPENAI_API_KEY}
+mcp_servers:
+  - name: «mcp:banking»
+    url: http://localhost:8000
+//- skills/card/skill.md
+---
+description: Replace a card.
+import_tools:
+  - mcp/«mcp:banking»:get_balance
+---
+Check the balance with @tool.get_balance.
+"""
+    check_rename(tmp_path / "a", config, "primary", "mg", ("mg", 0))
+    check_rename(tmp_path / "b", config, "core-bank", "mcp", ("mcp", 1))
+    assert "not a valid MCP server name" in rename_error(
+        tmp_path / "c", config, "_bank", ("mcp", 0)
+    )
