@@ -14,7 +14,17 @@ from typing import Literal
 from .errors import SyntaxIssue
 from .sites import ConditionSite, site_from_scalar
 from .text import TextRange
-from .yaml_tree import YMap, YNode, YScalar, YSeq, describe, parse_yaml, scalar_value_map
+from .yaml_tree import (
+    YMap,
+    YNode,
+    YScalar,
+    YSeq,
+    anchor_empty_ranges,
+    describe,
+    empty_value_keys,
+    parse_yaml,
+    scalar_value_map,
+)
 
 C_SHAPE = "mantle.validation.response.invalid_variant_shape"
 C_KEY = "mantle.validation.response.invalid_variant_key"
@@ -138,6 +148,7 @@ def parse_responses_yml(text: str) -> ResponsesDoc:
         return doc
     for k, v in resp.pairs():
         p.response(k, v)
+    doc.issues = anchor_empty_ranges(doc.issues, empty_value_keys(root))
     return doc
 
 
@@ -187,7 +198,11 @@ class _P:
         if isinstance(item, YScalar):
             if item.is_null:
                 var.text = ""
-                self.err(C_EMPTY, f"variant {idx + 1} of '{r.name}' has no text", item.range)
+                rng = item.range
+                if rng.start == rng.end:  # `- ` with nothing after it: underline the dash
+                    dash = self.text.rfind("-", 0, rng.start)
+                    rng = TextRange(dash, dash + 1) if dash >= 0 else rng
+                self.err(C_EMPTY, f"variant {idx + 1} of '{r.name}' has no text", rng)
                 r.variants.append(var)
                 return
             var.text = item.raw if isinstance(item.value, str) else str(item.value)
@@ -258,11 +273,12 @@ class _P:
         if "{" not in raw and "@memory" not in raw:
             return
         vm = scalar_value_map(self.text, node)
+        found: list[Placeholder] = []
         for m in _QUALIFIED_RE.finditer(raw):
             inner = m.group(1)
             rng = vm.range(m.start(), m.end())
             if "." not in inner:
-                self.doc.placeholders.append(Placeholder("unqualified", "session." + inner, rng))
+                found.append(Placeholder("unqualified", "session." + inner, rng))
                 self.err(
                     C_UNQUALIFIED,
                     f"`{{session.{inner}}}` needs a namespace: write "
@@ -274,7 +290,7 @@ class _P:
                 continue
             ns, _, entry = inner.partition(".")
             ns_s = m.start(1)
-            self.doc.placeholders.append(
+            found.append(
                 Placeholder(
                     "qualified",
                     "session." + inner,
@@ -286,7 +302,7 @@ class _P:
                 )
             )
         for m in _BARE_RE.finditer(raw):
-            self.doc.placeholders.append(
+            found.append(
                 Placeholder(
                     "bare",
                     m.group(1),
@@ -297,6 +313,7 @@ class _P:
                     vm.range(m.start(1), m.end(1)),
                 )
             )
+        self.doc.placeholders.extend(sorted(found, key=lambda p: p.range))
         for m in _MEMORY_TOKEN_RE.finditer(raw):
             self.err(
                 C_MEMORY_TOKEN,
@@ -383,15 +400,16 @@ class _P:
         body = raw[4:]
         eq = body.find("=")
         syntax = "write `set:session.<skill_id|project>.<entry>=<value>`"
+        whole = vm.range(0, len(raw))  # the payload text, without quotes
         if eq < 0:
-            self.err(C_PAYLOAD, f"`set:` payload has no `=<value>`: {syntax}", node.range)
+            self.err(C_PAYLOAD, f"`set:` payload has no `=<value>`: {syntax}", whole)
             return None
         ref_raw = body[:eq]
         value = body[eq + 1 :]
         ref = ref_raw.strip()
         ref_start = 4 + (len(ref_raw) - len(ref_raw.lstrip()))
         if not value:
-            self.err(C_PAYLOAD, f"`set:` payload has an empty value: {syntax}", node.range)
+            self.err(C_PAYLOAD, f"`set:` payload has an empty value: {syntax}", whole)
             return None
         if not ref.startswith("session."):
             self.err(
