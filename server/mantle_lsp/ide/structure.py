@@ -28,7 +28,7 @@ from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.sites import ConditionSite
 from ..syntax.skill_md import SkillDoc
 from ..syntax.text import LineIndex, TextRange
-from ..syntax.tools_py import ToolModule
+from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq
 from .outline import frontmatter_span, pair_span, trim_end, yaml_span
 
@@ -392,6 +392,8 @@ def code_lenses(project: Project, path: Path) -> list[Lens]:
         if sym.range is None or sym.key[0] not in ("field", "response", "tool", "block"):
             continue
         refs = idx.references_to(sym.key)
+        if not refs and isinstance(sym.obj, ToolDef) and sym.obj.kind == "possible":
+            continue  # a binding that may not be a tool at all (an import, a factory call)
         hard = sum(1 for r in refs if not r.soft)
         soft = len(refs) - hard
         title = f"{hard} reference" + ("" if hard == 1 else "s")
