@@ -987,3 +987,67 @@ def test_memory_call_in_an_unparsable_file_with_single_quotes(tmp_path: Path) ->
 def test_no_completion_elsewhere_in_python(tmp_path: Path) -> None:
     fixture = TOOL.format(method="get", partial="").replace('context.memory.get("$0', "x = $0")
     check_completion(tmp_path, fixture, set())
+
+
+SET_BUTTON = """\
+//- skills/card_replace/responses.yml
+responses:
+  utter_card_replaced:
+    - text: Why?
+      buttons:
+        - title: Lost
+          payload: "set:session.{cursor}
+"""
+
+
+def test_set_payload_offers_writable_namespaces(tmp_path: Path) -> None:
+    check_completion(tmp_path, SET_BUTTON.format(cursor="$0"), {"card_replace", "project"})
+
+
+def test_set_payload_entries_end_with_equals(tmp_path: Path) -> None:
+    r = check_completion(
+        tmp_path, SET_BUTTON.format(cursor="card_replace.re$0"), CARD_ENTRIES, replaces="re"
+    )
+    assert 'payload: "set:session.card_replace.reason=\n' in r.apply("reason")
+    check_completion(tmp_path, SET_BUTTON.format(cursor="billing.$0"), set())  # not writable
+
+
+def test_set_payload_values(tmp_path: Path) -> None:
+    check_completion(
+        tmp_path,
+        SET_BUTTON.format(cursor="card_replace.reason=st$0"),
+        {"lost", "stolen", "damaged"},
+        replaces="st",
+    )
+    check_completion(
+        tmp_path, SET_BUTTON.format(cursor="project.verified=$0"), {"true", "false"}
+    )
+
+
+def test_root_set_payload_writes_the_delivering_skills_public_fields(tmp_path: Path) -> None:
+    fixture = """\
+//- responses.yml
+responses:
+  utter_amount:
+    - text: How much?
+      buttons:
+        - title: Ten
+          payload: "set:session.$0
+//- skills/billing/skill.md
+---
+description: Billing questions.
+utter:
+  - utter_amount:
+      on: activate
+---
+Answer billing questions.
+"""
+    check_completion(tmp_path, fixture, {"billing", "project"})
+    check_completion(tmp_path, fixture.replace("session.$0", "session.billing.$0"), {"amount"})
+
+
+def test_placeholder_in_a_button_title(tmp_path: Path) -> None:
+    fixture = SET_BUTTON.replace("title: Lost", "title: Lost {session.project.$0").replace(
+        'payload: "set:session.{cursor}\n', "payload: x\n"
+    )
+    check_completion(tmp_path, fixture, {"customer_tier", "verified"})

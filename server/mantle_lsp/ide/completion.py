@@ -1409,6 +1409,9 @@ def _responses_yml(c: _Ctx) -> list[CompletionItem]:
     cond = _yaml_condition(c, y)
     if cond is not None:
         return cond
+    m = _SET_PAYLOAD_RE.search(c.line_before)
+    if m:
+        return _set_payload(c, y, m)
     m = _PLACEHOLDER_RE.search(c.line_before)
     if m:
         return _placeholders(c, y, m.group(1))
@@ -1424,6 +1427,60 @@ def _responses_yml(c: _Ctx) -> list[CompletionItem]:
             return _keys(c, y, ("title", "payload"))
         return []
     return []
+
+
+_SET_PAYLOAD_RE = re.compile(r"\bset:[ \t]*session\.(\w*)(?:\.(\w*)(?:=([^'\"]*))?)?\Z")
+
+
+def _response_users(c: _Ctx, y: _YCtx) -> list[str]:
+    """Skills that deliver the response at the cursor (for the project-root file)."""
+    if len(y.path) < 2 or y.path[0] != "responses":
+        return []
+    refs = c.project.index.references_to(("response", y.path[1]))
+    return sorted({r.skill for r in refs if r.skill})
+
+
+def _set_payload(c: _Ctx, y: _YCtx, m: re.Match[str]) -> list[CompletionItem]:
+    """``payload: "set:session.<ns>.<entry>=<value>"``: the fields a button tap may write
+    (the skill's own and project fields; in the root file, project fields and the fields of
+    the one skill that delivers the response), then the values of that field."""
+    p = c.project
+    sid = c.sid
+    writable = [sid] if sid else []
+    if sid is None:
+        users = _response_users(c, y)
+        writable = users if len(users) == 1 else []
+    ns, entry, value = m.group(1), m.group(2), m.group(3)
+
+    def fields_of(name: str) -> list[_Field]:
+        if name == "project":
+            return _project_fields(p)
+        if name not in writable:
+            return []
+        return _readable(p, sid, name)  # the root file reads only public fields
+
+    if entry is None:
+        o = _Out(c.back(len(ns)))
+        for i, name in enumerate([*writable, "project"]):
+            fields = fields_of(name)
+            if fields:
+                detail = "project memory" if name == "project" else "skill"
+                o.add(name, "namespace", detail, _ns_doc(p, name, fields), sort=str(i))
+        return o.items
+    fields = fields_of(ns)
+    if value is None:
+        o = _Out(c.back(len(entry)))
+        _add_entries(o, fields, suffix="=")
+        return o.items
+    f = next((x for x in fields if x.name == entry), None)
+    o = _Out(c.back(len(value)))
+    if f is not None:
+        for i, v in enumerate(f.enum):
+            o.add(str(v), "value", f"{ns}.{entry}", f.documentation(), sort=f"{i:04d}")
+        if f.type == "bool":
+            o.add("true", "value", "bool")
+            o.add("false", "value", "bool")
+    return o.items
 
 
 def _placeholders(c: _Ctx, y: _YCtx, inner: str) -> list[CompletionItem]:
@@ -1453,11 +1510,7 @@ def _placeholders(c: _Ctx, y: _YCtx, inner: str) -> list[CompletionItem]:
             o.add(label, "field", f.detail, f.documentation(), label + close, f"0{i:04d}")
             i += 1
     # bare entries: the skill's own fields, then project fields
-    owners: list[str] = [sid] if sid else []
-    if sid is None and len(y.path) >= 2 and y.path[0] == "responses":
-        rname = y.path[1]
-        users = {r.skill for r in p.index.references_to(("response", rname)) if r.skill}
-        owners = sorted(users)
+    owners: list[str] = [sid] if sid else _response_users(c, y)
     bare: list[_Field] = []
     for owner in owners:
         sk = p.skill(owner)
