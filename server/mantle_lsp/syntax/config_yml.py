@@ -8,7 +8,16 @@ from dataclasses import dataclass, field
 from .errors import SyntaxIssue
 from .sites import ConditionSite, site_from_scalar
 from .text import TextRange
-from .yaml_tree import YMap, YNode, YScalar, YSeq, describe, parse_yaml
+from .yaml_tree import (
+    YMap,
+    YNode,
+    YScalar,
+    YSeq,
+    anchor_empty_ranges,
+    describe,
+    empty_value_keys,
+    parse_yaml,
+)
 
 C_AGENT_INVALID = "mantle.validation.config.invalid_agent_yml"
 C_AGENT_SECTION = "mantle.validation.config.missing_agent_section"
@@ -87,7 +96,14 @@ def _err(
 
 
 def parse_agent_yml(text: str) -> AgentDoc:
+    """Parse normalized ``agent.yml`` text. Never raises."""
     doc = AgentDoc()
+    _parse_agent(doc, text)
+    doc.issues = anchor_empty_ranges(doc.issues, empty_value_keys(doc.root))
+    return doc
+
+
+def _parse_agent(doc: AgentDoc, text: str) -> AgentDoc:
     root, issues = parse_yaml(text)
     doc.issues.extend(issues)
     if root is None:
@@ -159,6 +175,14 @@ def parse_agent_yml(text: str) -> AgentDoc:
             (mg or root.key_node("orchestrator") or orch).range,
         )
     pre = orch.get("preconditions")
+    if pre is not None and not isinstance(pre, YMap) and not getattr(pre, "is_null", False):
+        _err(
+            doc.issues,
+            C_AGENT_SPEC,
+            "`orchestrator.preconditions` must be a mapping of `<name>: {satisfied_when: …, "
+            f"resolve_with: …}}` (found {describe(pre)})",
+            pre.range,
+        )
     if isinstance(pre, YMap):
         for pk, pv in pre.pairs():
             name = str(pk.value)
@@ -218,6 +242,7 @@ def parse_agent_yml(text: str) -> AgentDoc:
 
 
 def parse_integrations_yml(text: str) -> IntegrationsDoc:
+    """Parse normalized ``integrations.yml`` text. Never raises."""
     doc = IntegrationsDoc()
     root, issues = parse_yaml(text)
     doc.issues.extend(issues)
