@@ -644,6 +644,7 @@ def test_block_collisions_and_capture_of_a_called_skill(tmp_path: Path) -> None:
         ("utter ask", "without spaces"),
         ("utter:ask", "would need quoting in YAML"),
         ("", "non-empty"),
+        ("ask_prompt", "only names responses starting with `utter_`"),
     ],
 )
 def test_invalid_response_names_are_refused(tmp_path: Path, new: str, message: str) -> None:

@@ -349,6 +349,15 @@ def _plan(plan: _Plan, key: SymbolKey, new: str) -> FeatureError | None:
         if err is not None:
             return err
         _symbol_edits(plan, key, new)
+    elif kind == "response" and not new.startswith("utter_"):
+        for ref in plan.project.index.references_to(key):
+            if ref.form in ("action", "utterance"):
+                where_ = where(plan.project, ref.path, ref.range.start)
+                return FeatureError(
+                    f"`{key[1]}` is used by a step's `{ref.form}:` ({where_}), which only "
+                    "names responses starting with `utter_`"
+                )
+        _symbol_edits(plan, key, new)
     else:
         _symbol_edits(plan, key, new)
     return None
