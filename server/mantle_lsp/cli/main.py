@@ -1,4 +1,4 @@
-"""``mantle-lsp`` command line: ``check`` and ``explain``."""
+"""``mantle-lsp`` command line: ``check``, ``explain`` and ``serve``."""
 
 from __future__ import annotations
 
@@ -59,6 +59,16 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("explain", help="explain a diagnostic code")
     e.add_argument("code", nargs="?")
     e.add_argument("--markdown", action="store_true", help="print the table of every code")
+    s = sub.add_parser("serve", help="run the language server (stdio by default)")
+    s.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    s.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP socket (for debugging)")
+    s.add_argument(
+        "--log-level",
+        default="warning",
+        choices=("debug", "info", "warning", "error"),
+        help="level of the server's own log (stderr, or --log-file)",
+    )
+    s.add_argument("--log-file", metavar="FILE", help="write the server's own log to FILE")
     return p
 
 
@@ -68,6 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_check(args)
     if args.command == "explain":
         return cmd_explain(args)
+    if args.command == "serve":
+        from ..lsp.server import serve  # imports pygls: only for `serve`
+
+        return serve(args)
     return EXIT_USAGE  # pragma: no cover
 
 

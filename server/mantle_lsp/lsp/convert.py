@@ -1,0 +1,270 @@
+"""Conversions between protocol types and the ``ide`` layer's plain data.
+
+This is the ONE place that converts positions. The protocol speaks (line, UTF-16
+character); the ``ide`` layer speaks code-point offsets into a file's normalized text.
+Normalizing (CRLF/CR → LF, dropping a leading BOM) never moves any other character, so an
+editor position is converted on our normalized text with that file's
+:class:`~mantle_lsp.syntax.text.LineIndex`.
+
+Everything that needs the text of some file takes an :data:`IndexOf` callable, so that
+locations in other files are converted with *their* current text (open buffer or disk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls import uris
+
+from ..ide.codes import Severity
+from ..ide.diagnostics import Diagnostic
+from ..ide.types import Location, TextEdit, WorkspaceEdit
+from ..syntax.text import LineIndex, TextRange
+
+IndexOf = Callable[[Path], LineIndex]
+"""The line index of a file's current normalized text."""
+
+SOURCE = "mantle-lsp"
+
+# -- URIs and paths ---------------------------------------------------------------------
+
+
+def uri_to_path(uri: str) -> Path | None:
+    """The resolved file-system path of a ``file:`` URI; None for other schemes."""
+    fs = uris.to_fs_path(uri)
+    if fs is None or not uri.startswith("file:"):
+        return None
+    try:
+        return Path(fs).resolve()
+    except (OSError, RuntimeError):
+        return Path(fs)
+
+
+def path_to_uri(path: Path) -> str:
+    uri = uris.from_fs_path(str(path))
+    return uri if uri is not None else path.as_uri()
+
+
+# -- positions --------------------------------------------------------------------------
+
+
+def to_offset(index: LineIndex, pos: lsp.Position) -> int:
+    return index.offset_from_utf16(pos.line, pos.character)
+
+
+def to_text_range(index: LineIndex, rng: lsp.Range) -> TextRange:
+    start = to_offset(index, rng.start)
+    end = to_offset(index, rng.end)
+    return TextRange(start, max(start, end))
+
+
+def to_position(index: LineIndex, offset: int) -> lsp.Position:
+    line, character = index.utf16_position(offset)
+    return lsp.Position(line=line, character=character)
+
+
+def to_range(index: LineIndex, rng: TextRange) -> lsp.Range:
+    return lsp.Range(start=to_position(index, rng.start), end=to_position(index, rng.end))
+
+
+def offset_line(index: LineIndex, offset: int) -> int:
+    return index.line_of(offset)
+
+
+def to_location(loc: Location, index_of: IndexOf, uri_of: Callable[[Path], str]) -> lsp.Location:
+    return lsp.Location(uri=uri_of(loc.path), range=to_range(index_of(loc.path), loc.range))
+
+
+# -- diagnostics ------------------------------------------------------------------------
+
+_SEVERITY: dict[str, lsp.DiagnosticSeverity] = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "information": lsp.DiagnosticSeverity.Information,
+    "hint": lsp.DiagnosticSeverity.Hint,
+}
+_SEVERITY_BACK: dict[int, Severity] = {
+    1: "error",
+    2: "warning",
+    3: "information",
+    4: "hint",
+}
+
+
+def to_diagnostic(d: Diagnostic, index: LineIndex) -> lsp.Diagnostic:
+    return lsp.Diagnostic(
+        range=to_range(index, d.range),
+        message=d.message,
+        severity=_SEVERITY.get(d.severity, lsp.DiagnosticSeverity.Warning),
+        code=d.code,
+        source=SOURCE,
+    )
+
+
+def from_diagnostic(d: lsp.Diagnostic, path: Path, index: LineIndex) -> Diagnostic:
+    """An editor's diagnostic (e.g. from a code-action context) back as plain data."""
+    sev: Severity = _SEVERITY_BACK.get(int(d.severity), "warning") if d.severity else "warning"
+    return Diagnostic(path, to_text_range(index, d.range), str(d.code or ""), sev, d.message)
+
+
+def code_matches(code: str, patterns: Iterable[str]) -> bool:
+    """``code`` equals a pattern or starts with it as a dotted prefix."""
+    for p in patterns:
+        p = p.strip()
+        if p and (code == p or code.startswith(p.rstrip(".") + ".")):
+            return True
+    return False
+
+
+# -- edits ------------------------------------------------------------------------------
+
+
+def to_text_edit(edit: TextEdit, index: LineIndex) -> lsp.TextEdit:
+    return lsp.TextEdit(range=to_range(index, edit.range), new_text=edit.new_text)
+
+
+def to_workspace_edit(
+    edit: WorkspaceEdit,
+    index_of: IndexOf,
+    uri_of: Callable[[Path], str],
+    version_of: Callable[[Path], int | None],
+    document_changes: bool,
+) -> lsp.WorkspaceEdit:
+    """Text edits first, then file/folder renames. Renames need ``documentChanges``;
+    without it only the text edits can be expressed."""
+    if not document_changes:
+        changes = {
+            uri_of(path): [to_text_edit(e, index_of(path)) for e in edits]
+            for path, edits in edit.edits.items()
+        }
+        return lsp.WorkspaceEdit(changes=changes)
+    ops: list[Any] = []
+    for path, edits in edit.edits.items():
+        ops.append(
+            lsp.TextDocumentEdit(
+                text_document=lsp.OptionalVersionedTextDocumentIdentifier(
+                    uri=uri_of(path), version=version_of(path)
+                ),
+                edits=[to_text_edit(e, index_of(path)) for e in edits],
+            )
+        )
+    for old, new in edit.renames:
+        ops.append(lsp.RenameFile(kind="rename", old_uri=uri_of(old), new_uri=uri_of(new)))
+    return lsp.WorkspaceEdit(document_changes=ops)
+
+
+# -- kinds ------------------------------------------------------------------------------
+
+_SYMBOL_KINDS: dict[str, lsp.SymbolKind] = {
+    "skill": lsp.SymbolKind.Module,
+    "field": lsp.SymbolKind.Field,
+    "block": lsp.SymbolKind.Namespace,
+    "step": lsp.SymbolKind.Event,
+    "response": lsp.SymbolKind.String,
+    "tool": lsp.SymbolKind.Function,
+    "precondition": lsp.SymbolKind.Boolean,
+    "mcp": lsp.SymbolKind.Interface,
+    "model_group": lsp.SymbolKind.Class,
+    "namespace": lsp.SymbolKind.Namespace,
+    "keyword": lsp.SymbolKind.Key,
+    "value": lsp.SymbolKind.EnumMember,
+    "property": lsp.SymbolKind.Property,
+    "snippet": lsp.SymbolKind.Constant,
+    "file": lsp.SymbolKind.File,
+}
+
+_COMPLETION_KINDS: dict[str, lsp.CompletionItemKind] = {
+    "skill": lsp.CompletionItemKind.Module,
+    "field": lsp.CompletionItemKind.Field,
+    "block": lsp.CompletionItemKind.Struct,
+    "step": lsp.CompletionItemKind.Event,
+    "response": lsp.CompletionItemKind.Text,
+    "tool": lsp.CompletionItemKind.Function,
+    "precondition": lsp.CompletionItemKind.Constant,
+    "mcp": lsp.CompletionItemKind.Interface,
+    "model_group": lsp.CompletionItemKind.Class,
+    "namespace": lsp.CompletionItemKind.Module,
+    "keyword": lsp.CompletionItemKind.Keyword,
+    "value": lsp.CompletionItemKind.EnumMember,
+    "property": lsp.CompletionItemKind.Property,
+    "snippet": lsp.CompletionItemKind.Snippet,
+    "file": lsp.CompletionItemKind.File,
+}
+
+
+def symbol_kind(kind: str) -> lsp.SymbolKind:
+    return _SYMBOL_KINDS.get(kind, lsp.SymbolKind.Variable)
+
+
+def completion_kind(kind: str) -> lsp.CompletionItemKind:
+    return _COMPLETION_KINDS.get(kind, lsp.CompletionItemKind.Text)
+
+
+_HIGHLIGHT_KINDS: dict[str, lsp.DocumentHighlightKind] = {
+    "read": lsp.DocumentHighlightKind.Read,
+    "write": lsp.DocumentHighlightKind.Write,
+    "text": lsp.DocumentHighlightKind.Text,
+}
+
+
+def highlight_kind(kind: str) -> lsp.DocumentHighlightKind:
+    return _HIGHLIGHT_KINDS.get(kind, lsp.DocumentHighlightKind.Text)
+
+
+_FOLD_KINDS: dict[str, lsp.FoldingRangeKind] = {
+    "comment": lsp.FoldingRangeKind.Comment,
+    "imports": lsp.FoldingRangeKind.Imports,
+    "region": lsp.FoldingRangeKind.Region,
+}
+
+
+def folding_kind(kind: str | None) -> lsp.FoldingRangeKind | None:
+    return _FOLD_KINDS.get(kind) if kind else None
+
+
+# -- semantic tokens --------------------------------------------------------------------
+
+
+def encode_semantic_tokens(
+    tokens: Iterable[tuple[TextRange, str, Sequence[str]]],
+    index: LineIndex,
+    token_types: Sequence[str],
+    token_modifiers: Sequence[str],
+) -> list[int]:
+    """The protocol's relative encoding, in UTF-16 units. A token spanning several lines
+    is split into one token per line (clients without multiline support need it)."""
+    type_ids = {t: i for i, t in enumerate(token_types)}
+    mod_bits = {m: 1 << i for i, m in enumerate(token_modifiers)}
+    pieces: list[tuple[int, int, int, int, int]] = []
+    for rng, typ, mods in tokens:
+        tid = type_ids.get(typ)
+        if tid is None or rng.end <= rng.start:
+            continue
+        bits = 0
+        for m in mods:
+            bits |= mod_bits.get(m, 0)
+        first, last = index.line_of(rng.start), index.line_of(rng.end)
+        for line in range(first, last + 1):
+            start = max(rng.start, index.line_start(line))
+            end = min(rng.end, index.line_end(line))
+            if end <= start:
+                continue
+            _, c0 = index.utf16_position(start)
+            _, c1 = index.utf16_position(end)
+            pieces.append((line, c0, c1 - c0, tid, bits))
+    pieces.sort()
+    data: list[int] = []
+    prev_line = prev_char = 0
+    last_end: tuple[int, int] = (-1, -1)
+    for line, char, length, tid, bits in pieces:
+        if (line, char) < last_end:
+            continue  # overlapping tokens are not allowed
+        delta_line = line - prev_line
+        delta_char = char - prev_char if delta_line == 0 else char
+        data.extend((delta_line, delta_char, length, tid, bits))
+        prev_line, prev_char = line, char
+        last_end = (line, char + length)
+    return data

@@ -1,0 +1,258 @@
+"""Diagnostics: pushed (``textDocument/publishDiagnostics``) or pulled
+(``textDocument/diagnostic``, ``workspace/diagnostic``) when the client supports pulling.
+
+Push schedule:
+
+- the edited (opened, closed) document is recomputed at once and published with the
+  version it was computed for;
+- the other files the change may affect (what ``Workspace.open_buffer`` returns) are
+  recomputed after :data:`DELAY`; a newer edit restarts the delay and merges its files
+  into the pending batch (the batch never waits longer than :data:`MAX_WAIT`);
+- a result computed for an older version than the editor's current one is dropped;
+- a file whose diagnostics did not change is not published again; a file that had
+  diagnostics and has none now gets an empty list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+
+from ..ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
+from ..model.project import Project
+from . import convert
+
+if TYPE_CHECKING:
+    from .server import MantleServer
+
+DELAY = 0.1  # seconds: coalescing delay for the files an edit affects
+MAX_WAIT = 0.5  # seconds: a pending batch is never postponed beyond this
+
+_Key = tuple[tuple[int, int, str, str, str], ...]
+
+
+def _key(diags: Iterable[Diagnostic]) -> _Key:
+    return tuple((d.range.start, d.range.end, d.code, d.severity, d.message) for d in diags)
+
+
+def result_id(diags: Iterable[Diagnostic]) -> str:
+    return hashlib.blake2b(repr(_key(diags)).encode(), digest_size=8).hexdigest()
+
+
+class DiagnosticsPublisher:
+    def __init__(self, server: MantleServer) -> None:
+        self.server = server
+        self.last: dict[Path, tuple[int | None, _Key]] = {}  # what the client shows
+        self.pending: set[Path] = set()
+        self.stale_dropped = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._pending_since = 0.0
+
+    # -- computing ----------------------------------------------------------------------
+    def filtered(self, diags: list[Diagnostic]) -> list[Diagnostic]:
+        ignore = self.server.settings.ignore
+        if not ignore:
+            return diags
+        return [d for d in diags if not convert.code_matches(d.code, ignore)]
+
+    def compute(self, project: Project, paths: Iterable[Path]) -> dict[Path, list[Diagnostic]]:
+        found = file_diagnostics(project, paths)
+        return {p: self.filtered(ds) for p, ds in found.items()}
+
+    def compute_project(self, project: Project) -> dict[Path, list[Diagnostic]]:
+        found = project_diagnostics(project)
+        out = {p: self.filtered(found.get(p, [])) for p in project.files}
+        return out
+
+    # -- pushing ------------------------------------------------------------------------
+    def refresh(self, paths: Iterable[Path]) -> None:
+        """Recompute ``paths`` and publish what changed, now."""
+        if self.server.pull_diagnostics:
+            return
+        groups: dict[Path, tuple[Project, list[Path]]] = {}
+        orphans: list[Path] = []
+        for path in paths:
+            proj = self.server.model.project_for(path)
+            if proj is None or path not in proj.files:
+                orphans.append(path)
+                continue
+            groups.setdefault(proj.root, (proj, []))[1].append(path)
+        for proj, ps in groups.values():
+            versions = {p: proj.files[p].source.version for p in ps}
+            found = self.compute(proj, ps)
+            for p in ps:
+                self.publish(p, found.get(p, []), versions[p])
+        for p in orphans:
+            self.publish(p, [], None)
+
+    def publish_all(self) -> None:
+        """Every file of every project (after the initial index or a settings change);
+        files that no longer belong to a project are cleared."""
+        if self.server.pull_diagnostics:
+            return
+        seen: set[Path] = set()
+        for proj in list(self.server.model.projects.values()):
+            versions = {p: pf.source.version for p, pf in proj.files.items()}
+            for p, ds in self.compute_project(proj).items():
+                seen.add(p)
+                self.publish(p, ds, versions.get(p))
+        for p in list(self.last):
+            if p not in seen:
+                self.publish(p, [], None)
+
+    def publish(self, path: Path, diags: list[Diagnostic], version: int | None) -> bool:
+        """Publish one file's diagnostics, computed for ``version`` of its text. Returns
+        False when nothing was sent (stale or unchanged)."""
+        current = self.server.open_version(path)
+        if current is not None and version is not None and version < current:
+            self.stale_dropped += 1
+            return False
+        if current is None:
+            version = None
+        state = (version, _key(diags))
+        if self.last.get(path, (None, ())) == state:
+            return False
+        if diags or current is not None:
+            self.last[path] = state
+        else:
+            self.last.pop(path, None)
+        index = self.server.index_of(path)
+        self.server.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(
+                uri=self.server.uri_of(path),
+                diagnostics=[convert.to_diagnostic(d, index) for d in diags],
+                version=version,
+            )
+        )
+        return True
+
+    def forget(self, path: Path) -> None:
+        self.last.pop(path, None)
+
+    # -- scheduling ---------------------------------------------------------------------
+    def schedule(self, paths: Iterable[Path]) -> None:
+        """Recompute ``paths`` after the coalescing delay (a newer call supersedes)."""
+        new = set(paths)
+        if not new and not self.pending:
+            return
+        now = time.monotonic()
+        if not self.pending:
+            self._pending_since = now
+        self.pending |= new
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        if self._timer is not None:
+            if now - self._pending_since >= MAX_WAIT:
+                return  # keep the timer that is already due
+            self._timer.cancel()
+        self._timer = loop.call_later(DELAY, self.flush)
+
+    def flush(self) -> None:
+        self._timer = None
+        paths, self.pending = self.pending, set()
+        if not paths:
+            return
+        try:
+            if self.server.pull_diagnostics:
+                self.request_refresh()
+            else:
+                self.refresh(sorted(paths))
+        except Exception as exc:
+            self.server.log_exception("diagnostics", exc)
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.pending.clear()
+
+    def request_refresh(self) -> None:
+        """Ask a pulling client to pull again (other files may have changed)."""
+        if self.server.client_supports("workspace.diagnostics.refresh_support"):
+            self.server.workspace_diagnostic_refresh(None)
+
+    def changed(self, edited: Path | None, affected: Iterable[Path]) -> None:
+        """After an edit: the edited document now, the rest after the delay."""
+        others = set(affected)
+        if edited is not None:
+            others.discard(edited)
+            self.refresh([edited])
+        self.schedule(others)
+
+    # -- pulling ------------------------------------------------------------------------
+    def document_report(
+        self, params: lsp.DocumentDiagnosticParams
+    ) -> lsp.RelatedFullDocumentDiagnosticReport | lsp.RelatedUnchangedDocumentDiagnosticReport:
+        doc = self.server.doc(params.text_document.uri)
+        if doc is None:
+            return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+        diags = self.compute(doc.project, [doc.path]).get(doc.path, [])
+        rid = result_id(diags)
+        if params.previous_result_id == rid:
+            return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
+        return lsp.RelatedFullDocumentDiagnosticReport(
+            items=[convert.to_diagnostic(d, doc.index) for d in diags], result_id=rid
+        )
+
+    def workspace_report(
+        self, params: lsp.WorkspaceDiagnosticParams
+    ) -> lsp.WorkspaceDiagnosticReport:
+        previous = {p.uri: p.value for p in params.previous_result_ids or ()}
+        items: list[Any] = []
+        for proj in list(self.server.model.projects.values()):
+            for path, diags in sorted(self.compute_project(proj).items()):
+                uri = self.server.uri_of(path)
+                version = self.server.open_version(path)
+                rid = result_id(diags)
+                if previous.get(uri) == rid:
+                    items.append(
+                        lsp.WorkspaceUnchangedDocumentDiagnosticReport(
+                            uri=uri, version=version, result_id=rid
+                        )
+                    )
+                    continue
+                index = proj.files[path].source.index
+                items.append(
+                    lsp.WorkspaceFullDocumentDiagnosticReport(
+                        uri=uri,
+                        version=version,
+                        items=[convert.to_diagnostic(d, index) for d in diags],
+                        result_id=rid,
+                    )
+                )
+        return lsp.WorkspaceDiagnosticReport(items=items)
+
+
+def register(server: MantleServer) -> None:
+    """Push needs no handlers; pull handlers are added by :func:`register_pull` during
+    ``initialize`` when the client supports pulling."""
+
+
+def register_pull(server: MantleServer) -> None:
+    publisher = server.diagnostics
+
+    @server.request(
+        lsp.TEXT_DOCUMENT_DIAGNOSTIC,
+        lsp.DiagnosticOptions(
+            identifier="mantle-lsp", inter_file_dependencies=True, workspace_diagnostics=True
+        ),
+    )
+    def document_diagnostic(
+        params: lsp.DocumentDiagnosticParams,
+    ) -> lsp.RelatedFullDocumentDiagnosticReport | lsp.RelatedUnchangedDocumentDiagnosticReport:
+        return publisher.document_report(params)
+
+    @server.request(lsp.WORKSPACE_DIAGNOSTIC)
+    def workspace_diagnostic(
+        params: lsp.WorkspaceDiagnosticParams,
+    ) -> lsp.WorkspaceDiagnosticReport:
+        return publisher.workspace_report(params)

@@ -1,0 +1,291 @@
+"""The pygls server object, its state and the request guard; ``serve`` starts it.
+
+State kept here: the model :class:`~mantle_lsp.model.workspace.Workspace` (projects with
+open-buffer overlays), the editor URIs of open documents, the settings and the
+diagnostics scheduler. Handlers live in ``sync.py`` (documents, files, folders,
+configuration, initial index), ``diagnostics.py`` (push and pull) and ``features.py``
+(everything else); each one only converts and delegates to ``mantle_lsp.ide``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import inspect
+import logging
+import sys
+import traceback
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types as lsp
+from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from .. import __version__
+from ..model.project import Project
+from ..model.source import Source
+from ..model.workspace import Workspace
+from ..syntax.text import LineIndex
+from . import convert
+
+log = logging.getLogger(__name__)
+
+P = TypeVar("P")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The ``mantle`` configuration section."""
+
+    engine_version: str = "3.21"
+    ignore: tuple[str, ...] = ()
+
+    @classmethod
+    def from_client(cls, value: Any) -> Settings:
+        """Read the section as VS Code returns it (nested objects) or with dotted keys."""
+        if not isinstance(value, dict):
+            return cls()
+        engine = value.get("engineVersion", "3.21")
+        diags = value.get("diagnostics")
+        ignore: Any = diags.get("ignore") if isinstance(diags, dict) else None
+        if ignore is None:
+            ignore = value.get("diagnostics.ignore", ())
+        if isinstance(ignore, str):
+            ignore = [c for c in ignore.split(",")]
+        codes = tuple(str(c).strip() for c in ignore or () if str(c).strip())
+        return cls(str(engine) if engine else "3.21", codes)
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A Mantle file of a known project, as the model currently has it."""
+
+    project: Project
+    path: Path
+    source: Source
+
+    @property
+    def index(self) -> LineIndex:
+        return self.source.index
+
+
+class FeatureFailed(Exception):
+    """A request that cannot be served; the message is shown to the user."""
+
+
+class MantleProtocol(LanguageServerProtocol):
+    """Always negotiates UTF-16 positions: ``convert`` speaks UTF-16 only."""
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(
+        self, params: lsp.InitializeParams
+    ) -> Generator[Any, Any, lsp.InitializeResult]:
+        general = params.capabilities.general
+        if general is not None:
+            general.position_encodings = [lsp.PositionEncodingKind.Utf16]
+        result: lsp.InitializeResult = yield from super().lsp_initialize(params)
+        return result
+
+
+class MantleServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "mantle-lsp",
+            __version__,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            protocol_cls=MantleProtocol,
+        )
+        from .diagnostics import DiagnosticsPublisher
+
+        self.model = Workspace()
+        self.settings = Settings()
+        self.open_uris: dict[Path, str] = {}
+        self.folders: list[Path] = []
+        self.pull_diagnostics = False
+        self.indexed = False
+        self.diagnostics = DiagnosticsPublisher(self)
+
+    # -- client capabilities ------------------------------------------------------------
+    def client_supports(self, field: str) -> bool:
+        return bool(get_capability(self.client_capabilities, field, False))
+
+    # -- documents and files ------------------------------------------------------------
+    def doc(self, uri: str) -> Doc | None:
+        """The Mantle file behind ``uri``; None when it is not one (or is outside every
+        project): such requests get empty results."""
+        path = convert.uri_to_path(uri)
+        if path is None:
+            return None
+        proj = self.model.project_for(path)
+        if proj is None:
+            return None
+        pf = proj.files.get(path)
+        if pf is None:
+            return None
+        return Doc(proj, path, pf.source)
+
+    def source_of(self, path: Path) -> Source:
+        """The current text of any file: a project's parsed source, else overlay or disk."""
+        proj = self.model.project_for(path)
+        if proj is not None:
+            pf = proj.files.get(path)
+            if pf is not None:
+                return pf.source
+        return self.model.read(path)
+
+    def index_of(self, path: Path) -> LineIndex:
+        return self.source_of(path).index
+
+    def uri_of(self, path: Path) -> str:
+        return self.open_uris.get(path) or convert.path_to_uri(path)
+
+    def open_version(self, path: Path) -> int | None:
+        """The editor's current version of an open document (None when not open)."""
+        uri = self.open_uris.get(path)
+        if uri is None:
+            return None
+        doc = self.workspace.text_documents.get(uri)
+        return doc.version if doc is not None else None
+
+    # -- logging ------------------------------------------------------------------------
+    def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
+        log.info("%s", message)
+        try:
+            self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+        except Exception:  # pragma: no cover - no client connected
+            log.debug("cannot send window/logMessage", exc_info=True)
+
+    def log_exception(self, what: str, exc: BaseException) -> None:
+        tb = traceback.extract_tb(exc.__traceback__)
+        frames = "; ".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in tb[-4:])
+        self.log(
+            f"{what} failed: {type(exc).__name__}: {exc} (at {frames})",
+            lsp.MessageType.Error,
+        )
+
+    # -- registration helpers -----------------------------------------------------------
+    def request(
+        self, method: str, options: Any = None
+    ) -> Callable[[Callable[[P], R]], Callable[[P], R]]:
+        """Register a request handler that answers errors with a ResponseError, logs
+        them, and keeps serving."""
+
+        def deco(fn: Callable[[P], R]) -> Callable[[P], R]:
+            if _is_async(fn):
+                afn: Callable[[P], Awaitable[Any]] = fn  # type: ignore[assignment]
+
+                @functools.wraps(fn)
+                async def awrapper(params: P) -> Any:
+                    try:
+                        return await afn(params)
+                    except Exception as exc:
+                        raise self._response_error(method, exc) from exc
+
+                self.feature(method, options)(awrapper)
+                return fn
+
+            @functools.wraps(fn)
+            def wrapper(params: P) -> R:
+                try:
+                    return fn(params)
+                except Exception as exc:
+                    raise self._response_error(method, exc) from exc
+
+            self.feature(method, options)(wrapper)
+            return fn
+
+        return deco
+
+    def notification(
+        self, method: str, options: Any = None
+    ) -> Callable[[Callable[[P], R]], Callable[[P], R]]:
+        """Register a notification handler whose failures are logged, never fatal."""
+
+        def deco(fn: Callable[[P], R]) -> Callable[[P], R]:
+            if _is_async(fn):
+                afn: Callable[[P], Awaitable[Any]] = fn  # type: ignore[assignment]
+
+                @functools.wraps(fn)
+                async def awrapper(params: P) -> None:
+                    try:
+                        await afn(params)
+                    except Exception as exc:
+                        self.log_exception(method, exc)
+
+                self.feature(method, options)(awrapper)
+                return fn
+
+            @functools.wraps(fn)
+            def wrapper(params: P) -> None:
+                try:
+                    fn(params)
+                except Exception as exc:
+                    self.log_exception(method, exc)
+
+            self.feature(method, options)(wrapper)
+            return fn
+
+        return deco
+
+    def _response_error(self, method: str, exc: Exception) -> JsonRpcException:
+        if isinstance(exc, FeatureFailed):
+            return JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed)
+        if isinstance(exc, JsonRpcException):
+            return exc
+        self.log_exception(method, exc)
+        return JsonRpcInternalError(f"mantle-lsp: {method} failed: {type(exc).__name__}: {exc}")
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn)
+
+
+def create_server() -> MantleServer:
+    from . import diagnostics, features, sync
+
+    server = MantleServer()
+    sync.register(server)
+    diagnostics.register(server)
+    features.register(server)
+    return server
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the server (``mantle-lsp serve``): stdio by default, ``--tcp HOST:PORT``."""
+    level = getattr(logging, str(args.log_level).upper(), logging.WARNING)
+    handler: logging.Handler = (
+        logging.FileHandler(args.log_file, encoding="utf-8")
+        if args.log_file
+        else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(level)
+    server = create_server()
+    if args.tcp:
+        host, _, port = str(args.tcp).rpartition(":")
+        if not port.isdigit():
+            print(f"mantle-lsp: error: --tcp wants HOST:PORT, got {args.tcp!r}", file=sys.stderr)
+            return 2
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0
+
+
+def main() -> None:  # pragma: no cover - `python -m mantle_lsp.lsp.server [options]`
+    from ..cli.main import main as cli_main
+
+    raise SystemExit(cli_main(["serve", *sys.argv[1:]]))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

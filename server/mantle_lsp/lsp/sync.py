@@ -1,0 +1,290 @@
+"""Lifecycle and state: initialize, the initial index (with progress), settings, open
+documents, files changed outside the editor and workspace folders."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as lsp
+
+from ..model import layout
+from . import convert
+from .diagnostics import register_pull
+
+if TYPE_CHECKING:
+    from .server import MantleServer
+
+WATCHED_GLOBS = (
+    "**/skill.md",
+    "**/memory.yml",
+    "**/responses.yml",
+    "**/agent.yml",
+    "**/integrations.yml",
+    "**/*.py",
+)
+SKILL_FOLDER_GLOB = "**/skills/*"  # a skill folder created, deleted or renamed
+CONFIG_TIMEOUT = 5.0
+
+
+def register(server: MantleServer) -> None:
+    @server.request(lsp.INITIALIZE)
+    def initialize(params: lsp.InitializeParams) -> None:
+        folders: list[Path] = []
+        for f in params.workspace_folders or ():
+            p = convert.uri_to_path(f.uri)
+            if p is not None:
+                folders.append(p)
+        if not folders:
+            root = params.root_uri and convert.uri_to_path(params.root_uri)
+            if not root and params.root_path:
+                root = Path(params.root_path).resolve()
+            if root:
+                folders.append(root)
+        server.folders = folders
+        if server.client_supports("text_document.diagnostic"):
+            server.pull_diagnostics = True
+            register_pull(server)
+
+    @server.notification(lsp.INITIALIZED)
+    async def initialized(params: lsp.InitializedParams) -> None:
+        await load_settings(server)
+        await index_folders(server, list(server.folders), initial=True)
+        server.indexed = True
+        await register_watchers(server)
+
+    @server.notification(lsp.SHUTDOWN)
+    def shutdown(params: Any) -> None:
+        server.diagnostics.cancel()
+
+    # -- settings -----------------------------------------------------------------------
+    @server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:
+        before = server.settings
+        if server.client_supports("workspace.configuration"):
+            await load_settings(server)
+        else:
+            settings = params.settings
+            section = settings.get("mantle") if isinstance(settings, dict) else None
+            server.settings = type(server.settings).from_client(section or {})
+            server.log(f"settings: {server.settings}")
+        if server.settings != before and server.indexed:
+            if server.pull_diagnostics:
+                server.diagnostics.request_refresh()
+            else:
+                server.diagnostics.publish_all()
+
+    # -- open documents -----------------------------------------------------------------
+    @server.notification(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: lsp.DidOpenTextDocumentParams) -> None:
+        td = params.text_document
+        path = convert.uri_to_path(td.uri)
+        if path is None:
+            return
+        server.open_uris[path] = td.uri
+        doc = server.workspace.get_text_document(td.uri)
+        affected = server.model.open_buffer(path, doc.source, doc.version)
+        loaded = ensure_project(server, path)
+        if loaded:
+            affected |= loaded
+        server.diagnostics.changed(path, affected)
+
+    @server.notification(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: lsp.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        path = convert.uri_to_path(uri)
+        if path is None:
+            return
+        server.open_uris[path] = uri
+        doc = server.workspace.get_text_document(uri)
+        affected = server.model.open_buffer(path, doc.source, doc.version)
+        server.diagnostics.changed(path, affected)
+
+    @server.notification(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: lsp.DidCloseTextDocumentParams) -> None:
+        path = convert.uri_to_path(params.text_document.uri)
+        if path is None:
+            return
+        server.open_uris.pop(path, None)
+        affected = server.model.close_buffer(path)
+        server.diagnostics.changed(path, affected)
+
+    # -- files changed outside the editor -----------------------------------------------
+    @server.notification(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(params: lsp.DidChangeWatchedFilesParams) -> None:
+        affected: set[Path] = set()
+        for ev in params.changes:
+            path = convert.uri_to_path(ev.uri)
+            if path is not None:
+                affected |= file_changed(server, path)
+        server.diagnostics.refresh(sorted(affected))
+        if server.pull_diagnostics and affected:
+            server.diagnostics.request_refresh()
+
+    # -- workspace folders --------------------------------------------------------------
+    @server.notification(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_workspace_folders(params: lsp.DidChangeWorkspaceFoldersParams) -> None:
+        cleared: set[Path] = set()
+        for f in params.event.removed:
+            folder = convert.uri_to_path(f.uri)
+            if folder is None:
+                continue
+            if folder in server.folders:
+                server.folders.remove(folder)
+            for root, proj in list(server.model.projects.items()):
+                if root == folder or folder in root.parents:
+                    cleared |= set(proj.files)
+            server.model.remove_folder(folder)
+            server.log(f"removed workspace folder {folder}")
+        if cleared:
+            server.diagnostics.refresh(sorted(cleared))
+        added = [p for f in params.event.added if (p := convert.uri_to_path(f.uri)) is not None]
+        server.folders.extend(p for p in added if p not in server.folders)
+        if added:
+            await index_folders(server, added, initial=False)
+        elif cleared and server.pull_diagnostics:
+            server.diagnostics.request_refresh()
+
+
+async def load_settings(server: MantleServer) -> None:
+    if not server.client_supports("workspace.configuration"):
+        return
+    try:
+        values = await asyncio.wait_for(
+            server.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="mantle")])
+            ),
+            CONFIG_TIMEOUT,
+        )
+    except Exception as exc:
+        server.log(f"workspace/configuration failed: {exc}", lsp.MessageType.Warning)
+        return
+    value = values[0] if values else None
+    server.settings = type(server.settings).from_client(value or {})
+    server.log(
+        f"settings: engineVersion={server.settings.engine_version}, "
+        f"diagnostics.ignore={list(server.settings.ignore)}"
+    )
+
+
+async def index_folders(server: MantleServer, folders: list[Path], initial: bool) -> None:
+    """Load every project under ``folders``, reporting ``$/progress``, then publish (or ask
+    a pulling client to pull) the diagnostics of every project file."""
+    started = time.monotonic()
+    token: str | None = None
+    if server.client_supports("window.work_done_progress"):
+        token = f"mantle-lsp/index/{uuid.uuid4().hex}"
+        try:
+            await asyncio.wait_for(server.work_done_progress.create_async(token), CONFIG_TIMEOUT)
+        except Exception as exc:
+            server.log(f"cannot create progress: {exc}", lsp.MessageType.Warning)
+            token = None
+    roots: list[Path] = []
+    for folder in folders:
+        roots.extend(r for r in layout.find_projects(folder) if r not in roots)
+    if token is not None:
+        server.work_done_progress.begin(
+            token,
+            lsp.WorkDoneProgressBegin(
+                title="Mantle: indexing",
+                message=f"{len(roots)} project{'s' if len(roots) != 1 else ''}",
+                percentage=0,
+                cancellable=False,
+            ),
+        )
+    nfiles = 0
+    for i, root in enumerate(roots):
+        if token is not None:
+            server.work_done_progress.report(
+                token,
+                lsp.WorkDoneProgressReport(
+                    message=root.name, percentage=int(100 * i / max(len(roots), 1))
+                ),
+            )
+        if root not in server.model.projects:
+            server.model.add_folder(root)
+        proj = server.model.projects.get(root)
+        nfiles += len(proj.files) if proj else 0
+        await asyncio.sleep(0)  # let progress out and queued messages in
+    if server.pull_diagnostics:
+        server.diagnostics.request_refresh()
+    else:
+        server.diagnostics.publish_all()
+    ms = int((time.monotonic() - started) * 1000)
+    summary = f"indexed {len(roots)} project(s), {nfiles} file(s) in {ms} ms"
+    if token is not None:
+        server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=summary))
+    where = ", ".join(str(f) for f in folders) or "no workspace folder"
+    server.log(f"{'initial index' if initial else 'added folders'} ({where}): {summary}")
+
+
+async def register_watchers(server: MantleServer) -> None:
+    if not server.client_supports("workspace.did_change_watched_files.dynamic_registration"):
+        server.log(
+            "the client cannot watch files for us: changes made outside the editor are "
+            "seen when the files are opened",
+            lsp.MessageType.Warning,
+        )
+        return
+    watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in WATCHED_GLOBS]
+    watchers.append(
+        lsp.FileSystemWatcher(
+            glob_pattern=SKILL_FOLDER_GLOB,
+            kind=lsp.WatchKind.Create | lsp.WatchKind.Delete,
+        )
+    )
+    try:
+        await asyncio.wait_for(
+            server.client_register_capability_async(
+                lsp.RegistrationParams(
+                    registrations=[
+                        lsp.Registration(
+                            id=f"mantle-lsp/watch/{uuid.uuid4().hex}",
+                            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=lsp.DidChangeWatchedFilesRegistrationOptions(
+                                watchers=watchers
+                            ),
+                        )
+                    ]
+                )
+            ),
+            CONFIG_TIMEOUT,
+        )
+    except Exception as exc:
+        server.log(f"cannot register file watchers: {exc}", lsp.MessageType.Warning)
+
+
+def ensure_project(server: MantleServer, path: Path) -> set[Path]:
+    """Load the project of a Mantle file opened outside every known project (a file
+    opened without a workspace folder, or before the initial index reached it). Returns
+    the files of a newly loaded project."""
+    if server.model.project_for(path) is not None:
+        return set()
+    root = layout.find_project_for(path)
+    if root is None or root in server.model.projects or layout.classify(path, root) is None:
+        return set()
+    proj = server.model.ensure_project_for(path)
+    return set(proj.files) if proj is not None else set()
+
+
+def file_changed(server: MantleServer, path: Path) -> set[Path]:
+    """A file or folder changed on disk; the files whose diagnostics may change."""
+    model = server.model
+    owner = None
+    for root, proj in model.projects.items():
+        if (root == path or root in path.parents) and (
+            owner is None or len(root.parts) > len(owner.root.parts)
+        ):
+            owner = proj
+    if owner is not None and layout.classify(path, owner.root) is None:
+        # not a Mantle file: a folder (e.g. a skill folder created, deleted or renamed)?
+        had = {p for p in owner.files if path in p.parents}
+        if path.is_dir() or had:
+            before = set(owner.files)
+            owner.rescan()
+            return before | set(owner.files)
+        return set()
+    return model.file_changed(path)
