@@ -55,6 +55,7 @@ from lark.exceptions import (
     UnexpectedToken,
 )
 from lark.lark import PostLex
+from lark.lexer import LexerThread
 from lark.visitors import Transformer_NonRecursive
 
 from .errors import SyntaxIssue
@@ -339,15 +340,28 @@ class _Tok(NamedTuple):
     end: int
 
 
+@functools.cache
+def _token_lexer() -> Any:
+    """One lexer for :func:`_lex`, built once (``Lark.lex`` builds a new one per call)."""
+    return _parser()._build_lexer()
+
+
+_POSTLEX = _LayoutPostLexer()
+
+
+def _lex_stream(text: str) -> Iterator[Token]:
+    stream: Iterator[Token] = LexerThread.from_text(_token_lexer(), text).lex(None)  # type: ignore[no-untyped-call]
+    return _POSTLEX.process(stream)
+
+
 def _lex(text: str) -> tuple[list[_Tok], bool]:
     """All significant tokens (error tokens included), skipping over lexer errors."""
-    parser = _parser()
     out: list[_Tok] = []
     offset = 0
     had_error = False
     while offset <= len(text):
         try:
-            for tok in parser.lex(text[offset:]):
+            for tok in _lex_stream(text[offset:]):
                 start = _start(tok) + offset
                 end = _end(tok) + offset
                 out.append(_Tok(tok.type, str(tok.value), start, end))
