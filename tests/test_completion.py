@@ -173,6 +173,14 @@ def skill_md(body: str, frontmatter: str = "description: Replace a card.\n") -> 
     return f"//- skills/card_replace/skill.md\n---\n{frontmatter}---\n{body}"
 
 
+TC = "description: Replace.\ntool_constraints:\n  - order_card:\n"  # + the tool's options
+ONE_STEP = "steps:\n  - id: a\n    action: utter_card_replaced\n"
+
+
+def block(yaml: str, block_id: str = "main", prose: str = "Help.\n\n") -> str:
+    return f"{prose}:::ordered_block id={block_id}\n{yaml}:::\n"
+
+
 # ---------------------------------------------------------------------------------------
 # conditions: prose `if:` lines
 # ---------------------------------------------------------------------------------------
@@ -340,12 +348,12 @@ def test_tool_requires_half_written_unclosed_quote(tmp_path: Path) -> None:
 
 
 def test_tool_requires_parsed_site(tmp_path: Path) -> None:
-    fm = 'description: Replace.\ntool_constraints:\n  - order_card:\n      requires: "session.card_replace.$0"\n'  # noqa: E501
+    fm = TC + '      requires: "session.card_replace.$0"\n'
     check_completion(tmp_path, skill_md("Help.\n", fm), CARD_ENTRIES, replaces="")
 
 
 def test_values_inside_single_quoted_yaml_use_double_quotes(tmp_path: Path) -> None:
-    fm = "description: Replace.\ntool_constraints:\n  - order_card:\n      requires: 'session.card_replace.reason == $0'\n"  # noqa: E501
+    fm = TC + "      requires: 'session.card_replace.reason == $0'\n"
     check_completion(tmp_path, skill_md("Help.\n", fm), {'"lost"', '"stolen"', '"damaged"', "None"})
 
 
@@ -370,12 +378,13 @@ def test_skill_complete_when_is_a_mapping_not_a_condition(tmp_path: Path) -> Non
 
 
 def test_utter_when_condition(tmp_path: Path) -> None:
-    fm = "description: Replace.\nutter:\n  - utter_card_replaced:\n      when: session.project.customer_tier == $0\n"  # noqa: E501
+    fm = "description: R.\nutter:\n  - utter_card_replaced:\n"
+    fm += "      when: session.project.customer_tier == $0\n"
     check_completion(tmp_path, skill_md("Help.\n", fm), {"'prepaid'", "'business'", "None"})
 
 
 def test_closed_quoted_value_offers_nothing_after_it(tmp_path: Path) -> None:
-    fm = 'description: Replace.\ntool_constraints:\n  - order_card:\n      requires: "session.project.verified" $0\n'  # noqa: E501
+    fm = TC + '      requires: "session.project.verified" $0\n'
     check_completion(tmp_path, skill_md("Help.\n", fm), set())
 
 
@@ -408,7 +417,8 @@ def test_branch_if_in_a_block(tmp_path: Path) -> None:
 def test_step_complete_when_half_written(tmp_path: Path) -> None:
     body = BLOCK.replace(
         "  - id: done\n",
-        "  - id: talk\n    instructions: Talk.\n    complete_when: session.card_replace.$0\n  - id: done\n",  # noqa: E501
+        "  - id: talk\n    instructions: Talk.\n"
+        "    complete_when: session.card_replace.$0\n  - id: done\n",
     )
     check_completion(tmp_path, skill_md(body), CARD_ENTRIES)
 
@@ -526,11 +536,7 @@ def test_at_tool_offers_mcp_bare_names(tmp_path: Path) -> None:
 
 
 def test_at_block_offers_this_skills_blocks(tmp_path: Path) -> None:
-    body = (
-        "Go to @block.$0\n\n"
-        + BLOCK.split("\n", 2)[2]
-        + "\n:::ordered_block id=other\nsteps:\n  - id: x\n    action: utter_card_replaced\n:::\n"
-    )
+    body = "Go to @block.$0\n\n" + BLOCK.split("\n", 2)[2] + block(ONE_STEP, "other", "\n")
     check_completion(tmp_path, skill_md(body), {"main", "other"})
 
 
@@ -544,7 +550,8 @@ def test_step_instructions_offer_memory_and_tool_tokens(tmp_path: Path) -> None:
 def test_step_instructions_block_scalar(tmp_path: Path) -> None:
     body = BLOCK.replace(
         "  - id: done\n",
-        "  - id: talk\n    instructions: >\n      Explain.\n      Read @memory.card_replace.$0\n  - id: done\n",  # noqa: E501
+        "  - id: talk\n    instructions: >\n      Explain.\n"
+        "      Read @memory.card_replace.$0\n  - id: done\n",
     )
     check_completion(tmp_path, skill_md(body), CARD_ENTRIES)
 
@@ -608,16 +615,24 @@ def test_tool_constraints_items_and_options(tmp_path: Path) -> None:
     check_completion(
         tmp_path, skill_md("Help.\n", fm), {"order_card", "lookup_account", "unused_shared"}
     )
-    fm = "description: Replace.\ntool_constraints:\n  - order_card:\n      on_success: utter_card_replaced\n      $0\n"  # noqa: E501
+    fm = TC + "      on_success: utter_card_replaced\n      $0\n"
     check_completion(
         tmp_path, skill_md("Help.\n", fm), {"requires", "requires_confirmation", "on_failure"}
     )
-    fm = "description: Replace.\ntool_constraints:\n  - order_card:\n      requires_confirmation:\n        $0\n"  # noqa: E501
+    fm = TC + "      requires_confirmation:\n        $0\n"
     check_completion(
         tmp_path,
         skill_md("Help.\n", fm),
         {"enabled", "utter_for_confirmation", "utter_on_user_denial"},
     )
+
+
+def test_project_responses_sort_before_bundled_ones(tmp_path: Path) -> None:
+    fm = TC + "      on_failure: $0\n"
+    r = check_completion(tmp_path, skill_md("Help.\n", fm), includes={"utter_card_replaced"})
+    order = r.sorted_labels()
+    assert order[0] == "utter_card_replaced"
+    assert r.item("utter_precondition_unmet").detail == "bundled response"
 
 
 def test_gate_responses(tmp_path: Path) -> None:
@@ -671,7 +686,7 @@ def test_boolean_frontmatter_values(tmp_path: Path) -> None:
 
 
 def test_block_top_level_keys(tmp_path: Path) -> None:
-    body = "Help.\n\n:::ordered_block id=main\nsteps:\n  - id: a\n    action: utter_card_replaced\n$0\n:::\n"  # noqa: E501
+    body = block(ONE_STEP + "$0\n")
     check_completion(tmp_path, skill_md(body), {"tools", "complete_when"})
 
 
@@ -692,13 +707,13 @@ def test_new_step_offers_id_first(tmp_path: Path) -> None:
 
 def test_step_keys_in_half_written_block(tmp_path: Path) -> None:
     # the block YAML does not parse (the `- id:` line has a stray quote)
-    body = 'Help.\n\n:::ordered_block id=main\nsteps:\n  - id: "a\n    action: utter_card_replaced\n    ne$0\n:::\n'  # noqa: E501
+    body = block('steps:\n  - id: "a\n    action: utter_card_replaced\n    ne$0\n')
     check_completion(tmp_path, skill_md(body), {"next"}, replaces="ne")
 
 
 def test_next_offers_step_ids_of_the_block_and_end(tmp_path: Path) -> None:
     body = BLOCK.replace("    next: done\n", "    next: $0\n")
-    body += "\n:::ordered_block id=other\nsteps:\n  - id: elsewhere\n    action: utter_card_replaced\n:::\n"  # noqa: E501
+    body += block("steps:\n  - id: elsewhere\n    action: utter_card_replaced\n", "other", "\n")
     r = check_completion(tmp_path, skill_md(body), {"ask", "lock", "done", "END"})
     assert r.sorted_labels()[-1] == "END"
     assert r.item("lock").kind == "step"
@@ -725,9 +740,7 @@ def test_call_and_link_offer_skills_but_not_itself(tmp_path: Path) -> None:
 
 def test_call_in_a_blocks_only_skill_offers_its_blocks(tmp_path: Path) -> None:
     body = BLOCK.split("\n", 2)[2].replace("    execute_tool: order_card\n", "    call: $0\n")
-    body += (
-        "\n:::ordered_block id=verify\nsteps:\n  - id: v\n    action: utter_card_replaced\n:::\n"
-    )
+    body += block(ONE_STEP, "verify", "\n")
     r = check_completion(tmp_path, skill_md(body), includes={"billing", "main", "verify"})
     assert r.item("verify").kind == "block"
 
@@ -763,9 +776,9 @@ def test_set_memory_keys_offer_own_and_project_fields(tmp_path: Path) -> None:
 
 
 def test_block_tools_items_and_keys(tmp_path: Path) -> None:
-    body = "Help.\n\n:::ordered_block id=main\ntools:\n  - $0\nsteps:\n  - id: a\n    action: utter_card_replaced\n:::\n"  # noqa: E501
+    body = block("tools:\n  - $0\n" + ONE_STEP)
     check_completion(tmp_path, skill_md(body), {"order_card", "lookup_account", "unused_shared"})
-    body = "Help.\n\n:::ordered_block id=main\ntools:\n  - name: order_card\n    $0\nsteps:\n  - id: a\n    action: utter_card_replaced\n:::\n"  # noqa: E501
+    body = block("tools:\n  - name: order_card\n    $0\n" + ONE_STEP)
     check_completion(
         tmp_path,
         skill_md(body),
@@ -774,7 +787,7 @@ def test_block_tools_items_and_keys(tmp_path: Path) -> None:
 
 
 def test_no_completion_on_fence_lines(tmp_path: Path) -> None:
-    body = "Help.\n\n:::ordered_block id=ma$0\nsteps:\n  - id: a\n    action: utter_card_replaced\n:::\n"  # noqa: E501
+    body = block(ONE_STEP, "ma$0")
     check_completion(tmp_path, skill_md(body), set())
 
 
@@ -826,7 +839,14 @@ def test_memory_type_names(tmp_path: Path) -> None:
 
 
 def test_memory_schema_sections(tmp_path: Path) -> None:
-    fixture = "//- skills/card_replace/memory.yml\nschema:\n  public:\n    reason:\n      type: text\n  $0\n"  # noqa: E501
+    fixture = """\
+//- skills/card_replace/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+  $0
+"""
     check_completion(tmp_path, fixture, {"private"})
 
 
@@ -857,6 +877,12 @@ responses:
         excludes={"session.billing.secret", "secret", "session.helper.token"},
     )
     assert r.apply("reason").endswith("Your card ({reason}\n")
+    order = r.sorted_labels()
+    assert order[0].startswith("session.card_replace.")
+    assert order.index("session.billing.amount") < order.index(
+        "session.default_completed.wants_to_continue"
+    )
+    assert order.index("session.project.verified") < order.index("reason")
 
 
 def test_placeholder_session_namespaces_and_entries(tmp_path: Path) -> None:
@@ -1019,9 +1045,7 @@ def test_set_payload_values(tmp_path: Path) -> None:
         {"lost", "stolen", "damaged"},
         replaces="st",
     )
-    check_completion(
-        tmp_path, SET_BUTTON.format(cursor="project.verified=$0"), {"true", "false"}
-    )
+    check_completion(tmp_path, SET_BUTTON.format(cursor="project.verified=$0"), {"true", "false"})
 
 
 def test_root_set_payload_writes_the_delivering_skills_public_fields(tmp_path: Path) -> None:

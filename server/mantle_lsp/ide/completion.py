@@ -324,7 +324,7 @@ def _namespaces(project: Project, sid: str | None) -> list[tuple[str, str, str, 
     pfields = _project_fields(project)
     if pfields:
         out.append(("project", "project memory", _ns_doc(project, "project", pfields), "3"))
-    return out
+    return sorted(out, key=lambda t: t[3])
 
 
 def _ns_doc(project: Project, ns: str, fields: list[_Field]) -> str:
@@ -882,6 +882,7 @@ def _add_responses(o: _Out, project: Project, extra: Iterable[str] = ()) -> None
         syms = project.index.lookup(("response", name))
         paths = [s.path for s in syms if s.path is not None]
         detail = "bundled response" if not paths else _rel(project, paths[0])
+        sort = f"{'1' if not paths else '0'}{name}"  # the project's responses first
         doc = ""
         for s in syms:
             if isinstance(s.obj, Response):
@@ -889,9 +890,9 @@ def _add_responses(o: _Out, project: Project, extra: Iterable[str] = ()) -> None
                 if texts:
                     doc = texts[0].strip()
                     break
-        o.add(name, "response", detail, doc)
+        o.add(name, "response", detail, doc, sort=sort)
     for name in extra:
-        o.add(name, "keyword", "step action")
+        o.add(name, "keyword", "step action", sort=f"2{name}")
 
 
 def _add_preconditions(o: _Out, project: Project) -> None:
