@@ -57,3 +57,19 @@ def codes(issues: Iterable[SyntaxIssue]) -> list[str]:
 
 def excerpt(text: str, rng: TextRange) -> str:
     return text[rng.start : rng.end]
+
+
+# Fragments that random documents for the "never raises" properties are built from.
+FRAGMENTS = [
+    "---\n", "description: x\n", ":::ordered_block id=m\n", ":::\n", "steps:\n", "  - id: a\n",
+    "    instructions: |\n", "      @memory.s.a @tool.x session.a.b\n", "    next:\n",
+    "      - if: x\n", "        then: a\n", "      - else: b\n", "if: x\n", "else:\n", "\n",
+    "  \n", "\t", "'", '"', "\\", "{", "}", "[", "]", ": ", "- ", "&a ", "*a ", "<<: ",
+    "!!str ", "|\n", ">-\n", "utter:\n", "  - u: {on: activate, when: x}\n",
+    "tool_constraints:\n", "  - t:\n", "      requires: x\n", "schema:\n", "  public:\n",
+    "    f: {type: text, seed: true}\n", "responses:\n", "  u:\n",
+    "    - text: {session.a.b} {x}\n", "      buttons:\n", "        - title: t\n",
+    "          payload: set:session.a.b=c\n", "agent:\n", "orchestrator:\n",
+    "  preconditions:\n", "    p: {satisfied_when: x, resolve_with: y}\n", "😀", "é", "#",
+    "--- \n", "...\n", "?", "@", "@block.zz", "`", "x",
+]  # fmt: skip

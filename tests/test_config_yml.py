@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mantle_lsp.syntax import config_yml as C
 from mantle_lsp.syntax.config_yml import (
@@ -13,7 +15,7 @@ from mantle_lsp.syntax.config_yml import (
 )
 from mantle_lsp.syntax.text import TextRange
 from mantle_lsp.syntax.yaml_tree import YAML_DUPLICATE_KEY, YAML_SYNTAX
-from markers import issue_list, marked
+from markers import FRAGMENTS, issue_list, marked
 
 
 def agent(fixture: str) -> tuple[AgentDoc, list[TextRange]]:
@@ -286,3 +288,15 @@ def test_integrations_top_level_keys() -> None:
 def test_every_known_integration_key_is_silent(key: str) -> None:
     doc = parse_integrations_yml(f"{key}: {{}}\n")
     assert doc.issues == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Robustness
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join))
+def test_never_raises_and_ranges_stay_inside(text: str) -> None:
+    for doc in (parse_agent_yml(text), parse_integrations_yml(text)):
+        for i in doc.issues:
+            assert 0 <= i.range.start <= i.range.end <= len(text), i

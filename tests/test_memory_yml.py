@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mantle_lsp.syntax import memory_yml as M
 from mantle_lsp.syntax.memory_yml import MemoryDoc, parse_memory_yml
 from mantle_lsp.syntax.yaml_tree import YAML_DUPLICATE_KEY, YAML_SYNTAX
-from markers import issue_list, marked
+from markers import FRAGMENTS, issue_list, marked
 
 
 def project(fixture: str) -> tuple[MemoryDoc, list]:
@@ -467,3 +469,18 @@ def test_skill_llm_settable_on_skill_fields_is_fine() -> None:
     doc, _ = skill("schema:\n  private:\n    a: {type: text, llm_settable: true, description: d}\n")
     clean(doc)
     assert doc.fields[0].llm_settable
+
+
+# ---------------------------------------------------------------------------------------------
+# Robustness
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join))
+def test_never_raises_and_ranges_stay_inside(text: str) -> None:
+    for kind in ("skill", "project"):
+        doc = parse_memory_yml(text, kind)  # type: ignore[arg-type]
+        for i in doc.issues:
+            assert 0 <= i.range.start <= i.range.end <= len(text), i
+        for f in doc.fields:
+            _ = (f.type, f.description, f.llm_settable, f.seed, f.pii, f.enum_values)

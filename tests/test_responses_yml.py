@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mantle_lsp.syntax import responses_yml as R
 from mantle_lsp.syntax.responses_yml import ResponsesDoc, parse_responses_yml
 from mantle_lsp.syntax.text import TextRange
 from mantle_lsp.syntax.yaml_tree import YAML_DUPLICATE_KEY, YAML_SYNTAX
-from markers import issue_list, marked
+from markers import FRAGMENTS, issue_list, marked
 
 
 def parse(fixture: str) -> tuple[ResponsesDoc, list[TextRange]]:
@@ -487,3 +489,20 @@ def test_response_condition_sites() -> None:
         ("response_condition", "session.s.d and session.s.e", r[2], "utter_a"),
     ]
     assert all(c.map.exact for c in doc.conditions)
+
+
+# ---------------------------------------------------------------------------------------------
+# Robustness
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join))
+def test_never_raises_and_ranges_stay_inside(text: str) -> None:
+    doc = parse_responses_yml(text)
+    for i in doc.issues:
+        assert 0 <= i.range.start <= i.range.end <= len(text), i
+    for p in doc.placeholders:
+        assert 0 <= p.range.start <= p.range.end <= len(text)
+    for c in doc.conditions:
+        r = c.file_range(0, len(c.text))
+        assert 0 <= r.start <= r.end <= len(text)

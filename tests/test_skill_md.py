@@ -8,6 +8,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mantle_lsp.syntax import skill_md as S
 from mantle_lsp.syntax.skill_md import (
@@ -18,7 +20,7 @@ from mantle_lsp.syntax.skill_md import (
 )
 from mantle_lsp.syntax.text import BOM, TextRange, normalize_newlines
 from mantle_lsp.syntax.yaml_tree import YAML_DUPLICATE_KEY, YScalar
-from markers import issue_list, marked, only
+from markers import FRAGMENTS, issue_list, marked, only
 
 FM = "description: d"
 
@@ -1420,3 +1422,20 @@ def test_condition_site_positions_inside_folded_text() -> None:
     assert site.file_range(12, 23) == r[1]
     fold = site.file_range(11, 12)
     assert doc.text[fold.start : fold.end] == "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Robustness
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join))
+def test_never_raises_and_ranges_stay_inside(text: str) -> None:
+    doc = parse_skill_md(text, "s")
+    for i in doc.issues:
+        assert 0 <= i.range.start <= i.range.end <= len(text), i
+    for t in doc.tokens:
+        assert 0 <= t.range.start <= t.range.end <= len(text)
+    for c in doc.conditions:
+        r = c.file_range(0, len(c.text))
+        assert 0 <= r.start <= r.end <= len(text)

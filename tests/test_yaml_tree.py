@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mantle_lsp.syntax.errors import SyntaxIssue
+from mantle_lsp.syntax.sites import SITE_LABELS, site_from_scalar, site_from_text
 from mantle_lsp.syntax.text import TextRange
 from mantle_lsp.syntax.yaml_tree import (
     YAML_DUPLICATE_KEY,
@@ -86,6 +87,34 @@ def test_node_ranges_values_and_styles() -> None:
     assert isinstance(vg, YScalar) and vg.style == "|" and vg.range == r[15]
     assert vg.value == "block\n"
     assert va.style is None and va.tag == "tag:yaml.org,2002:int"
+
+
+def test_block_collections_end_at_their_last_child() -> None:
+    text, r = marked(
+        """\
+        a:
+          «b: 1
+          c: [x,
+            y]»
+          # a comment that follows
+
+        d: «{e: 1}»
+        f:
+        «- x
+        - |
+          block
+        »# trailing comment
+
+        g: «[1, 2]»   # flow collections end at their bracket
+        """
+    )
+    root = mapping(text)
+    a, d, f, g = (root.get(k) for k in "adfg")
+    assert isinstance(a, YMap) and not a.flow and a.range == r[0]
+    assert isinstance(d, YMap) and d.flow and d.range == r[1]
+    assert isinstance(f, YSeq) and not f.flow and f.range == r[2]
+    assert isinstance(g, YSeq) and g.flow and g.range == r[3]
+    assert root.range == TextRange(0, r[3].end)
 
 
 def test_base_offset_shifts_every_range() -> None:
@@ -585,3 +614,50 @@ def test_scalar_value_map_property(value: str, style: str | None, width: int, ne
         assert k.range.start <= s <= e <= k.range.end
     if vm.exact:
         check_map(text, k)
+
+
+# ---------------------------------------------------------------------------------------------
+# Condition sites (sites.py)
+
+
+def test_site_from_scalar_strips_like_the_engine() -> None:
+    text, r = marked('k: "  «session.s.a\\tand\\n b»  "\n', dedent=False)
+    node = scalar_at(parse_ok(text), "k")
+    site = site_from_scalar("response_condition", text, node, "utter_x")
+    assert site.text == "session.s.a\tand\n b"
+    assert (site.kind, site.context, site.anchor) == ("response_condition", "utter_x", node.range)
+    assert site.file_range(0, len(site.text)) == r[0]
+    tab = site.file_range(11, 12)
+    assert text[tab.start : tab.end] == "\\t"
+    assert site.map.exact
+
+
+def test_site_from_scalar_of_a_blank_value() -> None:
+    text = "k: '   '\n"
+    node = scalar_at(parse_ok(text), "k")
+    site = site_from_scalar("next_if", text, node)
+    assert site.text == ""
+    assert site.file_range(0, 0).start == site.file_range(0, 0).end
+
+
+def test_site_from_text() -> None:
+    site = site_from_text("prose_if", "session.s.a", 40, "ctx")
+    assert site.anchor == TextRange(40, 51)
+    assert site.file_range(8, 9) == TextRange(48, 49)
+    assert site.file_range(0, 11) == TextRange(40, 51)
+    assert site.context == "ctx"
+
+
+def test_every_site_kind_has_a_label() -> None:
+    assert set(SITE_LABELS) == {
+        "prose_if",
+        "tool_requires",
+        "block_tool_requires",
+        "next_if",
+        "step_complete_when",
+        "block_complete_when",
+        "skill_complete_when",
+        "utter_when",
+        "response_condition",
+        "satisfied_when",
+    }
