@@ -1075,3 +1075,42 @@ def test_placeholder_in_a_button_title(tmp_path: Path) -> None:
         'payload: "set:session.{cursor}\n', "payload: x\n"
     )
     check_completion(tmp_path, fixture, {"customer_tier", "verified"})
+
+
+def test_half_written_requires_with_frontmatter_below(tmp_path: Path) -> None:
+    fm = TC + '      requires: "session.$0\n      on_success: utter_card_replaced\nhidden: false\n'
+    check_completion(tmp_path, skill_md("Help.\n", fm), NAMESPACES, replaces="")
+
+
+def test_half_written_placeholder_in_a_plain_scalar(tmp_path: Path) -> None:
+    fixture = """\
+//- skills/card_replace/responses.yml
+responses:
+  utter_card_replaced:
+    - text: Your card {session.$0
+  utter_other:
+    - text: Other.
+"""
+    check_completion(tmp_path, fixture, NAMESPACES)
+
+
+def test_astral_characters_before_a_placeholder(tmp_path: Path) -> None:
+    fixture = """\
+//- skills/card_replace/responses.yml
+responses:
+  utter_card_replaced:
+    - text: "🎉 𝒸ard 🎉 {session.card_replace.rea$0}"
+"""
+    r = check_completion(tmp_path, fixture, CARD_ENTRIES, replaces="rea")
+    assert '"🎉 𝒸ard 🎉 {session.card_replace.reason}"' in r.apply("reason")
+
+
+def test_flow_mapping_brace_is_not_a_placeholder(tmp_path: Path) -> None:
+    fixture = """\
+//- skills/card_replace/responses.yml
+responses:
+  utter_card_replaced:
+    - text: Pick one.
+      buttons: {$0
+"""
+    check_completion(tmp_path, fixture, set())

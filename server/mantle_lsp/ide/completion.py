@@ -1414,7 +1414,9 @@ def _responses_yml(c: _Ctx) -> list[CompletionItem]:
     if m:
         return _set_payload(c, y, m)
     m = _PLACEHOLDER_RE.search(c.line_before)
-    if m:
+    content_start = y.line.value_col if y.in_value else y.line.col
+    if m and (m.start() != content_start or y.scalar_key is not None):
+        # (a `{` that starts a YAML value is a flow mapping, not a placeholder)
         return _placeholders(c, y, m.group(1))
     path = y.path
     if y.at_key:
