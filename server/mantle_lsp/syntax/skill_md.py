@@ -1322,9 +1322,8 @@ def scan_instruction_tokens(
     ``instructions`` the engine leaves them alone (their lookalikes are still checked).
     """
     out: list[Token] = []
-    seg = text[:end]
     complete_at: set[int] = set()
-    for m in MEMORY_TOKEN_RE.finditer(seg, start):
+    for m in MEMORY_TOKEN_RE.finditer(text, start, end):
         complete_at.add(m.start())
         out.append(
             Token(
@@ -1338,11 +1337,11 @@ def scan_instruction_tokens(
                 ),
             )
         )
-    for m in MEMORY_LOOKALIKE_RE.finditer(seg, start):
+    for m in MEMORY_LOOKALIKE_RE.finditer(text, start, end):
         if m.start() in complete_at:
             continue
         out.append(Token("incomplete_memory", m.group(0), TextRange(m.start(), m.end()), where))
-    for m in AT_TOKEN_RE.finditer(seg, start):
+    for m in AT_TOKEN_RE.finditer(text, start, end):
         complete_at.add(m.start())
         kind = m.group(1)
         if where == "instructions" and kind in ("skill", "block"):
@@ -1356,11 +1355,11 @@ def scan_instruction_tokens(
                 ((m.group(2), TextRange(m.start(2), m.end(2))),),
             )
         )
-    for m in AT_LOOKALIKE_RE.finditer(seg, start):
+    for m in AT_LOOKALIKE_RE.finditer(text, start, end):
         if m.start() in complete_at:
             continue
         out.append(Token("incomplete_at", m.group(0), TextRange(m.start(), m.end()), where))
-    for m in SESSION_IN_PROSE_RE.finditer(seg, start):
+    for m in SESSION_IN_PROSE_RE.finditer(text, start, end):
         out.append(
             Token(
                 "session",
