@@ -82,10 +82,14 @@ def parse_fixture(fixture: str) -> tuple[dict[str, str], list[Mark], tuple[str, 
         text = "".join(out)
         if "$0" in text:
             cursor = (current, text.index("$0"))
-            # marks after the cursor shift left by two characters
+            # marks after the cursor shift left by two characters; a mark that contains
+            # the cursor only loses two characters at its end
             for mk in marks:
-                if mk.path == current and mk.start > cursor[1]:
+                if mk.path != current:
+                    continue
+                if mk.start > cursor[1]:
                     mk.start -= 2
+                if mk.end > cursor[1]:
                     mk.end -= 2
             text = text.replace("$0", "", 1)
         files[current] = text
