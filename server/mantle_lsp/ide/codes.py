@@ -427,7 +427,6 @@ _ALL = [
         "lsp.memory.field_not_mapping",
         "a project field written as `name: type` instead of `name: {type: …}`",
     ),
-    _l("lsp.memory.invalid_attribute", "a field attribute of the wrong type"),
     _l(
         "lsp.memory.engine_3_22_attribute", "`mutable` / `writable_by` are rasa-pro 3.22 attributes"
     ),
@@ -443,7 +442,6 @@ _ALL = [
     _l("lsp.markdown.fence_not_recognised", "`:::ordered_block` text that is not a fence"),
     _l("lsp.legacy.syntax", "an obsolete (Maestro-era or pre-3.21) form"),
     _l("lsp.skill.id_not_identifier", "a skill id that can never appear in a condition"),
-    _l("lsp.skill.missing_skill_md", "a skill folder without skill.md", "error"),
     _l("lsp.config.invalid_integrations_yml", "integrations.yml is not a mapping", "error"),
     _l("lsp.config.invalid_precondition", "a precondition binding that is not a mapping", "error"),
 ]

@@ -180,13 +180,14 @@ def content_range(node: YScalar) -> TextRange:
 
 def _define(project: Project, idx: Index) -> None:
     for sid, dflt in DEFAULT_SKILLS.items():
+        # bundled responses stay in the registry even when a project overrides the skill
+        for rname in dflt.responses:
+            idx.define(Symbol(("response", rname), None, None, None))
         if sid in project.skills:
             continue
         idx.define(Symbol(("skill", sid), None, None, dflt))
         for df in dflt.public_fields:
             idx.define(Symbol(("field", sid, df.name), None, None, df))
-        for rname in dflt.responses:
-            idx.define(Symbol(("response", rname), None, None, None))
     for rname in SYSTEM_RESPONSES:
         idx.define(Symbol(("response", rname), None, None, None))
     for sid, sk in project.skills.items():

@@ -39,7 +39,6 @@ C_UNKNOWN_TYPE = "lsp.memory.unknown_type"
 C_BOTH = "lsp.memory.public_and_private"
 C_PROJECT_SKILL_SHAPE = "lsp.memory.project_file_in_skill_shape"
 C_FIELD_NOT_MAP = "lsp.memory.field_not_mapping"
-C_ATTR_TYPE = "lsp.memory.invalid_attribute"
 C_ENGINE_322 = "lsp.memory.engine_3_22_attribute"
 C_LEGACY = "lsp.legacy.syntax"
 

@@ -1,0 +1,216 @@
+"""Project-level diagnostics: structure, skill ids, preconditions, config references,
+default-skill overrides, and files that cannot be read."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mantle_lsp.model import source
+from support import check_clean, check_diagnostics, diagnostics_of, write_fixture
+
+
+def test_missing_agent_and_integrations(tmp_path: Path) -> None:
+    for missing, code in (
+        ("agent.yml", "mantle.validation.config.missing_agent_yml"),
+        ("integrations.yml", "mantle.validation.config.missing_integrations"),
+    ):
+        root = tmp_path / missing
+        fx = write_fixture(
+            root,
+            """\
+//- skills/a/skill.md
+---
+description: A.
+---
+Text.
+""",
+        )
+        (fx.root / missing).unlink()
+        got = diagnostics_of(fx.root)
+        assert [(g[3], g[1], g[2]) for g in got] == [(code, 0, 0)], got
+
+
+def test_skill_ids_and_default_flag(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        """\
+//- skills/card.v2/skill.md
+---
+«invalid_id:description»: Dotted.
+---
+Text.
+//- skills/card/skill.md
+---
+description: Not a bundled default.
+routing:
+  «is_default_not_allowed:is_default»: true
+---
+Text.
+""",
+    )
+
+
+def test_preconditions_missing_binding_and_self_resolve(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        """\
+//- agent.yml
+agent:
+  persona: Test.
+orchestrator:
+  model_group: «unknown_model_group:mian»
+  preconditions:
+    verified:
+      satisfied_when: session.project.ok
+      resolve_with: card
+//- memory.yml
+ok:
+  type: bool
+//- skills/card/skill.md
+---
+description: Card.
+precondition: «self_resolve:verified»
+---
+Text.
+//- skills/other/skill.md
+---
+description: Other.
+precondition: «missing_binding:verifed»
+---
+Text.
+""",
+    )
+
+
+def test_default_overrides_silence_timeout_and_unsupported_handler(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        """\
+//- skills/default_silence_timeout/responses.yml
+responses:
+  utter_still_there:
+    - text: Still there?
+//- skills/default_silence_timeout/skill.md
+---
+description: Check in.
+---
+:::ordered_block id=main
+steps:
+  - id: ask
+    action: utter_still_there
+  - id: bye
+    link: default_silence_timeout__hangup
+:::
+
+:::ordered_block id=«silence_timeout_hangup_block:hangup»
+steps:
+  - id: end
+    action: hangup
+:::
+//- skills/default_unsupported_request_handler/memory.yml
+schema:
+  public:
+    request_type:
+      type: text
+//- skills/default_unsupported_request_handler/skill.md
+«not_engine_managed|missing_entry:---»
+description: Decline.
+routing:
+  engine_managed: false
+---
+:::ordered_block id=«multiple_entry_blocks:a»
+steps:
+  - id: x
+    action: utter_decline_in_domain_out_of_scope
+:::
+
+:::ordered_block id=«multiple_entry_blocks:b»
+steps:
+  - id: y
+    action: utter_decline_in_domain_out_of_scope
+:::
+""",
+    )
+
+
+def test_obsolete_tool_import(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        """\
+//- skills/card/tools.py
+from «obsolete_import:rasa.calm_v2.tools.decorator» import tool
+
+
+@tool(description="Lock.")
+async def lock(context=None):
+    return None
+//- skills/card/skill.md
+---
+description: Card.
+---
+Use @tool.lock.
+""",
+    )
+
+
+def test_valid_preconditions_are_silent(tmp_path: Path) -> None:
+    check_clean(
+        tmp_path,
+        """\
+//- agent.yml
+agent:
+  persona: Test.
+orchestrator:
+  model_group: main
+  preconditions:
+    verified:
+      satisfied_when: session.project.ok == True
+      resolve_with: login
+//- memory.yml
+ok:
+  type: bool
+//- skills/login/skill.md
+---
+description: Log in.
+---
+Log in.
+//- skills/card/skill.md
+---
+description: Card.
+precondition: verified
+---
+Text.
+""",
+    )
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can read files without permission")
+def test_unreadable_file(tmp_path: Path) -> None:  # pragma: no cover - not as root
+    fx = write_fixture(tmp_path, "//- skills/a/skill.md\n---\ndescription: A.\n---\nText.\n")
+    mem = fx.root / "skills/a/memory.yml"
+    mem.write_text("schema: {}\n")
+    mem.chmod(0)
+    got = diagnostics_of(fx.root)
+    assert [g[3] for g in got if g[0] == "skills/a/memory.yml"] == ["lsp.file.unreadable"]
+
+
+def test_unreadable_file_via_a_directory_in_its_place(tmp_path: Path) -> None:
+    """A read error (here: a directory where a file is expected) is a diagnostic."""
+    src = source.read_source(tmp_path)
+    assert [i.code for i in src.issues] == ["lsp.file.unreadable"]
+    assert not src.analyzable
+
+
+def test_too_large_file_is_not_analysed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(source, "MAX_FILE_BYTES", 200)
+    fx = write_fixture(
+        tmp_path,
+        "//- skills/a/skill.md\n---\ndescription: A.\n---\n" + "Text @memory.x. " * 40 + "\n",
+    )
+    got = diagnostics_of(fx.root)
+    assert [(g[3], g[4]) for g in got if g[0] == "skills/a/skill.md"] == [
+        ("lsp.file.too_large", "warning")
+    ]
