@@ -221,6 +221,40 @@ self: &s {<<: *s, k: 1}
     assert {k.raw: to_python(v) for k, v in many.pairs()} == {"x": 0, "y": 2, "z": 4}
 
 
+def test_merge_chains_and_merge_bombs_stay_fast() -> None:
+    chain = "a0: &a0 {k0: 0}\n" + "".join(
+        f"a{i}: &a{i} {{<<: *a{i - 1}, k{i}: {i}}}\n" for i in range(1, 300)
+    )
+    root, issues = parse_yaml(chain)
+    assert issues == []
+    assert to_python(root) == yaml.safe_load(chain)
+    bomb = "a0: &a0 {k: 1}\n" + "".join(
+        f"a{i}: &a{i} {{<<: [" + ", ".join([f"*a{i - 1}"] * 9) + "]}\n" for i in range(1, 10)
+    )
+    t0 = time.perf_counter()
+    root, issues = parse_yaml(bomb)
+    assert time.perf_counter() - t0 < 1.0
+    assert issues == []
+    assert isinstance(root, YMap)
+    a9 = root.get("a9")
+    assert isinstance(a9, YMap) and len(a9.items) == 1  # one winning pair per merged key
+    assert to_python(a9) == {"k": 1}
+
+
+def test_a_very_long_merge_chain_is_cut_not_a_crash() -> None:
+    chain = "a0: &a0 {k0: 0}\n" + "".join(
+        f"a{i}: &a{i} {{<<: *a{i - 1}, k{i}: {i}}}\n" for i in range(1, 3000)
+    )
+    t0 = time.perf_counter()
+    root, issues = parse_yaml(chain)  # was a RecursionError
+    assert time.perf_counter() - t0 < 5.0
+    assert issues == [] and isinstance(root, YMap)
+    first = root.get("a100")
+    assert isinstance(first, YMap) and len(first.items) == 101
+    last = root.get("a2999")
+    assert isinstance(last, YMap) and [k.raw for k, _ in last.pairs()] == ["k2999"]
+
+
 def test_merge_of_a_scalar_is_an_error() -> None:
     text, r = marked("a:\n  <<: «5»\n  k: 1\n")
     root, issues = parse_yaml(text)

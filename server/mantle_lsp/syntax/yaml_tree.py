@@ -164,9 +164,7 @@ def parse_yaml(text: str, base: int = 0) -> tuple[YNode | None, list[SyntaxIssue
     # trimmed after its children were.
     for node in reversed(list(memo.values())):
         _trim_block_end(node)
-    done: set[int] = set()
-    for m in merging:
-        _flatten_merges(m, done, issues)
+    _flatten_merges(merging, issues)
     return root, issues
 
 
@@ -193,38 +191,65 @@ def _is_merge_key(node: YNode) -> bool:
     return isinstance(node, YScalar) and node.tag == _MERGE_TAG
 
 
-def _flatten_merges(m: YMap, done: set[int], issues: list[SyntaxIssue]) -> None:
+MERGE_BUDGET = 200_000  # pairs copied by merge keys in one document
+
+
+def _flatten_merges(merging: list[YMap], issues: list[SyntaxIssue]) -> None:
     """Apply ``<<`` merge keys the way the engine's loader does (PyYAML ``flatten_mapping``).
 
     The merged pairs go in front of the mapping's own pairs, so that its own keys win
-    (later pairs win in :meth:`YMap.get`); of several merged mappings the first wins.
+    (later pairs win in :meth:`YMap.get`); of several merged mappings the first wins. Of
+    the merged pairs only the winning one per key is kept (the loader builds a dict), which
+    keeps chains of merges linear instead of exponential.
+
+    A merged mapping is complete before the alias that merges it, so it ends before the
+    mapping that merges it: in order of end offset, every source is already flattened.
+    A long chain of merges is still quadratic; after :data:`MERGE_BUDGET` merged pairs the
+    remaining mappings keep only their own pairs.
     """
-    if id(m) in done:
-        return
-    done.add(id(m))
-    merged: list[tuple[YNode, YNode]] = []
-    own: list[tuple[YNode, YNode]] = []
-    for k, v in m.items:
-        if not _is_merge_key(k):
-            own.append((k, v))
-        elif isinstance(v, YMap):
-            _flatten_merges(v, done, issues)
-            merged.extend(p for p in v.items if not _is_merge_key(p[0]))
-        elif isinstance(v, YSeq) and all(isinstance(i, YMap) for i in v.items):
-            for sub in reversed(v.items):
-                assert isinstance(sub, YMap)
-                _flatten_merges(sub, done, issues)
-                merged.extend(p for p in sub.items if not _is_merge_key(p[0]))
-        else:
-            issues.append(
-                SyntaxIssue(
-                    YAML_SYNTAX,
-                    "YAML error: a merge key `<<` needs a mapping or a list of mappings "
-                    f"(found {v.describe()})",
-                    v.range,
+    budget = MERGE_BUDGET
+    for m in sorted(merging, key=lambda node: node.range.end):
+        merged: list[tuple[YNode, YNode]] = []
+        own: list[tuple[YNode, YNode]] = []
+        for k, v in m.items:
+            if not _is_merge_key(k):
+                own.append((k, v))
+            elif isinstance(v, YMap):
+                merged.extend(v.items)
+            elif isinstance(v, YSeq) and all(isinstance(i, YMap) for i in v.items):
+                for sub in reversed(v.items):
+                    assert isinstance(sub, YMap)
+                    merged.extend(sub.items)
+            else:
+                issues.append(
+                    SyntaxIssue(
+                        YAML_SYNTAX,
+                        "YAML error: a merge key `<<` needs a mapping or a list of mappings "
+                        f"(found {v.describe()})",
+                        v.range,
+                    )
                 )
-            )
-    m.items = merged + own
+        budget -= len(merged)
+        if budget < 0:
+            merged = []
+        winners: dict[Any, tuple[YNode, YNode]] = {}
+        for pair in merged:
+            if not _is_merge_key(pair[0]):
+                key = _key_identity(pair[0])
+                winners.pop(key, None)  # re-insert: keep the order of the last occurrence
+                winners[key] = pair
+        m.items = [*winners.values(), *own]
+
+
+def _key_identity(node: YNode) -> Any:
+    """What makes two mapping keys the same key for the loader's dict."""
+    if isinstance(node, YScalar):
+        try:
+            hash(node.value)
+            return ("value", node.value)
+        except TypeError:
+            return ("raw", node.raw)
+    return ("node", id(node))
 
 
 def _point(text: str, idx: int) -> TextRange:
