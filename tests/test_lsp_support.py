@@ -70,6 +70,7 @@ class Session:
     published: list[lsp.PublishDiagnosticsParams] = field(default_factory=list)
     registrations: list[lsp.Registration] = field(default_factory=list)
     versions: dict[str, int] = field(default_factory=dict)
+    init: lsp.InitializeResult | None = None
 
     # -- waiting ------------------------------------------------------------------------
     async def until(self, cond: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
@@ -184,7 +185,7 @@ async def lsp_session(
     await client.start_io(*server)
     try:
         ws_folders = [lsp.WorkspaceFolder(uri=uri(f), name=f.name) for f in (folders or [root])]
-        await client.initialize_session(
+        sess.init = await client.initialize_session(
             lsp.InitializeParams(
                 capabilities=capabilities or vscode_capabilities(),
                 workspace_folders=ws_folders,

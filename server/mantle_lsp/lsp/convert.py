@@ -133,8 +133,9 @@ def to_workspace_edit(
     version_of: Callable[[Path], int | None],
     document_changes: bool,
 ) -> lsp.WorkspaceEdit:
-    """Text edits first, then file/folder renames. Renames need ``documentChanges``;
-    without it only the text edits can be expressed."""
+    """New files first (created, then filled), then text edits, then file/folder renames.
+    New files and renames need ``documentChanges``; without it only the text edits can
+    be expressed (the caller checks what the client supports)."""
     if not document_changes:
         changes = {
             uri_of(path): [to_text_edit(e, index_of(path)) for e in edits]
@@ -142,6 +143,22 @@ def to_workspace_edit(
         }
         return lsp.WorkspaceEdit(changes=changes)
     ops: list[Any] = []
+    for path, text in edit.new_files.items():
+        uri = uri_of(path)
+        ops.append(
+            lsp.CreateFile(
+                kind="create",
+                uri=uri,
+                options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True),
+            )
+        )
+        start = lsp.Position(line=0, character=0)
+        ops.append(
+            lsp.TextDocumentEdit(
+                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                edits=[lsp.TextEdit(range=lsp.Range(start=start, end=start), new_text=text)],
+            )
+        )
     for path, edits in edit.edits.items():
         ops.append(
             lsp.TextDocumentEdit(

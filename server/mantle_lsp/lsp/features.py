@@ -3,26 +3,96 @@ calls its ``mantle_lsp.ide`` function and converts the plain result back.
 
 The ``ide`` modules are imported as modules (``ide_hover.hover(...)``), never their
 functions, so a test can replace a feature function in a server process.
+
+Requests for a document that is not a Mantle file of a known project get an empty
+result (``None`` or ``[]``), never an error.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from ..ide import code_actions as ide_code_actions
+from ..ide import completion as ide_completion
 from ..ide import hover as ide_hover
+from ..ide import locate as ide_locate
 from ..ide import navigation as ide_navigation
-from ..ide.types import Location
+from ..ide import outline as ide_outline
+from ..ide import rename as ide_rename
+from ..ide import semantic_tokens as ide_semantic_tokens
+from ..ide import structure as ide_structure
+from ..ide.types import FeatureError, Location, WorkspaceEdit
+from ..syntax.text import LineIndex, TextRange
 from . import convert
+from .server import FeatureFailed
 
 if TYPE_CHECKING:
     from .server import MantleServer
+
+TRIGGER_CHARACTERS = [".", "@", "{", '"', "'", ":", " "]
+SHOW_REFERENCES = "editor.action.showReferences"
+SKILL_FOLDERS = lsp.FileOperationRegistrationOptions(
+    filters=[
+        lsp.FileOperationFilter(
+            scheme="file",
+            pattern=lsp.FileOperationPattern(
+                glob="**/skills/*", matches=lsp.FileOperationPatternKind.Folder
+            ),
+        )
+    ]
+)
+_SNIPPET_TAB = re.compile(r"\$(\d+)|\$\{(\d+)(?::((?:[^}\\]|\\.)*))?\}")
+
+
+def plain_snippet(text: str) -> str:
+    """A snippet as plain text (for clients without snippet support)."""
+    out = _SNIPPET_TAB.sub(lambda m: m.group(3) or "", text)
+    return re.sub(r"\\([$}\\])", r"\1", out)
 
 
 def register(server: MantleServer) -> None:
     def locations(found: list[Location]) -> list[lsp.Location]:
         return [convert.to_location(loc, server.index_of, server.uri_of) for loc in found]
+
+    def workspace_edit(edit: WorkspaceEdit) -> lsp.WorkspaceEdit:
+        doc_changes = server.client_supports("workspace.workspace_edit.document_changes")
+        ops = get_resource_operations(server) if doc_changes else []
+        if edit.renames and lsp.ResourceOperationKind.Rename not in ops:
+            old, new = edit.renames[0]
+            raise FeatureFailed(
+                f"this edit renames {old.name} to {new.name}, which this editor cannot "
+                "do through the language server; rename the folder in the file "
+                "explorer instead (references are updated as it is renamed)"
+            )
+        if edit.new_files and lsp.ResourceOperationKind.Create not in ops:
+            raise FeatureFailed(
+                f"this edit creates {next(iter(edit.new_files)).name}, which this editor "
+                "cannot do through the language server"
+            )
+        return convert.to_workspace_edit(
+            edit, server.index_of, server.uri_of, server.open_version, doc_changes
+        )
+
+    # -- completion ---------------------------------------------------------------------
+    @server.request(
+        lsp.TEXT_DOCUMENT_COMPLETION,
+        lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=False),
+    )
+    def completion(params: lsp.CompletionParams) -> lsp.CompletionList:
+        doc = server.doc(params.text_document.uri)
+        if doc is None:
+            return lsp.CompletionList(is_incomplete=False, items=[])
+        offset = convert.to_offset(doc.index, params.position)
+        result = ide_completion.complete(doc.project, doc.path, offset)
+        snippets = server.client_supports(
+            "text_document.completion.completion_item.snippet_support"
+        )
+        items = [completion_item(it, doc.index, snippets) for it in result.items]
+        return lsp.CompletionList(is_incomplete=result.is_incomplete, items=items)
 
     # -- hover --------------------------------------------------------------------------
     @server.request(lsp.TEXT_DOCUMENT_HOVER)
@@ -78,3 +148,279 @@ def register(server: MantleServer) -> None:
             )
             for h in ide_navigation.highlights(doc.project, doc.path, offset)
         ]
+
+    # -- rename -------------------------------------------------------------------------
+    @server.request(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
+    def prepare_rename(params: lsp.PrepareRenameParams) -> lsp.PrepareRenamePlaceholder | None:
+        doc = server.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        offset = convert.to_offset(doc.index, params.position)
+        found = ide_rename.prepare_rename(doc.project, doc.path, offset)
+        if isinstance(found, FeatureError):
+            # a ResponseError: VS Code and Neovim show its message where the user is
+            raise FeatureFailed(found.message)
+        return lsp.PrepareRenamePlaceholder(
+            range=convert.to_range(doc.index, found),
+            placeholder=doc.source.text[found.start : found.end],
+        )
+
+    @server.request(lsp.TEXT_DOCUMENT_RENAME)
+    def rename(params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
+        doc = server.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        offset = convert.to_offset(doc.index, params.position)
+        found = ide_rename.rename(doc.project, doc.path, offset, params.new_name)
+        if isinstance(found, FeatureError):
+            raise FeatureFailed(found.message)
+        return workspace_edit(found)
+
+    @server.request(lsp.WORKSPACE_WILL_RENAME_FILES, SKILL_FOLDERS)
+    def will_rename_files(params: lsp.RenameFilesParams) -> lsp.WorkspaceEdit | None:
+        by_project: dict[Path, list[tuple[Path, Path]]] = {}
+        for f in params.files:
+            old, new = convert.uri_to_path(f.old_uri), convert.uri_to_path(f.new_uri)
+            if old is None or new is None:
+                continue
+            proj = server.model.project_for(old)
+            if proj is not None:
+                by_project.setdefault(proj.root, []).append((old, new))
+        merged: dict[Path, Any] = {}
+        for root, renames in by_project.items():
+            proj = server.model.projects[root]
+            edit = ide_rename.rename_files(proj, renames)
+            merged.update(edit.edits)
+        if not merged:
+            return None
+        return workspace_edit(WorkspaceEdit(merged))
+
+    # -- outline ------------------------------------------------------------------------
+    @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def document_symbol(
+        params: lsp.DocumentSymbolParams,
+    ) -> list[lsp.DocumentSymbol] | list[lsp.SymbolInformation]:
+        doc = server.doc(params.text_document.uri)
+        if doc is None:
+            return []
+        symbols = ide_outline.document_symbols(doc.project, doc.path)
+        if server.client_supports(
+            "text_document.document_symbol.hierarchical_document_symbol_support"
+        ):
+            return [document_symbol_of(s, doc.index) for s in symbols]
+        uri = server.uri_of(doc.path)
+        flat: list[lsp.SymbolInformation] = []
+
+        def walk(sym: ide_outline.DocSymbol, container: str | None) -> None:
+            flat.append(
+                lsp.SymbolInformation(
+                    name=sym.name or "?",
+                    kind=convert.symbol_kind(sym.kind),
+                    location=lsp.Location(uri=uri, range=convert.to_range(doc.index, sym.range)),
+                    container_name=container,
+                )
+            )
+            for child in sym.children:
+                walk(child, sym.name)
+
+        for s in symbols:
+            walk(s, None)
+        return flat
+
+    @server.request(lsp.WORKSPACE_SYMBOL)
+    def workspace_symbol(params: lsp.WorkspaceSymbolParams) -> list[lsp.SymbolInformation]:
+        found = ide_outline.workspace_symbols(list(server.model.projects.values()), params.query)
+        return [
+            lsp.SymbolInformation(
+                name=s.name,
+                kind=convert.symbol_kind(s.kind),
+                location=convert.to_location(s.location, server.index_of, server.uri_of),
+                container_name=s.container or None,
+            )
+            for s in found
+        ]
+
+    # -- semantic tokens ----------------------------------------------------------------
+    legend = lsp.SemanticTokensLegend(
+        token_types=list(ide_semantic_tokens.TOKEN_TYPES),
+        token_modifiers=list(ide_semantic_tokens.TOKEN_MODIFIERS),
+    )
+
+    def tokens(uri: str, rng: lsp.Range | None) -> lsp.SemanticTokens:
+        doc = server.doc(uri)
+        if doc is None:
+            return lsp.SemanticTokens(data=[])
+        text_range = convert.to_text_range(doc.index, rng) if rng is not None else None
+        found = ide_semantic_tokens.semantic_tokens(doc.project, doc.path, text_range)
+        data = convert.encode_semantic_tokens(
+            ((t.range, t.type, t.modifiers) for t in found),
+            doc.index,
+            legend.token_types,
+            legend.token_modifiers,
+        )
+        return lsp.SemanticTokens(data=data)
+
+    @server.request(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, legend)
+    def semantic_tokens_full(params: lsp.SemanticTokensParams) -> lsp.SemanticTokens:
+        return tokens(params.text_document.uri, None)
+
+    @server.request(lsp.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE, legend)
+    def semantic_tokens_range(params: lsp.SemanticTokensRangeParams) -> lsp.SemanticTokens:
+        return tokens(params.text_document.uri, params.range)
+
+    # -- structure ----------------------------------------------------------------------
+    @server.request(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
+    def folding_range(params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
+        doc = server.doc(params.text_document.uri)
+        if doc is None:
+            return []
+        out = []
+        for f in ide_structure.folding_ranges(doc.project, doc.path):
+            start, end = doc.index.line_of(f.start), doc.index.line_of(f.end)
+            if end > start:
+                out.append(
+                    lsp.FoldingRange(
+                        start_line=start, end_line=end, kind=convert.folding_kind(f.kind)
+                    )
+                )
+        return out
+
+    @server.request(lsp.TEXT_DOCUMENT_SELECTION_RANGE)
+    def selection_range(params: lsp.SelectionRangeParams) -> list[lsp.SelectionRange]:
+        doc = server.doc(params.text_document.uri)
+        if doc is None:
+            return [lsp.SelectionRange(range=lsp.Range(start=p, end=p)) for p in params.positions]
+        offsets = [convert.to_offset(doc.index, p) for p in params.positions]
+        chains = ide_structure.selection_ranges(doc.project, doc.path, offsets)
+        out = []
+        for offset, chain in zip(offsets, chains, strict=False):
+            parent: lsp.SelectionRange | None = None
+            for rng in reversed(chain or [TextRange(offset, offset)]):
+                parent = lsp.SelectionRange(range=convert.to_range(doc.index, rng), parent=parent)
+            assert parent is not None
+            out.append(parent)
+        return out
+
+    @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_LINK, lsp.DocumentLinkOptions())
+    def document_link(params: lsp.DocumentLinkParams) -> list[lsp.DocumentLink]:
+        doc = server.doc(params.text_document.uri)
+        if doc is None:
+            return []
+        return [
+            lsp.DocumentLink(
+                range=convert.to_range(doc.index, link.range),
+                target=server.uri_of(link.target),
+                tooltip=link.tooltip or None,
+            )
+            for link in ide_structure.document_links(doc.project, doc.path)
+        ]
+
+    @server.request(lsp.TEXT_DOCUMENT_CODE_LENS, lsp.CodeLensOptions(resolve_provider=False))
+    def code_lens(params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+        doc = server.doc(params.text_document.uri)
+        if doc is None:
+            return []
+        out = []
+        uri = server.uri_of(doc.path)
+        for lens in ide_structure.code_lenses(doc.project, doc.path):
+            rng = convert.to_range(doc.index, lens.range)
+            refs = ide_locate.reference_locations(doc.project, lens.key, False)
+            command = lsp.Command(title=lens.title, command="")
+            if refs and lens.title != ide_structure.NEVER_READ:
+                command = lsp.Command(
+                    title=lens.title,
+                    command=SHOW_REFERENCES,
+                    arguments=[uri, rng.start, locations(refs)],
+                )
+            out.append(lsp.CodeLens(range=rng, command=command))
+        return out
+
+    # -- code actions -------------------------------------------------------------------
+    @server.request(
+        lsp.TEXT_DOCUMENT_CODE_ACTION,
+        lsp.CodeActionOptions(
+            code_action_kinds=[
+                lsp.CodeActionKind.QuickFix,
+                lsp.CodeActionKind.RefactorRewrite,
+                lsp.CodeActionKind.Source,
+            ],
+            resolve_provider=False,
+        ),
+    )
+    def code_action(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        doc = server.doc(params.text_document.uri)
+        if doc is None:
+            return []
+        rng = convert.to_text_range(doc.index, params.range)
+        incoming = list(params.context.diagnostics)
+        diags = [convert.from_diagnostic(d, doc.path, doc.index) for d in incoming]
+        only = list(params.context.only or ())
+        out = []
+        for action in ide_code_actions.code_actions(doc.project, doc.path, rng, diags):
+            if only and not any(action.kind == k or action.kind.startswith(f"{k}.") for k in only):
+                continue
+            try:
+                edit = workspace_edit(action.edit)
+            except FeatureFailed:
+                continue  # e.g. it creates a file and the client cannot
+            fixes = [d for d in incoming if str(d.code) in action.diagnostic_codes]
+            out.append(
+                lsp.CodeAction(
+                    title=action.title,
+                    kind=action.kind,
+                    edit=edit,
+                    diagnostics=fixes or None,
+                    is_preferred=action.preferred or None,
+                )
+            )
+        return out
+
+
+def get_resource_operations(server: MantleServer) -> list[str]:
+    caps = server.client_capabilities.workspace
+    edit = caps.workspace_edit if caps is not None else None
+    return list(edit.resource_operations or ()) if edit is not None else []
+
+
+def completion_item(
+    it: ide_completion.CompletionItem, index: LineIndex, snippets: bool
+) -> lsp.CompletionItem:
+    text_edit = None
+    fmt = lsp.InsertTextFormat.PlainText
+    if it.edit is not None:
+        new_text = it.edit.new_text
+        if it.snippet:
+            if snippets:
+                fmt = lsp.InsertTextFormat.Snippet
+            else:
+                new_text = plain_snippet(new_text)
+        text_edit = lsp.TextEdit(range=convert.to_range(index, it.edit.range), new_text=new_text)
+    return lsp.CompletionItem(
+        label=it.label,
+        kind=convert.completion_kind(it.kind),
+        detail=it.detail or None,
+        documentation=(
+            lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=it.documentation)
+            if it.documentation
+            else None
+        ),
+        sort_text=it.sort_text,
+        filter_text=it.filter_text,
+        text_edit=text_edit,
+        insert_text_format=fmt,
+    )
+
+
+def document_symbol_of(sym: ide_outline.DocSymbol, index: LineIndex) -> lsp.DocumentSymbol:
+    rng = sym.range
+    sel = sym.selection_range
+    if not (rng.start <= sel.start and sel.end <= rng.end):
+        sel = TextRange(rng.start, rng.start)  # clients reject a selection outside the range
+    return lsp.DocumentSymbol(
+        name=sym.name or "?",
+        kind=convert.symbol_kind(sym.kind),
+        range=convert.to_range(index, rng),
+        selection_range=convert.to_range(index, sel),
+        detail=sym.detail or None,
+        children=[document_symbol_of(c, index) for c in sym.children],
+    )

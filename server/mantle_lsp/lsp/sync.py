@@ -52,9 +52,9 @@ def register(server: MantleServer) -> None:
     @server.notification(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:
         await load_settings(server)
+        await register_watchers(server)  # first: no change is missed while indexing
         await index_folders(server, list(server.folders), initial=True)
         server.indexed = True
-        await register_watchers(server)
 
     @server.notification(lsp.SHUTDOWN)
     def shutdown(params: Any) -> None:
