@@ -176,3 +176,21 @@ def test_console_script_runs_in_a_subprocess(broken: Path) -> None:
     )
     assert proc.returncode == 1
     assert proc.stdout.splitlines()[-1] == "Found 2 errors, 1 warning in 1 file (1 project)."
+
+
+def test_hints_are_hidden_unless_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fx = write_fixture(
+        tmp_path,
+        "//- memory.yml\nspare:\n  type: text\n"
+        "//- skills/a/skill.md\n---\ndescription: A.\n---\nText.\n",
+    )
+    code, out, _ = run(capsys, "check", str(fx.root))
+    assert code == 0 and out == "All checks passed (1 project).\n"
+    code, out, _ = run(capsys, "check", str(fx.root), "--min-severity", "hint")
+    assert code == 0
+    assert "hint[lsp.memory.unused_field]" in out
+    assert out.splitlines()[-1] == "Found 0 errors, 0 warnings, 1 note in 1 file (1 project)."
+    code, out, _ = run(capsys, "check", str(fx.root), "--min-severity", "error")
+    assert out == "All checks passed (1 project).\n"

@@ -51,6 +51,7 @@ def _all_diagnostics(root: Path) -> set[tuple[str, str, str]]:
         (p.relative_to(root).as_posix(), d.code, d.message)
         for p, ds in project_diagnostics(proj).items()
         for d in ds
+        if d.severity != "hint"  # e.g. a field nothing refers to any more
     }
 
 

@@ -18,6 +18,7 @@ from ..model.project import Project
 from ..model.source import Source
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+SEVERITIES = ("error", "warning", "information", "hint")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="CODE",
         help="do not report these codes (or code prefixes)",
+    )
+    c.add_argument(
+        "--min-severity",
+        choices=SEVERITIES,
+        default="information",
+        help="hide diagnostics below this severity (default: information, which hides hints)",
     )
     e = sub.add_parser("explain", help="explain a diagnostic code")
     e.add_argument("code", nargs="?")
@@ -135,7 +142,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             diags.extend(
                 d
                 for d in ds
-                if (not select or _match(d.code, select)) and not _match(d.code, ignore)
+                if (not select or _match(d.code, select))
+                and not _match(d.code, ignore)
+                and SEVERITIES.index(d.severity) <= SEVERITIES.index(args.min_severity)
             )
     sources = {pf.path: pf.source for proj in projects.values() for pf in proj.files.values()}
     rows = sorted((_row(d, sources) for d in diags), key=Row.sort_key)

@@ -375,6 +375,14 @@ _ALL = [
     ),
     _l("lsp.condition.ordering_on_non_numeric", "`<`/`>` on a bool, text or categorical field"),
     _l("lsp.condition.never_equal", "`...` or a bytes literal, which never equals a memory value"),
+    _l(
+        "lsp.memory.unreachable_name",
+        "a field name that some reference form can never "
+        "reach (a Python keyword, a hyphen, non-ASCII)",
+    ),
+    _l("lsp.memory.unused_field", "a declared field that nothing in the project refers to", "hint"),
+    _l("lsp.flow.unreachable_step", "a step that no route of its block reaches"),
+    _l("lsp.tools.reserved_prefix", "a shared tool named `set_*`, which the engine drops"),
     _l("lsp.file.unreadable", "the file cannot be read", "error"),
     _l("lsp.file.invalid_utf8", "the file is not valid UTF-8", "error"),
     _l("lsp.file.binary", "the file holds binary data", "error"),

@@ -33,6 +33,7 @@ from ..syntax.skill_md import Block, SkillDoc, Step
 from ..syntax.text import TextRange
 from ..syntax.tools_py import ToolModule
 from ..syntax.yaml_tree import YMap, YScalar
+from . import lint_checks as lint
 from . import parity_checks as parity
 from .codes import Severity, info
 from .condition_semantics import check_semantics
@@ -233,12 +234,16 @@ class Checker:
             parity.check_bare_mentions(self, sid, sk, doc, self.mention_pattern())
             parity.check_import_collisions(self, sid, sk, doc)
             parity.check_default_override(self, sid, sk, doc)
+            lint.check_unreachable_steps(self, sk, doc)
         self.check_skill_memory(sid, sk)
         if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
             self.check_responses(sk.responses, sk.responses.doc, sid)
         for pf, mod in sk.tool_modules():
             self.check_tool_module(pf, mod, sid)
         parity.check_tool_names(self, sid, sk)
+        lint.check_legacy_tool_names(self, sk)
+        lint.check_field_names(self, sk)
+        lint.check_unused_fields(self, sk)
 
     def mention_pattern(self) -> re.Pattern[str] | None:
         if self._mentions is None:
@@ -794,6 +799,8 @@ class Checker:
         md = self.p.project_memory
         if pf is None or md is None:
             return
+        lint.check_field_names(self, None)
+        lint.check_unused_fields(self, None)
         for f in md.fields:
             if f.description:
                 self.emit(
@@ -906,6 +913,7 @@ class Checker:
         for pf, mod in self.p.shared_tool_files():
             self.check_tool_module(pf, mod, None)
         parity.check_tool_names(self, None, None)
+        lint.check_legacy_tool_names(self, None)
 
     def check_tool_module(self, pf: ParsedFile, mod: ToolModule, sid: str | None) -> None:
         for call in mod.memory_calls:

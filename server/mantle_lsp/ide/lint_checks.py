@@ -1,0 +1,144 @@
+"""Checks the engine does not make, about things that are legal but almost certainly
+mistakes: names no reference form can reach, fields nothing refers to, steps no route
+reaches, and Maestro-era tool names that no longer do anything."""
+
+from __future__ import annotations
+
+import keyword
+import re
+from typing import TYPE_CHECKING
+
+from ..model.defaults import DEFAULT_SKILLS
+from ..model.layout import FileKind
+from ..model.project import Skill
+from ..syntax.skill_md import Block, SkillDoc
+
+if TYPE_CHECKING:
+    from .diagnostics import Checker
+
+C_UNREACHABLE_NAME = "lsp.memory.unreachable_name"
+C_UNUSED = "lsp.memory.unused_field"
+C_UNREACHABLE_STEP = "lsp.flow.unreachable_step"
+C_LEGACY = "lsp.legacy.syntax"
+C_PREFIX = "lsp.tools.reserved_prefix"
+
+_PLACEHOLDER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TOKEN_NAME = re.compile(r"[\w-]+\Z")
+
+
+def check_field_names(ck: Checker, sk: Skill | None) -> None:
+    """Entry names that some reference form can never reach (authoring-language §2.3)."""
+    md = sk.memdoc if sk is not None else ck.p.project_memory
+    pf = sk.memory if sk is not None else ck.p.file_of_kind(FileKind.PROJECT_MEMORY)
+    if md is None or pf is None:
+        return
+    for f in md.fields:
+        name = f.name
+        problems = []
+        if not name.isidentifier():
+            problems.append("conditions (`session.<ns>.<entry>` needs a Python identifier)")
+        elif keyword.iskeyword(name):
+            problems.append(f"conditions (`{name}` is a Python keyword)")
+        if not _PLACEHOLDER_NAME.match(name):
+            problems.append("response placeholders (`{entry}` takes ASCII letters, digits, _)")
+        if not _TOKEN_NAME.match(name):
+            problems.append("`@memory` tokens")
+        if problems:
+            ck.emit(
+                pf.path,
+                f.key.range,
+                C_UNREACHABLE_NAME,
+                f"`{name}` can never be referenced from " + "; nor from ".join(problems),
+            )
+
+
+def check_unused_fields(ck: Checker, sk: Skill | None) -> None:
+    """A hint on declared fields that no file of the project refers to by name."""
+    md = sk.memdoc if sk is not None else ck.p.project_memory
+    pf = sk.memory if sk is not None else ck.p.file_of_kind(FileKind.PROJECT_MEMORY)
+    if md is None or pf is None or (sk is not None and sk.id in DEFAULT_SKILLS):
+        return
+    ns = sk.id if sk is not None else "project"
+    hooks = {t.name for _, mod in sk.tool_modules() for t in mod.tools} if sk is not None else set()
+    for f in md.fields:
+        if f.llm_settable or f.seed or f"run_after_setting_{f.name}" in hooks:
+            continue  # the model or the session start writes it
+        refs = ck.p.index.references_to(("field", ns, f.name))
+        if any(not r.soft for r in refs):
+            continue
+        ck.emit(
+            pf.path,
+            f.key.range,
+            C_UNUSED,
+            f"no condition, token, placeholder, step or tool of this project refers to "
+            f"`{ns}.{f.name}` (writes through helpers or computed names are not seen)",
+            "hint",
+        )
+
+
+def _successors(blk: Block, i: int) -> list[int]:
+    st = blk.steps[i]
+    ids = {s.id: j for j, s in enumerate(blk.steps) if s.id}
+    if st.kind in ("link", "end"):
+        return []
+    targets = [t.value for t in st.next_targets()]
+    if st.next_node is None or (st.branches and not targets):
+        return [i + 1] if i + 1 < len(blk.steps) else []
+    return [ids[t] for t in targets if t in ids]
+
+
+def check_unreachable_steps(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
+    if sk.skill_md is None:
+        return
+    for blk in doc.blocks:
+        ids = {s.id for s in blk.steps if s.id}
+        if not blk.steps or any(
+            t.value != "END" and t.value not in ids for s in blk.steps for t in s.next_targets()
+        ):
+            continue  # a broken `next` target is reported; guessing reachability would mislead
+        seen = {0}
+        todo = [0]
+        while todo:
+            cur = todo.pop()
+            for nxt in _successors(blk, cur):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        for j, st in enumerate(blk.steps):
+            if j in seen or st.id_node is None or st.kind == "end":
+                continue
+            ck.emit(
+                sk.skill_md.path,
+                st.id_node.range,
+                C_UNREACHABLE_STEP,
+                f"step '{st.id}' can never run: no `next` and no preceding step leads to it",
+            )
+
+
+def check_legacy_tool_names(ck: Checker, sk: Skill | None) -> None:
+    if sk is None:
+        for pf, mod in ck.p.shared_tool_files():
+            for t in mod.tools:
+                if t.name.startswith("set_") and t.kind != "possible":
+                    ck.emit(
+                        pf.path,
+                        t.name_range,
+                        C_PREFIX,
+                        f"shared tools named `set_*` are dropped when the engine loads tools "
+                        f"(the prefix is reserved for collect setters): rename `{t.name}`",
+                    )
+        return
+    fields = set(sk.field_names())
+    for pf, mod in sk.tool_modules():
+        for t in mod.tools:
+            for prefix in ("set_", "ask_"):
+                if t.name.startswith(prefix) and t.name[len(prefix) :] in fields:
+                    entry = t.name[len(prefix) :]
+                    ck.emit(
+                        pf.path,
+                        t.name_range,
+                        C_LEGACY,
+                        f"`{t.name}` is a Maestro-era {prefix[:-1]} hook name, which the "
+                        f"engine no longer calls for `{entry}`; validate writes in "
+                        f"`run_after_setting_{entry}` instead",
+                    )
