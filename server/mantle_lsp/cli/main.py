@@ -14,6 +14,7 @@ from .. import __version__
 from ..ide.codes import REGISTRY, info, markdown_table
 from ..ide.diagnostics import Diagnostic, project_diagnostics
 from ..model import layout
+from ..model.engine import PROFILES
 from ..model.project import Project
 from ..model.source import Source
 
@@ -56,6 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="CODE",
         help="do not report these codes (or code prefixes)",
+    )
+    c.add_argument(
+        "--engine",
+        choices=("auto", *PROFILES),
+        default="auto",
+        help="rasa-pro rules to apply (default: auto — from a rasa-pro pin in the project's "
+        "requirements or pyproject, else 3.21)",
     )
     c.add_argument(
         "--min-severity",
@@ -136,6 +144,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     diags: list[Diagnostic] = []
     for root, only in sorted(only_files.items()):
         proj = projects.setdefault(root, Project.load(root))
+        if args.engine != "auto":
+            proj.engine_override = args.engine
         for path, ds in project_diagnostics(proj).items():
             if only is not None and path not in only:
                 continue

@@ -383,6 +383,36 @@ _ALL = [
     _l("lsp.memory.unused_field", "a declared field that nothing in the project refers to", "hint"),
     _l("lsp.flow.unreachable_step", "a step that no route of its block reaches"),
     _l("lsp.tools.reserved_prefix", "a shared tool named `set_*`, which the engine drops"),
+    # -- rasa-pro 3.22 profile (--engine 3.22) --------------------------------------------
+    _e(
+        "mantle.validation.memory.skill_field_mutable_not_allowed",
+        "3.22: `mutable` on a skill field",
+    ),
+    _e(
+        "mantle.validation.memory.skill_field_writable_by_not_allowed",
+        "3.22: `writable_by` on a skill field",
+    ),
+    _e(
+        "mantle.validation.memory.writable_by_lists_unknown_skill",
+        "3.22: `writable_by` names no skill",
+    ),
+    _e(
+        "mantle.validation.memory.set_memory_skill_not_in_writable_by",
+        "3.22: a `set_memory` step writes a project field its skill is not listed for",
+    ),
+    _e(
+        "mantle.validation.tools.tool_sets_project_field_skill_not_in_writable_by",
+        "3.22: a tool writes a project field its skill is not listed for (or a shared tool does)",
+    ),
+    _e(
+        "mantle.validation.tools.tool_bare_memory_set_writes_skill_not_project_warning",
+        '3.22: a bare `memory.set("x")` where both the skill and the project declare `x`',
+        "warning",
+    ),
+    _e(
+        "mantle.validation.execute_step.unexpected_parameters",
+        "3.22: `record_handoff` given `parameters`",
+    ),
     _l("lsp.file.unreadable", "the file cannot be read", "error"),
     _l("lsp.file.invalid_utf8", "the file is not valid UTF-8", "error"),
     _l("lsp.file.binary", "the file holds binary data", "error"),

@@ -35,6 +35,7 @@ from ..syntax.tools_py import ToolModule
 from ..syntax.yaml_tree import YMap, YScalar
 from . import lint_checks as lint
 from . import parity_checks as parity
+from . import profile_checks as profile
 from .codes import Severity, info
 from .condition_semantics import check_semantics
 
@@ -94,6 +95,8 @@ class Checker:
         self.out.setdefault(path, []).append(Diagnostic(path, rng, code, sev, message))
 
     def emit_issue(self, path: Path, issue: SyntaxIssue) -> None:
+        if profile.suppressed(self, issue.code):
+            return
         self.emit(path, issue.range, issue.code, issue.message, issue.severity)
 
     # -- readability -----------------------------------------------------------------------
@@ -235,6 +238,7 @@ class Checker:
             parity.check_import_collisions(self, sid, sk, doc)
             parity.check_default_override(self, sid, sk, doc)
             lint.check_unreachable_steps(self, sk, doc)
+            profile.check_skill(self, sid, sk, doc)
         self.check_skill_memory(sid, sk)
         if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
             self.check_responses(sk.responses, sk.responses.doc, sid)
@@ -244,6 +248,8 @@ class Checker:
         lint.check_legacy_tool_names(self, sk)
         lint.check_field_names(self, sk)
         lint.check_unused_fields(self, sk)
+        profile.check_memory(self, sk)
+        profile.check_tool_writes(self, sid, sk)
 
     def mention_pattern(self) -> re.Pattern[str] | None:
         if self._mentions is None:
@@ -801,6 +807,7 @@ class Checker:
             return
         lint.check_field_names(self, None)
         lint.check_unused_fields(self, None)
+        profile.check_memory(self, None)
         for f in md.fields:
             if f.description:
                 self.emit(
@@ -914,6 +921,7 @@ class Checker:
             self.check_tool_module(pf, mod, None)
         parity.check_tool_names(self, None, None)
         lint.check_legacy_tool_names(self, None)
+        profile.check_tool_writes(self, None, None)
 
     def check_tool_module(self, pf: ParsedFile, mod: ToolModule, sid: str | None) -> None:
         for call in mod.memory_calls:

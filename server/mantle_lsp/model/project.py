@@ -21,6 +21,7 @@ from ..syntax.skill_md import SkillDoc, parse_skill_md
 from ..syntax.tools_py import ToolModule, parse_tools_module
 from . import layout
 from .defaults import DEFAULT_SKILLS
+from .engine import DEFAULT_PROFILE, PROFILES, detect_profile
 from .layout import FileKind
 from .source import Source, read_source
 from .symbols import Index, build_index
@@ -137,6 +138,8 @@ class Project:
         self._skills: dict[str, Skill] | None = None
         self._index: Index | None = None
         self._shared_tools: list[tuple[ParsedFile, ToolModule]] | None = None
+        self.engine_override: str | None = None  # "3.21" / "3.22", set by the CLI or editor
+        self._detected_engine: tuple[str | None] | None = None
 
     # -- loading -----------------------------------------------------------------------
     @classmethod
@@ -192,6 +195,15 @@ class Project:
             affected.update(self.files)  # project-wide facts
         return {p for p in affected if p in self.files or p == path}
 
+    @property
+    def engine(self) -> str:
+        """The engine-version profile whose rules apply (see model/engine.py)."""
+        if self.engine_override in PROFILES:
+            return self.engine_override
+        if self._detected_engine is None:
+            self._detected_engine = (detect_profile(self.root),)
+        return self._detected_engine[0] or DEFAULT_PROFILE
+
     # -- skills ------------------------------------------------------------------------
     @property
     def skills(self) -> dict[str, Skill]:
@@ -242,6 +254,9 @@ class Project:
     def project_memory(self) -> MemoryDoc | None:
         pf = self.file_of_kind(FileKind.PROJECT_MEMORY)
         return pf.doc if pf and isinstance(pf.doc, MemoryDoc) else None
+
+    def project_memory_file(self) -> ParsedFile | None:
+        return self.file_of_kind(FileKind.PROJECT_MEMORY)
 
     @property
     def project_responses(self) -> ParsedFile | None:

@@ -1,0 +1,48 @@
+"""The engine-version profile of a project: which rasa-pro rules apply.
+
+``3.21`` (the default) is rasa-pro 3.21.0; ``3.22`` adds the project-field attributes
+``mutable`` and ``writable_by`` and their rules. A project's profile is detected from a
+``rasa-pro`` requirement in the project folder or its parents (requirements*.txt,
+pyproject.toml, Pipfile, setup.cfg), and can be forced from the CLI or the editor.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+PROFILES = ("3.21", "3.22")
+DEFAULT_PROFILE = "3.21"
+
+_REQ = re.compile(r"rasa[-_]pro\s*(?:\[[^\]]*\])?[\s\"'=:<>~^!]*(\d+)\.(\d+)", re.I)
+_FILES = ("requirements.txt", "requirements-dev.txt", "pyproject.toml", "Pipfile", "setup.cfg")
+
+
+def profile_for(major: int, minor: int) -> str:
+    return "3.22" if (major, minor) >= (3, 22) else "3.21"
+
+
+def detect_profile(root: Path, max_up: int = 3) -> str | None:
+    """The profile named by the first ``rasa-pro`` pin found at or above ``root``."""
+    folder = root
+    for _ in range(max_up + 1):
+        names = sorted({*_FILES, *(p.name for p in _glob_requirements(folder))})
+        for name in names:
+            try:
+                text = (folder / name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            m = _REQ.search(text)
+            if m:
+                return profile_for(int(m.group(1)), int(m.group(2)))
+        if (folder / ".git").exists() or folder.parent == folder:
+            break
+        folder = folder.parent
+    return None
+
+
+def _glob_requirements(folder: Path) -> list[Path]:
+    try:
+        return [p for p in folder.glob("requirements*.txt") if p.is_file()]
+    except OSError:
+        return []
