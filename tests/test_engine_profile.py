@@ -70,6 +70,10 @@ schema:
       «skill_field_mutable_not_allowed:mutable»: true
     shared:
       type: text
+  private:
+    secret:
+      type: text
+      «skill_field_writable_by_not_allowed:writable_by»: [card]
 //- skills/card/tools.py
 from rasa.mantle.tools.decorator import tool
 
@@ -108,7 +112,7 @@ steps:
 ---
 description: Card.
 ---
-Use @tool.write; read @memory.card.note and @memory.project.plan.
+Use @tool.write; read @memory.card.note, @memory.card.secret and @memory.project.plan.
 """,
     )
 

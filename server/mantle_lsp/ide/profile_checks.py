@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .diagnostics import Checker
 
 V322 = "3.22"
+C_BARE_TWIN = "mantle.validation.tools.tool_bare_memory_set_writes_skill_not_project_warning"
 
 
 def suppressed(ck: Checker, code: str) -> bool:
@@ -127,8 +128,7 @@ def check_tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
                     ck.emit(
                         pf.path,
                         call.literal_range,
-                        "mantle.validation.tools.tool_bare_memory_set_writes_skill_not_project"
-                        "_warning",
+                        C_BARE_TWIN,
                         f"`{name}` is declared on skill `{sid}` and on the project: the bare "
                         f"name writes the skill field; write `project.{name}` for the project one",
                     )
