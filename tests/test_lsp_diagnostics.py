@@ -77,6 +77,8 @@ async def test_cross_file_diagnostics_appear_and_clear(tmp_path: Path) -> None:
         # skill.md is not open: its diagnostics arrive after the coalescing delay
         await s.until(lambda: UNKNOWN_KEY in s.codes(skill), what="skill.md diagnostics")
         assert all(p.version is None for p in s.published_for(skill))
+        # reference counts elsewhere may have changed
+        await s.until(lambda: s.lens_refreshes >= 1, what="workspace/codeLens/refresh")
         s.change(memory, (pos.line, pos.character), (pos.line, pos.character + 4), "")
         await s.until(lambda: s.published_for(skill)[-1].diagnostics == (), what="cleared")
 
@@ -104,7 +106,8 @@ async def test_watched_file_change_updates_diagnostics(tmp_path: Path) -> None:
         await s.until(lambda: UNKNOWN_KEY in s.codes(skill), what="skill.md diagnostics")
         # a deleted skill folder: its files are cleared, readers of its fields complain
         roaming = root / "skills" / "roaming_pass"
-        assert s.diagnostics(roaming / "skill.md")  # it reads project.customer_tier too
+        # it reads project.customer_tier too
+        await s.until(lambda: s.diagnostics(roaming / "skill.md"), what="roaming_pass")
         shutil.rmtree(roaming)
         s.client.workspace_did_change_watched_files(
             lsp.DidChangeWatchedFilesParams(
@@ -115,7 +118,8 @@ async def test_watched_file_change_updates_diagnostics(tmp_path: Path) -> None:
             lambda: any("roaming_pass" in d.message for d in s.diagnostics(skill)),
             what="roaming_pass is gone",
         )
-        assert s.diagnostics(roaming / "skill.md") == ()  # cleared: no longer a project file
+        # cleared: no longer a project file
+        await s.until(lambda: s.diagnostics(roaming / "skill.md") == (), what="cleared")
 
 
 async def test_workspace_folders_add_and_remove(tmp_path: Path) -> None:

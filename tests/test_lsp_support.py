@@ -71,6 +71,7 @@ class Session:
     registrations: list[lsp.Registration] = field(default_factory=list)
     versions: dict[str, int] = field(default_factory=dict)
     init: lsp.InitializeResult | None = None
+    lens_refreshes: int = 0
 
     # -- waiting ------------------------------------------------------------------------
     async def until(self, cond: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
@@ -177,6 +178,10 @@ async def lsp_session(
     def on_register(c: LanguageClient, params: lsp.RegistrationParams) -> None:
         sess.registrations.extend(params.registrations)
 
+    def on_lens_refresh(c: LanguageClient, params: None) -> None:
+        sess.lens_refreshes += 1
+
+    features[lsp.WORKSPACE_CODE_LENS_REFRESH] = on_lens_refresh
     features[lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = on_publish
     features[lsp.CLIENT_REGISTER_CAPABILITY] = on_register
     register_lsp_features(client, features)

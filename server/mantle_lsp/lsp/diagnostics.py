@@ -166,6 +166,9 @@ class DiagnosticsPublisher:
                 self.request_refresh()
             else:
                 self.refresh(sorted(paths))
+            # reference counts in code lenses of other files may have changed too
+            if self.server.client_supports("workspace.code_lens.refresh_support"):
+                self.server.quietly(self.server.workspace_code_lens_refresh(None))
         except Exception as exc:
             self.server.log_exception("diagnostics", exc)
 
@@ -178,7 +181,7 @@ class DiagnosticsPublisher:
     def request_refresh(self) -> None:
         """Ask a pulling client to pull again (other files may have changed)."""
         if self.server.client_supports("workspace.diagnostics.refresh_support"):
-            self.server.workspace_diagnostic_refresh(None)
+            self.server.quietly(self.server.workspace_diagnostic_refresh(None))
 
     def changed(self, edited: Path | None, affected: Iterable[Path]) -> None:
         """After an edit: the edited document now, the rest after the delay."""

@@ -58,7 +58,7 @@ class Settings:
         if ignore is None:
             ignore = value.get("diagnostics.ignore", ())
         if isinstance(ignore, str):
-            ignore = [c for c in ignore.split(",")]
+            ignore = ignore.split(",")
         codes = tuple(str(c).strip() for c in ignore or () if str(c).strip())
         return cls(str(engine) if engine else "3.21", codes)
 
@@ -169,6 +169,16 @@ class MantleServer(LanguageServer):
             f"{what} failed: {type(exc).__name__}: {exc} (at {frames})",
             lsp.MessageType.Error,
         )
+
+    def quietly(self, request: Any) -> None:
+        """A server-to-client request whose answer does not matter (a refresh): an error
+        answer is logged, not raised."""
+
+        def done(fut: Any) -> None:
+            if not fut.cancelled() and fut.exception() is not None:
+                log.info("client answered with an error: %s", fut.exception())
+
+        request.add_done_callback(done)
 
     # -- registration helpers -----------------------------------------------------------
     def request(
