@@ -160,3 +160,40 @@ def test_affected_files_are_coalesced_and_a_newer_edit_supersedes(tmp_path: Path
     assert calls == [sorted([path, memory])]
     assert uri(path) in [p.uri for p in sent]
     assert {p.uri for p in sent} <= {uri(path), uri(memory)}
+
+
+async def test_a_bare_client_gets_plain_forms(tmp_path: Path) -> None:
+    """No capabilities at all: no progress, configuration or watchers; plain ``changes``
+    edits; a folder move refused with a message; flat symbols; snippets as plain text."""
+    root = copy_telecom(tmp_path)
+    path = root / "skills" / "bill_dispute" / "skill.md"
+    text = path.read_text(encoding="utf-8")
+    async with lsp_session(root, capabilities=lsp.ClientCapabilities()) as s:
+        assert s.client.progress_reports == {} and s.registrations == []
+        assert any("cannot watch files" in m for m in s.logs())
+        pos = position_of(text, "disputed_amount != None", 3)
+        edit = await s.client.text_document_rename_async(
+            lsp.RenameParams(text_document=s.doc(path), position=pos, new_name="amount")
+        )
+        assert edit is not None and edit.document_changes is None and edit.changes
+        assert uri(root / "skills" / "bill_dispute" / "memory.yml") in edit.changes
+        skill_pos = position_of(text, "session.roaming_pass.pass_active", len("session.r"))
+        with pytest.raises(JsonRpcException) as err:
+            await s.client.text_document_rename_async(
+                lsp.RenameParams(text_document=s.doc(path), position=skill_pos, new_name="r")
+            )
+        assert "rename the folder in the file explorer" in str(err.value)
+        syms = await s.client.text_document_document_symbol_async(
+            lsp.DocumentSymbolParams(
+                text_document=s.doc(root / "skills" / "roaming_pass" / "memory.yml")
+            )
+        )
+        assert syms and all(isinstance(x, lsp.SymbolInformation) for x in syms)
+        dest = next(x for x in syms if x.name == "destination")
+        assert dest.container_name == "public"
+        result = await s.client.text_document_completion_async(
+            lsp.CompletionParams(text_document=s.doc(path), position=pos)
+        )
+        assert isinstance(result, lsp.CompletionList) and result.items
+        assert all(i.insert_text_format == lsp.InsertTextFormat.PlainText for i in result.items)
+        assert not any("$" in (i.text_edit.new_text if i.text_edit else "") for i in result.items)

@@ -272,7 +272,7 @@ def encode_semantic_tokens(
             _, c0 = index.utf16_position(start)
             _, c1 = index.utf16_position(end)
             pieces.append((line, c0, c1 - c0, tid, bits))
-    pieces.sort()
+    pieces.sort(key=lambda p: (p[0], p[1]))  # stable: on a tie the first token wins
     data: list[int] = []
     prev_line = prev_char = 0
     last_end: tuple[int, int] = (-1, -1)

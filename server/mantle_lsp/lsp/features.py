@@ -45,13 +45,38 @@ SKILL_FOLDERS = lsp.FileOperationRegistrationOptions(
         )
     ]
 )
-_SNIPPET_TAB = re.compile(r"\$(\d+)|\$\{(\d+)(?::((?:[^}\\]|\\.)*))?\}")
+_TABSTOP = re.compile(r"\$(\d+)|\$\{(\d+)(:?)")
 
 
 def plain_snippet(text: str) -> str:
-    """A snippet as plain text (for clients without snippet support)."""
-    out = _SNIPPET_TAB.sub(lambda m: m.group(3) or "", text)
-    return re.sub(r"\\([$}\\])", r"\1", out)
+    """A snippet as plain text (for clients without snippet support): tab stops vanish,
+    placeholders keep their text, escapes are undone."""
+    out: list[str] = []
+    i, depth = 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in "$}\\":
+            out.append(text[i + 1])
+            i += 2
+            continue
+        m = _TABSTOP.match(text, i)
+        if m:
+            if m.group(2) is not None:
+                if m.group(3):
+                    depth += 1  # ${1:placeholder…}: keep what follows up to its `}`
+                else:
+                    close = text.find("}", m.end())  # ${1}
+                    i = close + 1 if close != -1 else len(text)
+                    continue
+            i = m.end()
+            continue
+        if ch == "}" and depth:
+            depth -= 1
+            i += 1
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def register(server: MantleServer) -> None:

@@ -205,7 +205,10 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
                 ),
             )
         if root not in server.model.projects:
-            server.model.add_folder(root)
+            try:
+                server.model.add_folder(root)
+            except Exception as exc:  # one broken project must not stop the others
+                server.log_exception(f"loading the project {root}", exc)
         proj = server.model.projects.get(root)
         nfiles += len(proj.files) if proj else 0
         await asyncio.sleep(0)  # let progress out and queued messages in
