@@ -191,7 +191,10 @@ def test_import_tools_mcp_collisions(tmp_path: Path) -> None:
 //- integrations.yml
 model_groups:
   - id: main
-    models: []
+    models:
+      - provider: openai
+        model: gpt-4o
+        api_key: ${OPENAI_API_KEY}
 mcp_servers:
   - name: bank
     url: http://localhost:9000
@@ -256,7 +259,10 @@ def test_button_sources(tmp_path: Path) -> None:
 //- integrations.yml
 model_groups:
   - id: main
-    models: []
+    models:
+      - provider: openai
+        model: gpt-4o
+        api_key: ${OPENAI_API_KEY}
 mcp_servers:
   - name: bank
     url: http://localhost:9000

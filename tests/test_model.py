@@ -243,3 +243,50 @@ def test_file_diagnostics_equal_the_whole_project_run(tmp_path: Path) -> None:
         whole = project_diagnostics(proj)
         for path in proj.files:
             assert file_diagnostics(proj, [path]) == {path: whole[path]}, path
+
+
+def _index_snapshot(proj: Project) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    idx = proj.index
+    syms = sorted((s.key, str(s.path), s.range) for syms in idx.symbols.values() for s in syms)
+    refs = sorted((r.key, str(r.path), r.range, r.form, r.soft) for r in idx.references)
+    return syms, refs
+
+
+def test_incremental_index_equals_a_fresh_build(tmp_path: Path) -> None:
+    """A sequence of edits applied one file at a time leaves the same symbols, references
+    and diagnostics as loading the final files from scratch."""
+    import random
+
+    fx = write_fixture(tmp_path, EVERY_FORM)
+    root = fx.root.resolve()
+    ws = Workspace()
+    [proj] = ws.add_folder(root)
+    edits = [
+        ("skills/card/memory.yml", "reason:", "cause:"),
+        ("skills/card/skill.md", "collect: reason", "collect: cause"),
+        ("skills/card/tools.py", '"reason"', '"cause"'),
+        ("memory.yml", "authenticated:", "signed_in:"),
+        ("skills/other/skill.md", "session.card.reason", "session.card.cause"),
+        ("skills/card/responses.yml", "{reason}", "{cause}"),
+        ("skills/card/skill.md", "id=main", "id=flow"),
+        ("skills/card/skill.md", "then: done", "then: ask"),
+    ]
+    rng = random.Random(7)
+    for _ in range(3):
+        rng.shuffle(edits)
+        for rel, old, new in edits:
+            path = root / rel
+            text = ws.read(path).text
+            if old in text:
+                ws.open_buffer(path, text.replace(old, new, 1), 1)
+            fresh = Project(root, ws.read)
+            fresh.rescan()
+            assert _index_snapshot(proj) == _index_snapshot(fresh), (rel, old, new)
+            assert project_diagnostics(proj) == project_diagnostics(fresh)
+    # a new skill appears and disappears
+    new_md = root / "skills/extra/skill.md"
+    ws.open_buffer(new_md, "---\ndescription: Extra.\n---\nRead @memory.card.cause.\n", 1)
+    fresh = Project(root, ws.read)
+    fresh.rescan()
+    fresh.set_source(new_md, ws.read(new_md))
+    assert _index_snapshot(proj) == _index_snapshot(fresh)

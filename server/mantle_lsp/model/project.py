@@ -15,6 +15,7 @@ from typing import Any
 
 from ..syntax.config_yml import AgentDoc, IntegrationsDoc, parse_agent_yml, parse_integrations_yml
 from ..syntax.errors import SyntaxIssue
+from ..syntax.hooks_py import HookModule, parse_hooks_module
 from ..syntax.memory_yml import MemoryDoc, MemoryField, parse_memory_yml
 from ..syntax.responses_yml import ResponsesDoc, parse_responses_yml
 from ..syntax.skill_md import SkillDoc, parse_skill_md
@@ -24,7 +25,7 @@ from .defaults import DEFAULT_SKILLS
 from .engine import DEFAULT_PROFILE, PROFILES, detect_profile
 from .layout import FileKind
 from .source import Source, read_source
-from .symbols import Index, build_index
+from .symbols import Index, build_index, update_files
 
 Reader = Callable[[Path], Source]
 
@@ -70,6 +71,9 @@ def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source)
     elif kind is FileKind.INTEGRATIONS:
         doc = parse_integrations_yml(text)
         pf.issues.extend(doc.issues)
+    elif kind is FileKind.HOOKS:
+        doc, issues = parse_hooks_module(text)
+        pf.issues.extend(issues)
     else:
         doc = None
     pf.doc = doc
@@ -166,34 +170,76 @@ class Project:
 
     def set_source(self, path: Path, source: Source | None) -> set[Path]:
         """Replace (or with ``None`` remove) one file; return the files whose diagnostics
-        may change as a result."""
+        may change as a result.
+
+        Only that file is parsed again. The index is updated for the file and the other
+        files of its skill (their references resolve against each other); a change in the
+        set of skills or in the project memory.yml rebuilds it.
+        """
         c = self.classify(path)
         if c is None:
             return set()
         kind, sid = c
-        old_index = self.index
-        old_signature = old_index.signature_of(path)
+        index = self.index
+        old_signature = index.signature_of(path)
+        existed = path in self.files
         if source is None:
             self.files.pop(path, None)
         else:
             self.files[path] = parse_file(path, kind, sid, source)
-        if kind is FileKind.SKILL_MD and sid is not None:
+        pf = self.files.get(path)
+        skills_changed = kind is FileKind.SKILL_MD and existed != (pf is not None)
+        if skills_changed:
             self.skill_dir_names = [d.name for d in layout.skill_dirs(self.root)]
-            if sid not in self.skill_dir_names and source is not None:
+            if sid is not None and sid not in self.skill_dir_names and pf is not None:
                 self.skill_dir_names = sorted({*self.skill_dir_names, sid})
-        self._invalidate()
+            self._invalidate()
+        else:
+            self._replace_in_skill(path, kind, sid, pf)
+            if kind is FileKind.SHARED_TOOLS:
+                self._shared_tools = None
+            if kind is FileKind.PROJECT_MEMORY:
+                self._index = None  # bare names everywhere may now resolve differently
+            else:
+                owner = self.skill(sid) if sid is not None else None
+                paths = {path, *(f.path for f in owner.files())} if owner else {path}
+                bundled = sid in DEFAULT_SKILLS and kind in (
+                    FileKind.SKILL_MD,
+                    FileKind.SKILL_MEMORY,
+                )
+                update_files(self, index, paths, bundled)
         new_index = self.index
         affected = {path}
         owner = self.skill(sid) if sid is not None else None
         if owner is not None:
             affected.update(f.path for f in owner.files())
-        changed = {k for k, _ in old_signature ^ new_index.signature_of(path)}
-        for key in changed:
-            affected.update(old_index.referencing_files(key))
+        for key, _ in old_signature ^ new_index.signature_of(path):
             affected.update(new_index.referencing_files(key))
         if kind in (FileKind.AGENT, FileKind.INTEGRATIONS, FileKind.PROJECT_MEMORY):
             affected.update(self.files)  # project-wide facts
+        if kind is FileKind.HOOKS:  # one modify hook per point, across the hook modules
+            affected.update(p for p, f in self.files.items() if f.kind is FileKind.HOOKS)
         return {p for p in affected if p in self.files or p == path}
+
+    def _replace_in_skill(
+        self, path: Path, kind: FileKind, sid: str | None, pf: ParsedFile | None
+    ) -> None:
+        """Keep the cached Skill objects current without rebuilding them."""
+        if self._skills is None or sid is None:
+            return
+        sk = self._skills.get(sid)
+        if sk is None:
+            self._skills = None
+            return
+        if kind is FileKind.SKILL_MD:
+            sk.skill_md = pf
+        elif kind is FileKind.SKILL_MEMORY:
+            sk.memory = pf
+        elif kind is FileKind.SKILL_RESPONSES:
+            sk.responses = pf
+        elif kind is FileKind.SKILL_TOOLS:
+            sk.tools = [t for t in sk.tools if t.path != path] + ([pf] if pf else [])
+            sk.tools.sort(key=lambda f: (f.path.name != "tools.py", str(f.path)))
 
     @property
     def engine(self) -> str:
@@ -270,6 +316,14 @@ class Project:
                 if pf.kind is FileKind.SHARED_TOOLS and isinstance(pf.doc, ToolModule)
             ]
         return self._shared_tools
+
+    def hook_files(self) -> list[tuple[ParsedFile, HookModule]]:
+        """The hook modules (``hooks.py``, ``hooks/**/*.py``) in the engine's loading order;
+        a module that does not parse has an empty :class:`HookModule` with ``ok=False``."""
+        pfs = [pf for pf in self.files.values() if pf.kind is FileKind.HOOKS]
+        pfs.sort(key=lambda pf: layout.hook_module_key(self.root, pf.path))
+        return [(pf, pf.doc if isinstance(pf.doc, HookModule) else HookModule(ok=False))
+                for pf in pfs]  # fmt: skip
 
     def project_field(self, name: str) -> MemoryField | None:
         md = self.project_memory

@@ -16,14 +16,13 @@ Symbols are keyed by tuples:
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..syntax.conditions import RefExpr, parse_condition
 from ..syntax.config_yml import AgentDoc
-from ..syntax.memory_yml import MemoryField
+from ..syntax.memory_yml import MemoryDoc, MemoryField
 from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.sites import ConditionSite
 from ..syntax.skill_md import GateTool, SkillDoc, Step
@@ -72,62 +71,69 @@ def qualified_name(key: SymbolKey) -> str:
 
 
 class Index:
-    def __init__(self) -> None:
-        self.symbols: dict[SymbolKey, list[Symbol]] = defaultdict(list)
-        self.references: list[Reference] = []
-        self._by_key: dict[SymbolKey, list[Reference]] | None = None
-        self._by_path: dict[Path, list[Reference]] | None = None
-        self._exports: dict[Path, set[SymbolKey]] = defaultdict(set)
+    """Symbols and references, stored per file so that one file's entries can be
+    replaced without rebuilding the rest (see :meth:`update_files`)."""
 
+    def __init__(self) -> None:
+        self.symbols: dict[SymbolKey, list[Symbol]] = {}
+        self._defs_by_path: dict[Path | None, list[Symbol]] = {}
+        self._refs_by_path: dict[Path, list[Reference]] = {}
+        self._refs_by_key: dict[SymbolKey, dict[Path, list[Reference]]] = {}
+
+    # -- building ---------------------------------------------------------------------
     def define(self, sym: Symbol) -> None:
-        self.symbols[sym.key].append(sym)
-        if sym.path is not None:
-            self._exports[sym.path].add(sym.key)
+        self.symbols.setdefault(sym.key, []).append(sym)
+        self._defs_by_path.setdefault(sym.path, []).append(sym)
 
     def refer(self, ref: Reference) -> None:
-        self.references.append(ref)
-        self._by_key = None
-        self._by_path = None
+        self._refs_by_path.setdefault(ref.path, []).append(ref)
+        self._refs_by_key.setdefault(ref.key, {}).setdefault(ref.path, []).append(ref)
+
+    def remove(self, path: Path | None) -> None:
+        """Forget everything ``path`` defines and refers to (None: the bundled symbols)."""
+        for sym in self._defs_by_path.pop(path, ()):
+            syms = self.symbols.get(sym.key)
+            if syms is not None:
+                syms[:] = [x for x in syms if x is not sym]
+                if not syms:
+                    del self.symbols[sym.key]
+        if path is None:
+            return
+        for ref in self._refs_by_path.pop(path, ()):
+            per = self._refs_by_key.get(ref.key)
+            if per is not None:
+                per.pop(path, None)
+                if not per:
+                    del self._refs_by_key[ref.key]
+
+    # -- queries ----------------------------------------------------------------------
+    @property
+    def references(self) -> list[Reference]:
+        return [r for refs in self._refs_by_path.values() for r in refs]
 
     def lookup(self, key: SymbolKey) -> list[Symbol]:
         return self.symbols.get(key, [])
 
     def references_to(self, key: SymbolKey) -> list[Reference]:
-        if self._by_key is None:
-            by: dict[SymbolKey, list[Reference]] = defaultdict(list)
-            for r in self.references:
-                by[r.key].append(r)
-            self._by_key = by
-        return self._by_key.get(key, [])
+        per = self._refs_by_key.get(key)
+        return [r for refs in per.values() for r in refs] if per else []
 
     def referencing_files(self, key: SymbolKey) -> set[Path]:
-        return {r.path for r in self.references_to(key)}
+        return set(self._refs_by_key.get(key, ()))
 
     def exports_of(self, path: Path) -> set[SymbolKey]:
-        return set(self._exports.get(path, ()))
+        return {s.key for s in self._defs_by_path.get(path, ())}
 
     def signature_of(self, path: Path) -> set[tuple[SymbolKey, tuple[object, ...]]]:
         """What other files may depend on in ``path``: each symbol it defines, with the
         facts that other files' diagnostics read (a field's scope and type, …)."""
-        out: set[tuple[SymbolKey, tuple[object, ...]]] = set()
-        for key in self._exports.get(path, ()):
-            for sym in self.symbols.get(key, ()):
-                if sym.path == path:
-                    out.add((key, _facts(sym.obj)))
-        return out
+        return {(s.key, _facts(s.obj)) for s in self._defs_by_path.get(path, ())}
 
     def references_in(self, path: Path) -> list[Reference]:
-        if self._by_path is None:
-            by: dict[Path, list[Reference]] = defaultdict(list)
-            for r in self.references:
-                by[r.path].append(r)
-            self._by_path = by
-        return self._by_path.get(path, [])
+        return self._refs_by_path.get(path, [])
 
     def definitions_in(self, path: Path) -> list[Symbol]:
-        return [
-            s for key in self._exports.get(path, ()) for s in self.symbols[key] if s.path == path
-        ]
+        return list(self._defs_by_path.get(path, ()))
 
 
 # ---------------------------------------------------------------------------------------
@@ -165,10 +171,27 @@ def resolve_code_name(project: Project, skill: str | None, name: str) -> SymbolK
 
 def build_index(project: Project) -> Index:
     idx = Index()
-    _define(project, idx)
+    define_bundled(project, idx)
+    for pf in list(project.files.values()):
+        define_file(project, idx, pf)
     for pf in list(project.files.values()):
         _Refs(project, idx, pf).collect()
     return idx
+
+
+def update_files(project: Project, idx: Index, paths: set[Path], bundled: bool) -> None:
+    """Replace the entries of ``paths`` (and, with ``bundled``, of the bundled symbols)
+    by what the project's current parsed files give."""
+    if bundled:
+        idx.remove(None)
+        define_bundled(project, idx)
+    for path in paths:
+        idx.remove(path)
+    present = [project.files[p] for p in paths if p in project.files]
+    for pf in present:
+        define_file(project, idx, pf)
+    for pf in present:
+        _Refs(project, idx, pf).collect()
 
 
 def content_range(node: YScalar) -> TextRange:
@@ -178,74 +201,61 @@ def content_range(node: YScalar) -> TextRange:
     return node.range
 
 
-def _define(project: Project, idx: Index) -> None:
+def define_bundled(project: Project, idx: Index) -> None:
+    """The engine's bundled default skills (unless overridden) and responses."""
     for sid, dflt in DEFAULT_SKILLS.items():
         # bundled responses stay in the registry even when a project overrides the skill
         for rname in dflt.responses:
             idx.define(Symbol(("response", rname), None, None, None))
-        if sid in project.skills:
+        sk = project.skills.get(sid)
+        if sk is not None and sk.skill_md is not None:
             continue
         idx.define(Symbol(("skill", sid), None, None, dflt))
-        for df in dflt.public_fields:
-            idx.define(Symbol(("field", sid, df.name), None, None, df))
+        if sk is None or sk.memory is None:
+            for df in dflt.public_fields:
+                idx.define(Symbol(("field", sid, df.name), None, None, df))
     for rname in SYSTEM_RESPONSES:
         idx.define(Symbol(("response", rname), None, None, None))
-    for sid, sk in project.skills.items():
-        if sk.skill_md is not None:
-            doc = sk.doc
-            rng = TextRange(0, 0)
-            if doc is not None and doc.frontmatter is not None:
-                name_key = doc.frontmatter.key_node("name")
-                rng = name_key.range if name_key else TextRange(0, 0)
-            idx.define(Symbol(("skill", sid), sk.skill_md.path, rng, sk))
-            for b in doc.blocks if doc is not None else ():
-                if not b.id:
-                    continue
-                idx.define(Symbol(("block", sid, b.id), sk.skill_md.path, b.id_range, b))
-                for st in b.steps:
-                    if st.id and st.id_node is not None and st.id != "END":
-                        step_key = ("step", sid, b.id, st.id)
-                        idx.define(
-                            Symbol(step_key, sk.skill_md.path, content_range(st.id_node), st)
-                        )
-        elif sid in DEFAULT_SKILLS:
-            idx.define(Symbol(("skill", sid), None, None, DEFAULT_SKILLS[sid]))
-        md = sk.memdoc
-        if md is not None and sk.memory is not None:
-            for f in md.fields:
-                idx.define(Symbol(("field", sid, f.name), sk.memory.path, content_range(f.key), f))
-        rd = sk.respdoc
-        if rd is not None and sk.responses is not None:
-            for r in rd.responses:
-                rkey = ("response", r.name)
-                idx.define(Symbol(rkey, sk.responses.path, content_range(r.key), r))
-        for pf, mod in sk.tool_modules():
-            for t in mod.tools:
-                idx.define(Symbol(("tool", sid, t.name), pf.path, t.name_range, t))
-    pm = project.project_memory
-    pmf = project.file_of_kind(FileKind.PROJECT_MEMORY)
-    if pm is not None and pmf is not None:
-        for f in pm.fields:
-            idx.define(Symbol(("field", "project", f.name), pmf.path, content_range(f.key), f))
-    prf = project.project_responses
-    if prf is not None and isinstance(prf.doc, ResponsesDoc):
-        for r in prf.doc.responses:
-            idx.define(Symbol(("response", r.name), prf.path, content_range(r.key), r))
-    for pf, mod in project.shared_tool_files():
-        for t in mod.tools:
-            idx.define(Symbol(("tool", "", t.name), pf.path, t.name_range, t))
-    agent = project.agent
-    apf = project.file_of_kind(FileKind.AGENT)
-    if agent is not None and apf is not None:
-        for name, pre in agent.preconditions.items():
-            idx.define(Symbol(("precondition", name), apf.path, content_range(pre.key), pre))
-    integ = project.integrations
-    ipf = project.file_of_kind(FileKind.INTEGRATIONS)
-    if integ is not None and ipf is not None:
-        for name, node in integ.mcp_servers.items():
-            idx.define(Symbol(("mcp", name), ipf.path, content_range(node), node))
-        for name, node in integ.model_groups.items():
-            idx.define(Symbol(("model_group", name), ipf.path, content_range(node), node))
+
+
+def define_file(project: Project, idx: Index, pf: ParsedFile) -> None:
+    """The symbols one file defines."""
+    path, sid, doc = pf.path, pf.skill_id, pf.doc
+    kind = pf.kind
+    if kind is FileKind.SKILL_MD and sid is not None:
+        sk = project.skill(sid)
+        rng = TextRange(0, 0)
+        if isinstance(doc, SkillDoc) and doc.frontmatter is not None:
+            name_key = doc.frontmatter.key_node("name")
+            rng = name_key.range if name_key else TextRange(0, 0)
+        idx.define(Symbol(("skill", sid), path, rng, sk))
+        for b in doc.blocks if isinstance(doc, SkillDoc) else ():
+            if not b.id:
+                continue
+            idx.define(Symbol(("block", sid, b.id), path, b.id_range, b))
+            for st in b.steps:
+                if st.id and st.id_node is not None and st.id != "END":
+                    key = ("step", sid, b.id, st.id)
+                    idx.define(Symbol(key, path, content_range(st.id_node), st))
+    elif kind in (FileKind.SKILL_MEMORY, FileKind.PROJECT_MEMORY) and isinstance(doc, MemoryDoc):
+        ns = sid if kind is FileKind.SKILL_MEMORY and sid is not None else "project"
+        for f in doc.fields:
+            idx.define(Symbol(("field", ns, f.name), path, content_range(f.key), f))
+    elif isinstance(doc, ResponsesDoc):
+        for r in doc.responses:
+            idx.define(Symbol(("response", r.name), path, content_range(r.key), r))
+    elif isinstance(doc, ToolModule):
+        owner = sid if kind is FileKind.SKILL_TOOLS and sid is not None else ""
+        for t in doc.tools:
+            idx.define(Symbol(("tool", owner, t.name), path, t.name_range, t))
+    elif isinstance(doc, AgentDoc):
+        for name, pre in doc.preconditions.items():
+            idx.define(Symbol(("precondition", name), path, content_range(pre.key), pre))
+    elif kind is FileKind.INTEGRATIONS and doc is not None:
+        for name, node in doc.mcp_servers.items():
+            idx.define(Symbol(("mcp", name), path, content_range(node), node))
+        for name, node in doc.model_groups.items():
+            idx.define(Symbol(("model_group", name), path, content_range(node), node))
 
 
 _BACKTICK_RE = re.compile(r"`([A-Za-z_][\w]*)`")
