@@ -138,7 +138,7 @@ def test_usage_errors_exit_two(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_explain_prints_the_registry_entry(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "explain", "mantle.validation.prose.unknown_memory_key")
     assert code == 0
-    assert out.startswith("mantle.validation.prose.unknown_memory_key  (error; reported by rasa")
+    assert out.startswith("# mantle.validation.prose.unknown_memory_key\n")  # its page
     code, out, _ = run(capsys, "explain", "unknown_memory_reference")  # unique suffix
     assert code == 0 and "mantle.validation.prose.unknown_memory_reference" in out
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import __version__
+from ..ide.code_docs import load_page, resolve_code
 from ..ide.codes import REGISTRY, info, markdown_table
 from ..ide.diagnostics import Diagnostic, project_diagnostics
 from ..model import layout
@@ -71,8 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="information",
         help="hide diagnostics below this severity (default: information, which hides hints)",
     )
-    e = sub.add_parser("explain", help="explain a diagnostic code")
-    e.add_argument("code", nargs="?")
+    e = sub.add_parser(
+        "explain",
+        help="explain a diagnostic code",
+        description="Print the page of a diagnostic code: what it means, why it matters, a "
+        "wrong example and its fix. CODE may be a unique dotted suffix "
+        "(e.g. `prose.unknown_memory_key`).",
+    )
+    e.add_argument("code", nargs="?", metavar="CODE")
     e.add_argument("--markdown", action="store_true", help="print the table of every code")
     s = sub.add_parser("serve", help="run the language server (stdio by default)")
     s.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
@@ -294,14 +301,27 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if not args.code:
         print("mantle-lsp: error: explain needs a CODE (or --markdown)", file=sys.stderr)
         return EXIT_USAGE
-    c = REGISTRY.get(args.code)
-    if c is None:
-        matches = [k for k in REGISTRY if k.endswith("." + args.code) or k.endswith(args.code)]
-        if len(matches) == 1:
-            c = REGISTRY[matches[0]]
+    code, candidates = resolve_code(args.code, sorted(REGISTRY))
+    if code is None:
+        if candidates:
+            print(
+                f"mantle-lsp: error: {args.code!r} matches several codes; write one of:",
+                *(f"  {c}" for c in candidates),
+                sep="\n",
+                file=sys.stderr,
+            )
         else:
-            print(f"mantle-lsp: error: unknown code {args.code!r}", file=sys.stderr)
-            return EXIT_USAGE
+            print(
+                f"mantle-lsp: error: unknown code {args.code!r} "
+                "(`mantle-lsp explain --markdown` lists every code)",
+                file=sys.stderr,
+            )
+        return EXIT_USAGE
+    page = load_page(code)
+    if page is not None:
+        sys.stdout.write(page)
+        return EXIT_OK
+    c = REGISTRY[code]  # a registered code without a page (yet): the registry entry
     src = "reported by rasa-pro 3.21" if c.engine else "reported by mantle-lsp only"
     print(f"{c.code}  ({c.severity}; {src})\n\n{c.summary}.")
     if c.engine_note:
