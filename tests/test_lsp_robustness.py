@@ -197,3 +197,12 @@ async def test_a_bare_client_gets_plain_forms(tmp_path: Path) -> None:
         assert isinstance(result, lsp.CompletionList) and result.items
         assert all(i.insert_text_format == lsp.InsertTextFormat.PlainText for i in result.items)
         assert not any("$" in (i.text_edit.new_text if i.text_edit else "") for i in result.items)
+        # settings pushed in the notification (no workspace/configuration)
+        s.open(path, text.replace("disputed_amount > 100", "disputed_amountx > 100"))
+        await s.until(lambda: s.diagnostics(path), what="the planted diagnostic")
+        s.client.workspace_did_change_configuration(
+            lsp.DidChangeConfigurationParams(
+                settings={"mantle": {"diagnostics": {"ignore": ["mantle.validation.prose"]}}}
+            )
+        )
+        await s.until(lambda: s.diagnostics(path) == (), what="ignored by the new settings")

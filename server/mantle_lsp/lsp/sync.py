@@ -14,6 +14,7 @@ from lsprotocol import types as lsp
 from ..model import layout
 from . import convert
 from .diagnostics import register_pull
+from .server import Settings
 
 if TYPE_CHECKING:
     from .server import MantleServer
@@ -69,7 +70,7 @@ def register(server: MantleServer) -> None:
         else:
             settings = params.settings
             section = settings.get("mantle") if isinstance(settings, dict) else None
-            server.settings = type(server.settings).from_client(section or {})
+            server.settings = Settings.from_client(section or {})
             server.log(f"settings: {server.settings}")
         if server.settings != before and server.indexed:
             if server.pull_diagnostics:
@@ -163,7 +164,7 @@ async def load_settings(server: MantleServer) -> None:
         server.log(f"workspace/configuration failed: {exc}", lsp.MessageType.Warning)
         return
     value = values[0] if values else None
-    server.settings = type(server.settings).from_client(value or {})
+    server.settings = Settings.from_client(value or {})
     server.log(
         f"settings: engineVersion={server.settings.engine_version}, "
         f"diagnostics.ignore={list(server.settings.ignore)}"
