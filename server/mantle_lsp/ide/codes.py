@@ -509,5 +509,7 @@ def markdown_table() -> str:
         src = "engine" if c.engine else "mantle-lsp"
         if c.engine_note:
             src += " (folded into failed_to_load)"
-        lines.append(f"| `{c.code}` | {c.severity} | {src} | {c.summary} |")
+        lines.append(
+            f"| [`{c.code}`](diagnostics/{c.code}.md) | {c.severity} | {src} | {c.summary} |"
+        )
     return "\n".join(lines) + "\n"
