@@ -141,7 +141,7 @@ def classify(path: Path, root: Path) -> tuple[FileKind, str | None] | None:
         if parts[1] == "__init__.py":
             return None
         return FileKind.SHARED_TOOLS, None
-    if parts[0] == "hooks" and parts[-1].endswith(".py"):
+    if parts[0] == "hooks" and _is_hook_module(parts):
         return FileKind.HOOKS, None
     if parts[0] == "skills" and len(parts) >= 3:
         sid = parts[1]
@@ -165,8 +165,44 @@ def classify(path: Path, root: Path) -> tuple[FileKind, str | None] | None:
     return None
 
 
+def _is_hook_module(parts: tuple[str, ...]) -> bool:
+    """``hooks/**/*.py`` as the engine loads them: no ``__init__.py``, no ``__pycache__``."""
+    return parts[-1].endswith(".py") and parts[-1] != "__init__.py" and "__pycache__" not in parts
+
+
+def hook_module_key(root: Path, path: Path) -> tuple[int, tuple[str, ...]]:
+    """Sort key for the engine's hook loading order: ``hooks.py``, then ``hooks/**/*.py``
+    sorted by path components."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        parts = path.parts
+    return (0 if parts == ("hooks.py",) else 1, parts)
+
+
+def hook_files(root: Path) -> list[Path]:
+    """``hooks.py`` and ``hooks/**/*.py`` of the project at ``root``, in loading order."""
+    out: list[Path] = []
+    if (root / "hooks.py").is_file():
+        out.append(root / "hooks.py")
+    hooks = root / "hooks"
+    if hooks.is_dir():
+        for dirpath, dirnames, filenames in os.walk(hooks):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            base = Path(dirpath)
+            if len(base.relative_to(root).parts) > MAX_DEPTH:
+                dirnames[:] = []
+            for name in filenames:
+                p = base / name
+                if _is_hook_module(p.relative_to(root).parts) and p.is_file():
+                    out.append(p)
+    return sorted(out, key=lambda p: hook_module_key(root, p))
+
+
 def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
     """Every Mantle file of the project at ``root`` that exists on disk."""
+    for p in hook_files(root):
+        yield p, FileKind.HOOKS, None
     for name in ("agent.yml", "integrations.yml", "memory.yml", "responses.yml"):
         p = root / name
         if p.is_file():
