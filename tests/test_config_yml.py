@@ -143,8 +143,11 @@ def test_orchestrator_and_model_group() -> None:
     assert issue_list(doc.issues) == [(C.C_AGENT_SPEC, "error", r[0])]
     doc, r = agent("agent: {persona: p}\norchestrator: «[m]»\n")
     assert issue_list(doc.issues) == [(C.C_AGENT_SPEC, "error", r[0])]
-    doc, r = agent("agent: {persona: p}\n«orchestrator»: {rules: []}\n")
-    assert issue_list(doc.issues) == [(C.C_AGENT_SPEC, "error", r[0])]
+    doc, r = agent("agent: {persona: p}\n«orchestrator»: {«rules»: []}\n")
+    assert issue_list(doc.issues) == [
+        (C.C_AGENT_SPEC, "error", r[0]),
+        (C.C_AGENT_SPEC, "error", r[1]),
+    ]
     doc, r = agent("agent: {persona: p}\norchestrator:\n  model_group: «''»\n")
     assert issue_list(doc.issues) == [(C.C_AGENT_SPEC, "error", r[0])]
     doc, r = agent("agent: {persona: p}\norchestrator:\n  «model_group»:\n")
@@ -229,18 +232,25 @@ def test_valid_integrations() -> None:
             models:
               - provider: openai
                 model: gpt-4o
-          - models: []
+          - «models»: []
           - id: «fast»
         mcp_servers:
           - name: «billing»
             url: http://localhost:8080
-          - url: http://no-name
+          - «url»: http://no-name
           - «5»
         tracker_store: {type: sql}
         channels: {rest: {}}
         """
     )
-    assert doc.issues == []
+    # the entries without a name or an id are invalid, but the others are still found
+    assert issue_list(doc.issues) == [
+        (C.C_GROUP, "error", r[1]),
+        (C.C_GROUP, "error", r[2]),
+        (C.C_MCP, "error", r[4]),
+        (C.C_MCP, "error", r[5]),
+    ]
+    r = [r[0], r[2], r[3]]
     assert {k: v.range for k, v in doc.model_groups.items()} == {"main": r[0], "fast": r[1]}
     assert {k: v.range for k, v in doc.mcp_servers.items()} == {"billing": r[2]}
 
@@ -286,7 +296,8 @@ def test_integrations_top_level_keys() -> None:
 
 @pytest.mark.parametrize("key", C.INTEGRATION_KEYS)
 def test_every_known_integration_key_is_silent(key: str) -> None:
-    doc = parse_integrations_yml(f"{key}: {{}}\n")
+    empty = "[]" if key in ("mcp_servers", "model_groups", "knowledge_stores") else "{}"
+    doc = parse_integrations_yml(f"{key}: {empty}\n")
     assert doc.issues == []
 
 

@@ -33,6 +33,7 @@ def _l(code: str, summary: str, severity: Severity = "warning", note: str = "") 
 
 
 _LOAD = "the engine reports it inside mantle.validation.skill.failed_to_load (first error only)"
+_RUNTIME = "reported when the agent loads (`rasa run`, `rasa inspect`), not by `rasa train`"
 
 _ALL = [
     # -- skill.md compile errors (engine: folded into failed_to_load) -------------------
@@ -294,10 +295,86 @@ _ALL = [
     _e("mantle.validation.config.unknown_integration_key", "an unknown integrations.yml key"),
     _e("mantle.validation.config.unsupported_integration_key", "a CALM-only integrations.yml key"),
     _e("mantle.validation.config.unexpected_llm", "top-level `llm:` in integrations.yml"),
-    _e("mantle.validation.config.invalid_model_server", "top-level `models:` in integrations.yml"),
+    _e(
+        "mantle.validation.config.invalid_model_server",
+        "top-level `models:` in integrations.yml, or a `rasa_model_server` that is not a mapping",
+    ),
     _e(
         "mantle.validation.config.unknown_model_group",
-        "`orchestrator.model_group` names no model group",
+        "`orchestrator.model_group`, `knowledge_answering.embeddings` or "
+        "`knowledge_stores[].embeddings` names no model group",
+    ),
+    _e("mantle.validation.config.invalid_agent_privacy", "a `privacy:` block Mantle rejects"),
+    _e(
+        "mantle.validation.config.invalid_model_group",
+        "`model_groups` that is not a list, or an entry without an `id` or `models`",
+    ),
+    _e("mantle.validation.config.duplicate_model_group_id", "two model groups share an id"),
+    _e(
+        "mantle.validation.config.unused_model_group_models",
+        "a model group with several models and no `router` (only the first is used)",
+        "warning",
+    ),
+    _e(
+        "mantle.validation.config.invalid_mcp_server",
+        "a malformed `mcp_servers` entry (name, url, type, secrets, `meta_map.from_slots`)",
+    ),
+    _e("mantle.validation.config.duplicate_mcp_server_name", "two MCP servers share a name"),
+    _e(
+        "mantle.validation.config.invalid_knowledge_store",
+        "a malformed `knowledge_stores` entry (id, type, embeddings, top_k)",
+    ),
+    _e("mantle.validation.config.duplicate_knowledge_store_id", "two knowledge stores share an id"),
+    _e("mantle.validation.config.invalid_tracing", "`tracing` that is not a mapping or a list"),
+    _e("mantle.validation.config.invalid_metrics", "`metrics` that is not a mapping"),
+    _e("mantle.validation.config.invalid_event_broker", "`event_broker` that is not a mapping"),
+    _e("mantle.validation.config.invalid_timer_store", "`timer_store` that is not a mapping"),
+    _e("mantle.validation.config.invalid_tracker_store", "`tracker_store` that is not a mapping"),
+    _e("mantle.validation.config.invalid_lock_store", "`lock_store` that is not a mapping"),
+    _e(
+        "mantle.validation.config.invalid_secrets_manager",
+        "`secrets_manager` that is not a mapping",
+    ),
+    _e("mantle.validation.config.invalid_recordings", "`recordings` that is not a mapping"),
+    _e(
+        "mantle.validation.config.type_env_placeholder",
+        "a store or broker `type:` written as `${VAR}` (never expanded)",
+        "warning",
+    ),
+    _e(
+        "mantle.validation.config.literal_secret",
+        "a literal password, token, AWS key or `user:pass@` URL in a store or secrets manager",
+        "warning",
+    ),
+    _e(
+        "config.session.invalid_section",
+        "a `session_config` that is not a mapping or has a value of the wrong type",
+        note=_RUNTIME,
+    ),
+    _e(
+        "config.session.invalid_expiration_time",
+        "a negative `session_config.session_expiration_time`",
+        note=_RUNTIME,
+    ),
+    # -- hooks -----------------------------------------------------------------------------
+    _e(
+        "mantle.validation.hooks.import_failed",
+        "a hook module that cannot be imported (a syntax error, a name the hook API lacks, "
+        "a decorator used without `()`)",
+    ),
+    _e(
+        "mantle.validation.hooks.unknown_point", "a hook registered for a point that does not exist"
+    ),
+    _e("mantle.validation.hooks.duplicate_modifier", "a second modify hook for the same point"),
+    _e("mantle.validation.hooks.non_async_handler", "a hook function without `async`"),
+    _e(
+        "mantle.validation.hooks.invalid_signature",
+        "a hook that does not take exactly one parameter annotated with the point's payload "
+        "class, or returns the wrong type",
+    ),
+    _e(
+        "mantle.validation.hooks.unsupported_control_signal",
+        "a modify hook raises `HookRejection` / `RetryModel` where its point does not allow it",
     ),
     # -- more engine checks (entry structure, tools, buttons, preconditions, defaults) -----
     _e(
@@ -482,6 +559,20 @@ _ALL = [
     _l("lsp.skill.id_not_identifier", "a skill id that can never appear in a condition"),
     _l("lsp.config.invalid_integrations_yml", "integrations.yml is not a mapping", "error"),
     _l("lsp.config.invalid_precondition", "a precondition binding that is not a mapping", "error"),
+    _l(
+        "lsp.config.ignored_key",
+        "a `prompts` / `session_config` / `fillers.examples` key the engine ignores",
+    ),
+    _l(
+        "lsp.config.missing_agent_id",
+        "agent.yml without `agent.id` (the engine generates one and writes it into the file)",
+        "hint",
+    ),
+    _l(
+        "lsp.config.unknown_model_group",
+        "`skill_retrieval.embeddings` names no model group (training fails when it builds "
+        "the skill index)",
+    ),
 ]
 
 REGISTRY: dict[str, CodeInfo] = {c.code: c for c in _ALL}
@@ -507,8 +598,10 @@ def markdown_table() -> str:
     ]
     for c in sorted(_ALL, key=lambda c: (not c.engine, c.code)):
         src = "engine" if c.engine else "mantle-lsp"
-        if c.engine_note:
+        if c.engine_note == _LOAD:
             src += " (folded into failed_to_load)"
+        elif c.engine_note:
+            src += " (when the agent loads)"
         lines.append(
             f"| [`{c.code}`](diagnostics/{c.code}.md) | {c.severity} | {src} | {c.summary} |"
         )

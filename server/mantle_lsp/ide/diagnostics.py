@@ -33,6 +33,7 @@ from ..syntax.skill_md import Block, SkillDoc, Step
 from ..syntax.text import TextRange
 from ..syntax.tools_py import ToolModule
 from ..syntax.yaml_tree import YMap, YScalar
+from . import config_checks as config
 from . import lint_checks as lint
 from . import parity_checks as parity
 from . import profile_checks as profile
@@ -175,6 +176,8 @@ class Checker:
             self.check_shared_tools()
         if wanted is None or FileKind.AGENT in kinds:
             self.check_agent()
+        if wanted is None or FileKind.HOOKS in kinds:
+            config.check_hooks(self)
         if wanted is not None:
             self.out = {p: ds for p, ds in self.out.items() if p in wanted}
         for diags in self.out.values():
@@ -1012,6 +1015,7 @@ class Checker:
             return
         for site in agent.conditions:
             self.check_condition(apf.path, site, None)
+        config.check_agent_config(self, apf.path, agent)
         for pre in agent.preconditions.values():
             rw = pre.resolve_with
             if rw is not None and not self.p.has_skill(rw.value):
@@ -1022,16 +1026,6 @@ class Checker:
                     f"`resolve_with: {rw.value}` names no skill"
                     f"{did_you_mean(rw.value, self.p.catalog_ids())}",
                 )
-        integ = self.p.integrations
-        mg = agent.model_group
-        if mg is not None and integ is not None and mg.value not in integ.model_groups:
-            self.emit(
-                apf.path,
-                mg.range,
-                "mantle.validation.config.unknown_model_group",
-                f"model group `{mg.value}` is not declared under `model_groups` in "
-                f"integrations.yml{did_you_mean(mg.value, integ.model_groups)}",
-            )
         for n in agent.cancel_confirmation:
             self.check_response_ref(apf.path, n, _CONFIRM_CODE, "`cancel` confirmation")
 

@@ -1,8 +1,18 @@
 """Parsers for ``agent.yml`` and ``integrations.yml``: what project detection, preconditions
-and tool imports need, plus the top-level shape rules."""
+and tool imports need, plus the shape rules of every section the engine checks
+(engine-rules §7.9, authoring-language §1.6, §1.7, §7.8).
+
+Each rule reports on the narrowest node that shows the cause: the offending key, the
+value, or the list item. Rules that need another file (a model group named in agent.yml)
+live in :mod:`mantle_lsp.ide.config_checks`.
+"""
 
 from __future__ import annotations
 
+import difflib
+import math
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .errors import SyntaxIssue
@@ -28,6 +38,30 @@ C_INT_LLM = "mantle.validation.config.unexpected_llm"
 C_INT_MODELS = "mantle.validation.config.invalid_model_server"
 C_INT_INVALID = "lsp.config.invalid_integrations_yml"
 C_PRE_SHAPE = "lsp.config.invalid_precondition"
+C_PRIVACY = "mantle.validation.config.invalid_agent_privacy"
+C_UNKNOWN_GROUP = "mantle.validation.config.unknown_model_group"
+C_SESSION = "config.session.invalid_section"
+C_SESSION_EXPIRY = "config.session.invalid_expiration_time"
+C_GROUP = "mantle.validation.config.invalid_model_group"
+C_GROUP_DUP = "mantle.validation.config.duplicate_model_group_id"
+C_GROUP_UNUSED = "mantle.validation.config.unused_model_group_models"
+C_MCP = "mantle.validation.config.invalid_mcp_server"
+C_MCP_DUP = "mantle.validation.config.duplicate_mcp_server_name"
+C_STORE = "mantle.validation.config.invalid_knowledge_store"
+C_STORE_DUP = "mantle.validation.config.duplicate_knowledge_store_id"
+C_TYPE_ENV = "mantle.validation.config.type_env_placeholder"
+C_LITERAL_SECRET = "mantle.validation.config.literal_secret"
+C_LEGACY = "lsp.legacy.syntax"
+C_IGNORED = "lsp.config.ignored_key"
+# integrations.yml sections whose only rule we state is their shape, with their codes
+C_TRACING = "mantle.validation.config.invalid_tracing"
+C_METRICS = "mantle.validation.config.invalid_metrics"
+C_EVENT_BROKER = "mantle.validation.config.invalid_event_broker"
+C_TIMER_STORE = "mantle.validation.config.invalid_timer_store"
+C_TRACKER_STORE = "mantle.validation.config.invalid_tracker_store"
+C_LOCK_STORE = "mantle.validation.config.invalid_lock_store"
+C_SECRETS_MANAGER = "mantle.validation.config.invalid_secrets_manager"
+C_RECORDINGS = "mantle.validation.config.invalid_recordings"
 
 AGENT_KEYS = (
     "agent",
@@ -76,6 +110,8 @@ class AgentDoc:
     root: YMap | None = None
     preconditions: dict[str, Precondition] = field(default_factory=dict)
     model_group: YScalar | None = None
+    # other model-group references: (setting, value), e.g. ("knowledge_answering.embeddings", …)
+    embeddings: list[tuple[str, YScalar]] = field(default_factory=list)
     cancel_confirmation: list[YScalar] = field(default_factory=list)
     conditions: list[ConditionSite] = field(default_factory=list)
     issues: list[SyntaxIssue] = field(default_factory=list)
@@ -86,6 +122,11 @@ class IntegrationsDoc:
     root: YMap | None = None
     mcp_servers: dict[str, YScalar] = field(default_factory=dict)
     model_groups: dict[str, YScalar] = field(default_factory=dict)
+    # the model-group ids references are checked against; None when `model_groups` is
+    # not a list or one of its entries is invalid (the engine then checks no reference)
+    declared_model_groups: set[str] | None = field(default_factory=set)
+    # `knowledge_stores[i].embeddings` of the valid stores: (index, value)
+    store_embeddings: list[tuple[int, YScalar]] = field(default_factory=list)
     issues: list[SyntaxIssue] = field(default_factory=list)
 
 
@@ -99,6 +140,8 @@ def parse_agent_yml(text: str) -> AgentDoc:
     """Parse normalized ``agent.yml`` text. Never raises."""
     doc = AgentDoc()
     _parse_agent(doc, text)
+    if doc.root is not None:
+        _check_agent_sections(doc, doc.root)
     doc.issues = anchor_empty_ranges(doc.issues, empty_value_keys(doc.root))
     return doc
 
@@ -302,4 +345,991 @@ def parse_integrations_yml(text: str) -> IntegrationsDoc:
                     n = item.get(attr)
                     if isinstance(n, YScalar) and isinstance(n.value, str):
                         target[n.value] = n
+    _check_integrations(doc, root)
+    doc.issues = anchor_empty_ranges(doc.issues, empty_value_keys(root))
     return doc
+
+
+# =============================================================================================
+# Typed values. The engine reads these files with lax type coercion: a quoted number is a
+# number, `1` is a boolean, but nothing becomes a string that was not written as one.
+
+Check = Callable[[YNode], "str | None"]  # None when the value fits, else what it must be
+
+_BOOL_WORDS = frozenset({"0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes"})
+_ENV_RE = re.compile(r"\$\{[^}]+\}")
+
+
+def _is_null(node: YNode | None) -> bool:
+    return isinstance(node, YScalar) and node.value is None
+
+
+def _number(node: YNode) -> float | None:
+    if not isinstance(node, YScalar):
+        return None
+    v = node.value
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _whole(node: YNode) -> int | None:
+    n = _number(node)
+    if n is None or not math.isfinite(n) or not n.is_integer():
+        return None
+    if isinstance(node, YScalar) and isinstance(node.value, str):
+        try:
+            int(node.value.strip())
+        except ValueError:
+            return None
+    return int(n)
+
+
+def _str(node: YNode) -> str | None:
+    return None if isinstance(node, YScalar) and isinstance(node.value, str) else "a string"
+
+
+def _opt_str(node: YNode) -> str | None:
+    return None if _is_null(node) else _str(node)
+
+
+def _bool(node: YNode) -> str | None:
+    if isinstance(node, YScalar):
+        v = node.value
+        if isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)):
+            return None
+        if isinstance(v, str) and v.strip().lower() in _BOOL_WORDS:
+            return None
+    return "true or false"
+
+
+def _opt_bool(node: YNode) -> str | None:
+    return None if _is_null(node) else _bool(node)
+
+
+def _strict_bool(node: YNode) -> str | None:
+    ok = isinstance(node, YScalar) and isinstance(node.value, bool)
+    return None if ok else "true or false (unquoted)"
+
+
+def _int_min(low: int, nullable: bool = False) -> Check:
+    what = "a whole number greater than 0" if low == 1 else f"a whole number of at least {low}"
+
+    def check(node: YNode) -> str | None:
+        if nullable and _is_null(node):
+            return None
+        n = _whole(node)
+        return None if n is not None and n >= low else what
+
+    return check
+
+
+def _positive(nullable: bool = False) -> Check:
+    def check(node: YNode) -> str | None:
+        if nullable and _is_null(node):
+            return None
+        n = _number(node)
+        return None if n is not None and math.isfinite(n) and n > 0 else "a number greater than 0"
+
+    return check
+
+
+def _str_list(node: YNode) -> str | None:
+    return None if isinstance(node, YSeq) else "a list of strings"
+
+
+def _found(node: YNode) -> str:
+    if isinstance(node, YScalar) and node.value is not None and not isinstance(node.value, str):
+        raw = node.raw if len(node.raw) <= 40 else node.raw[:37] + "…"
+        return f"`{raw}`"
+    return describe(node)
+
+
+def _suggest(name: str, candidates: list[str]) -> str:
+    m = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    return f"; did you mean `{m[0]}`?" if m else ""
+
+
+def _check_fields(
+    issues: list[SyntaxIssue],
+    code: str,
+    node: YMap,
+    path: str,
+    fields: dict[str, Check | None],
+    *,
+    closed: bool = True,
+) -> None:
+    """Check each key of ``node`` against ``fields`` (``None``: checked by the caller).
+
+    An unknown key is an error when the engine rejects it (``closed``) and a warning when
+    it ignores it."""
+    allowed = list(fields)
+    for k, v in node.pairs():
+        key = k.value
+        if not isinstance(key, str) or key not in fields:
+            if closed:
+                _err(
+                    issues,
+                    code,
+                    f"`{k.raw}` is not a `{path}` setting (allowed: {', '.join(allowed)})"
+                    f"{_suggest(str(k.raw), allowed)}",
+                    k.range,
+                )
+            else:
+                _err(
+                    issues,
+                    C_IGNORED,
+                    f"the engine ignores `{path}.{k.raw}` (it reads: {', '.join(allowed)})"
+                    f"{_suggest(str(k.raw), allowed)}",
+                    k.range,
+                    "warning",
+                )
+            continue
+        check = fields[key]
+        problem = check(v) if check is not None else None
+        if problem is not None:
+            _err(issues, code, f"`{path}.{key}` must be {problem} (found {_found(v)})", v.range)
+
+
+def _mapping(
+    issues: list[SyntaxIssue], code: str, node: YNode | None, path: str, *, nullable: bool
+) -> YMap | None:
+    """``node`` when it is a mapping; else report it (unless it is absent, or an allowed
+    null) and return None."""
+    if node is None or isinstance(node, YMap):
+        return node
+    if not (nullable and _is_null(node)):
+        _err(issues, code, f"`{path}` must be a mapping (found {describe(node)})", node.range)
+    return None
+
+
+def _string_items(issues: list[SyntaxIssue], code: str, node: YNode, path: str) -> None:
+    if not isinstance(node, YSeq):
+        _err(issues, code, f"`{path}` must be a list of strings (found {_found(node)})", node.range)
+        return
+    for i, item in enumerate(node.items):
+        if _str(item) is not None:
+            hint = ""
+            if isinstance(item, YMap):
+                hint = " (an unquoted `: ` inside an item makes it a mapping: quote the item)"
+            _err(
+                issues,
+                code,
+                f"`{path}[{i}]` must be a string (found {_found(item)}){hint}",
+                item.range,
+            )
+
+
+def _first_key_range(node: YMap) -> TextRange:
+    for k, _ in node.items:
+        return k.range
+    return node.range
+
+
+# =============================================================================================
+# agent.yml sections (authoring-language §1.6)
+
+BUILTIN_TOOLS = (
+    "activate",
+    "cancel",
+    "cannot_help",
+    "complete",
+    "correct",
+    "search_knowledge",
+    "set_fields",
+)
+DISABLEABLE_TOOLS = ("cancel", "cannot_help", "complete", "search_knowledge")
+CONFIRMABLE_TOOLS = ("cancel",)
+ORCHESTRATOR_KEYS = (
+    "model_group",
+    "text_rules",
+    "voice_rules",
+    "max_prompt_tokens",
+    "preconditions",
+    "tool_constraints",
+)
+DEFAULT_CHUNK_SIZE = 1000
+DEFAULT_CHUNK_OVERLAP = 20
+LEGACY_PROMPT_KEYS = {"ack_enabled": "fillers.enabled", "ack_rule": "fillers.instructions"}
+
+
+def _check_agent_sections(doc: AgentDoc, root: YMap) -> None:
+    issues = doc.issues
+    orch = root.get("orchestrator")
+    if isinstance(orch, YMap):
+        _check_orchestrator(issues, orch)
+    rules = root.get("rules")
+    if rules is not None:
+        _string_items(issues, C_AGENT_SPEC, rules, "rules")
+    fillers = _mapping(issues, C_AGENT_SPEC, root.get("fillers"), "fillers", nullable=False)
+    if fillers is not None:
+        _check_fillers(issues, fillers)
+    prompts = _mapping(issues, C_AGENT_SPEC, root.get("prompts"), "prompts", nullable=False)
+    if prompts is not None:
+        _check_prompts(issues, prompts)
+    ka = _mapping(
+        issues,
+        C_AGENT_SPEC,
+        root.get("knowledge_answering"),
+        "knowledge_answering",
+        nullable=False,
+    )
+    if ka is not None:
+        _check_knowledge_answering(doc, ka)
+    sr = _mapping(
+        issues, C_AGENT_SPEC, root.get("skill_retrieval"), "skill_retrieval", nullable=False
+    )
+    if sr is not None:
+        _check_fields(
+            issues,
+            C_AGENT_SPEC,
+            sr,
+            "skill_retrieval",
+            {
+                "active": _bool,
+                "num_skills": _int_min(1),
+                "turns_to_embed": _int_min(1),
+                "should_embed_memory": _bool,
+                "embeddings": _str,
+            },
+        )
+        _embedding_ref(doc, sr, "skill_retrieval.embeddings")
+    conv = root.get("conversation")
+    if isinstance(conv, YMap):
+        before_end = conv.get("before_end")
+        if before_end is not None and not _is_null(before_end):
+            _string_items(issues, C_AGENT_SPEC, before_end, "conversation.before_end")
+    tt = root.get("tool_timeout")
+    if tt is not None and (problem := _positive(nullable=True)(tt)) is not None:
+        _err(
+            issues,
+            C_AGENT_SPEC,
+            f"`tool_timeout` must be {problem}: seconds a tool call may take (found {_found(tt)})",
+            tt.range,
+        )
+    voice = _mapping(issues, C_AGENT_SPEC, root.get("voice"), "voice", nullable=False)
+    if voice is not None:
+        _check_fields(issues, C_AGENT_SPEC, voice, "voice", {"silence_timeout": _positive()})
+    session = _mapping(
+        issues, C_SESSION, root.get("session_config"), "session_config", nullable=True
+    )
+    if session is not None:
+        _check_session(issues, session)
+    privacy = _mapping(issues, C_PRIVACY, root.get("privacy"), "privacy", nullable=True)
+    if privacy is not None:
+        _check_privacy(issues, privacy)
+
+
+def _check_orchestrator(issues: list[SyntaxIssue], orch: YMap) -> None:
+    _check_fields(
+        issues,
+        C_AGENT_SPEC,
+        orch,
+        "orchestrator",
+        {
+            "model_group": None,
+            "text_rules": _str,
+            "voice_rules": _str,
+            "max_prompt_tokens": _int_min(1, nullable=True),
+            "preconditions": None,
+            "tool_constraints": None,
+        },
+    )
+    pre = orch.get("preconditions")
+    if isinstance(pre, YMap):
+        for _, pv in pre.pairs():
+            if isinstance(pv, YMap):
+                un = pv.get("unmet_utterance")
+                if un is not None and (problem := _bool(un)) is not None:
+                    _err(
+                        issues,
+                        C_AGENT_SPEC,
+                        f"`unmet_utterance` must be {problem} (found {_found(un)})",
+                        un.range,
+                    )
+    tc = orch.get("tool_constraints")
+    if tc is None:
+        return
+    tcm = _mapping(issues, C_AGENT_SPEC, tc, "orchestrator.tool_constraints", nullable=False)
+    if tcm is None:
+        return
+    tools = list(BUILTIN_TOOLS)
+    for k, v in tcm.pairs():
+        name = k.value
+        if not isinstance(name, str) or name not in BUILTIN_TOOLS:
+            _err(
+                issues,
+                C_AGENT_SPEC,
+                f"`{k.raw}` is not a built-in tool that `tool_constraints` can configure "
+                f"(allowed: {', '.join(tools)}){_suggest(str(k.raw), tools)}",
+                k.range,
+            )
+            continue
+        path = f"orchestrator.tool_constraints.{name}"
+        entry = _mapping(issues, C_AGENT_SPEC, v, path, nullable=False)
+        if entry is None:
+            continue
+        _check_fields(
+            issues,
+            C_AGENT_SPEC,
+            entry,
+            path,
+            {"enabled": _bool, "invoke_when": _opt_str, "requires_confirmation": None},
+        )
+        enabled = entry.get("enabled")
+        if (
+            enabled is not None
+            and _bool(enabled) is None
+            and isinstance(enabled, YScalar)
+            and str(enabled.value).strip().lower() in ("false", "0", "off", "f", "n", "no")
+            and name not in DISABLEABLE_TOOLS
+        ):
+            _err(
+                issues,
+                C_AGENT_SPEC,
+                f"the built-in tool `{name}` cannot be turned off (only "
+                f"{', '.join(DISABLEABLE_TOOLS)} can)",
+                enabled.range,
+            )
+        iw = entry.get("invoke_when")
+        if isinstance(iw, YScalar) and isinstance(iw.value, str) and not iw.value.strip():
+            _err(
+                issues,
+                C_AGENT_SPEC,
+                f"`{path}.invoke_when` is blank: write when the model should call `{name}`, "
+                "or remove the key to keep the default wording",
+                iw.range,
+            )
+        rck = entry.key_node("requires_confirmation")
+        rc = entry.get("requires_confirmation")
+        if rck is None or rc is None:
+            continue
+        if name not in CONFIRMABLE_TOOLS:
+            _err(
+                issues,
+                C_AGENT_SPEC,
+                f"`requires_confirmation` is allowed on `cancel` only, not on `{name}`",
+                rck.range,
+            )
+            continue
+        rcm = _mapping(issues, C_AGENT_SPEC, rc, f"{path}.requires_confirmation", nullable=False)
+        if rcm is not None:
+            _check_fields(
+                issues,
+                C_AGENT_SPEC,
+                rcm,
+                f"{path}.requires_confirmation",
+                {
+                    "enabled": _strict_bool,
+                    "utter_for_confirmation": _opt_str,
+                    "utter_on_user_denial": _opt_str,
+                },
+            )
+
+
+def _check_fillers(issues: list[SyntaxIssue], fillers: YMap) -> None:
+    _check_fields(
+        issues,
+        C_AGENT_SPEC,
+        fillers,
+        "fillers",
+        {"enabled": _opt_bool, "instructions": _str, "reminder": _str, "examples": None},
+    )
+    examples = fillers.get("examples")
+    if examples is None:
+        return
+    if not isinstance(examples, YSeq):
+        _err(
+            issues,
+            C_AGENT_SPEC,
+            "`fillers.examples` must be a list of `{user: …, ack: …}` mappings "
+            f"(found {_found(examples)})",
+            examples.range,
+        )
+        return
+    for i, ex in enumerate(examples.items):
+        path = f"fillers.examples[{i}]"
+        exm = _mapping(issues, C_AGENT_SPEC, ex, path, nullable=False)
+        if exm is not None:
+            _check_fields(
+                issues, C_AGENT_SPEC, exm, path, {"user": _str, "ack": _str}, closed=False
+            )
+
+
+def _check_prompts(issues: list[SyntaxIssue], prompts: YMap) -> None:
+    for k, _ in prompts.pairs():
+        if isinstance(k.value, str) and k.value in LEGACY_PROMPT_KEYS:
+            _err(
+                issues,
+                C_LEGACY,
+                f"`prompts.{k.value}` is a 3.20 setting that 3.21 ignores; use "
+                f"`{LEGACY_PROMPT_KEYS[k.value]}`",
+                k.range,
+                "warning",
+            )
+    rest = YMap(
+        prompts.range,
+        prompts.tag,
+        [
+            (k, v)
+            for k, v in prompts.items
+            if not (isinstance(k, YScalar) and k.value in LEGACY_PROMPT_KEYS)
+        ],
+    )
+    _check_fields(
+        issues, C_AGENT_SPEC, rest, "prompts", {"routing_no_active_skill": _str}, closed=False
+    )
+
+
+def _check_knowledge_answering(doc: AgentDoc, ka: YMap) -> None:
+    issues = doc.issues
+    _check_fields(
+        issues,
+        C_AGENT_SPEC,
+        ka,
+        "knowledge_answering",
+        {"instructions": _str, "embeddings": _str, "chunking": None, "top_k": _int_min(1)},
+    )
+    _embedding_ref(doc, ka, "knowledge_answering.embeddings")
+    chunking = _mapping(
+        issues, C_AGENT_SPEC, ka.get("chunking"), "knowledge_answering.chunking", nullable=False
+    )
+    if chunking is None:
+        return
+    _check_fields(
+        issues,
+        C_AGENT_SPEC,
+        chunking,
+        "knowledge_answering.chunking",
+        {"chunk_size": _int_min(1), "chunk_overlap": _int_min(0)},
+    )
+    size_node, overlap_node = chunking.get("chunk_size"), chunking.get("chunk_overlap")
+    size = DEFAULT_CHUNK_SIZE if size_node is None else _whole(size_node)
+    overlap = DEFAULT_CHUNK_OVERLAP if overlap_node is None else _whole(overlap_node)
+    if size is None or overlap is None or size <= 0 or overlap < 0 or overlap < size:
+        return
+    anchor = overlap_node or size_node
+    assert anchor is not None
+    _err(
+        issues,
+        C_AGENT_SPEC,
+        f"`chunk_overlap` ({overlap}) must be smaller than `chunk_size` ({size})",
+        anchor.range,
+    )
+
+
+def _embedding_ref(doc: AgentDoc, section: YMap, setting: str) -> None:
+    n = section.get("embeddings")
+    if isinstance(n, YScalar) and isinstance(n.value, str) and n.value.strip():
+        doc.embeddings.append((setting, n))
+
+
+def _check_session(issues: list[SyntaxIssue], session: YMap) -> None:
+    _check_fields(
+        issues,
+        C_SESSION,
+        session,
+        "session_config",
+        {"session_expiration_time": None, "start_session_after_expiry": _bool},
+        closed=False,
+    )
+    exp = session.get("session_expiration_time")
+    if exp is None:
+        return
+    n = _number(exp)
+    if n is None or math.isnan(n):
+        _err(
+            issues,
+            C_SESSION,
+            "`session_config.session_expiration_time` must be a number of minutes "
+            f"(found {_found(exp)})",
+            exp.range,
+        )
+    elif n < 0:
+        _err(
+            issues,
+            C_SESSION_EXPIRY,
+            "`session_config.session_expiration_time` must be 0 or more minutes (0 turns "
+            "session expiry off); the agent fails to load",
+            exp.range,
+        )
+
+
+def _check_privacy(issues: list[SyntaxIssue], privacy: YMap) -> None:
+    for k, _ in privacy.pairs():
+        if k.value == "tracker_store_settings":
+            continue
+        if k.value == "rules":
+            msg = (
+                "`privacy.rules` is not accepted in Mantle: set `anonymization` on memory "
+                "fields with `pii: true` instead"
+            )
+        else:
+            msg = f"`privacy` accepts only `tracker_store_settings`, not `{k.raw}`"
+        _err(issues, C_PRIVACY, msg, k.range)
+    tss = privacy.get("tracker_store_settings")
+    if tss is None or (isinstance(tss, YScalar) and not tss.value):
+        return  # an empty value means no settings
+    if not isinstance(tss, YMap):
+        _err(
+            issues,
+            C_PRIVACY,
+            f"`privacy.tracker_store_settings` must be a mapping (found {_found(tss)})",
+            tss.range,
+        )
+        return
+    for k, _ in tss.pairs():
+        if k.value not in ("deletion", "anonymization"):
+            _err(
+                issues,
+                C_PRIVACY,
+                "`privacy.tracker_store_settings` accepts only `deletion` and `anonymization`, "
+                f"not `{k.raw}`",
+                k.range,
+            )
+
+
+# =============================================================================================
+# integrations.yml sections (authoring-language §1.7, engine-rules §7.9)
+
+_SHAPE_CODES = {
+    "tracing": C_TRACING,
+    "metrics": C_METRICS,
+    "event_broker": C_EVENT_BROKER,
+    "timer_store": C_TIMER_STORE,
+    "tracker_store": C_TRACKER_STORE,
+    "lock_store": C_LOCK_STORE,
+    "secrets_manager": C_SECRETS_MANAGER,
+    "recordings": C_RECORDINGS,
+    "rasa_model_server": C_INT_MODELS,
+}
+# sections whose `type:` selects an implementation (a `${VAR}` there is never expanded)
+TYPED_SECTIONS = ("event_broker", "timer_store", "tracker_store", "lock_store", "secrets_manager")
+# sections whose secrets are checked for literals
+SECRET_SECTIONS = ("tracker_store", "lock_store", "secrets_manager")
+SECRET_KEYS = frozenset({"password", "token", "aws_access_key_id", "aws_secret_access_key"})
+_URL_PASSWORD = re.compile(r"://[^/\s@]*:([^@\s/]+)@")
+KNOWLEDGE_STORE_TYPES = ("qdrant", "milvus", "faiss")
+MCP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+MCP_TYPES = ("http", "https")
+MCP_SECRET_KEYS = ("api_key", "token")
+MCP_AUTH_KEYS = ("api_key", "module", "oauth", "token")
+MCP_UNSUPPORTED = ("auth", "pre_call_hook", "protocol_version", "token_env")
+_MCP_BASE_KEYS = ("name", "url", "type", "meta_map", "tool_timeout", "additional_params")
+_ENV_SECRET = re.compile(r"\$\{\w+\}")
+
+
+def _check_integrations(doc: IntegrationsDoc, root: YMap) -> None:
+    _check_model_groups(doc, root.get("model_groups"))
+    _check_mcp_servers(doc.issues, root.get("mcp_servers"))
+    _check_knowledge_stores(doc, root.get("knowledge_stores"))
+    for section, code in _SHAPE_CODES.items():
+        node = root.get(section)
+        if node is None or _is_null(node):
+            continue
+        if isinstance(node, YMap) or (section == "tracing" and isinstance(node, YSeq)):
+            if isinstance(node, YMap):
+                _check_typed_section(doc.issues, section, node)
+            continue
+        shape = "a mapping or a list" if section == "tracing" else "a mapping"
+        _err(doc.issues, code, f"`{section}` must be {shape} (found {_found(node)})", node.range)
+
+
+def _check_typed_section(issues: list[SyntaxIssue], section: str, node: YMap) -> None:
+    if section in TYPED_SECTIONS:
+        t = node.get("type")
+        if isinstance(t, YScalar) and isinstance(t.value, str) and _ENV_RE.search(t.value):
+            _err(
+                issues,
+                C_TYPE_ENV,
+                f"`{section}.type` is never expanded from the environment: write the store "
+                "type itself (the engine skips the other checks of this section)",
+                t.range,
+                "warning",
+            )
+            return
+    if section not in SECRET_SECTIONS:
+        return
+    for k, v in node.pairs():
+        if not (isinstance(v, YScalar) and isinstance(v.value, str)):
+            continue
+        if k.value in SECRET_KEYS:
+            if not _ENV_RE.search(v.value):
+                _err(
+                    issues,
+                    C_LITERAL_SECRET,
+                    f"`{section}.{k.value}` is written literally: use a `${{VAR}}` "
+                    "placeholder or a secrets-manager mapping",
+                    v.range,
+                    "warning",
+                )
+            continue
+        m = _URL_PASSWORD.search(v.value)
+        if m is not None and not _ENV_RE.search(m.group(1)):
+            _err(
+                issues,
+                C_LITERAL_SECRET,
+                f"`{section}.{k.raw}` is a URL with a literal password: use a `${{VAR}}` "
+                "placeholder for it",
+                _value_slice(v, m.start(1), m.end(1)),
+                "warning",
+            )
+
+
+def _value_slice(node: YScalar, start: int, end: int) -> TextRange:
+    """The source range of ``node.value[start:end]`` when the scalar is written verbatim
+    (plain or single-line quoted without escapes), else the whole scalar."""
+    if node.style in (None, "'", '"') and node.range.length >= len(node.raw):
+        offset = 1 if node.style in ("'", '"') else 0
+        s = node.range.start + offset
+        if node.range.length == len(node.raw) + 2 * offset:
+            return TextRange(s + start, s + end)
+    return node.range
+
+
+def _check_model_groups(doc: IntegrationsDoc, node: YNode | None) -> None:
+    issues = doc.issues
+    if node is None or _is_null(node):
+        return
+    if not isinstance(node, YSeq):
+        doc.declared_model_groups = None
+        _err(
+            issues,
+            C_GROUP,
+            f"`model_groups` must be a list of `- id: …` model groups (found {_found(node)})",
+            node.range,
+        )
+        return
+    declared: set[str] = set()
+    seen: set[str] = set()
+    all_valid = True
+    for i, item in enumerate(node.items):
+        if not isinstance(item, YMap):
+            all_valid = False
+            _err(
+                issues,
+                C_GROUP,
+                f"model group #{i + 1} must be a mapping with `id` and "
+                f"`models` (found {_found(item)})",
+                item.range,
+            )
+            continue
+        gid = item.get("id")
+        if not (isinstance(gid, YScalar) and isinstance(gid.value, str) and gid.value.strip()):
+            all_valid = False
+            anchor = gid.range if gid is not None else _first_key_range(item)
+            _err(issues, C_GROUP, f"model group #{i + 1} needs a non-empty `id`", anchor)
+            continue
+        models = item.get("models")
+        mkey = item.key_node("models")
+        if models is None or mkey is None:
+            all_valid = False
+            _err(
+                issues,
+                C_GROUP,
+                f"model group `{gid.value}` needs `models:`, a list of model settings",
+                gid.range,
+            )
+            continue
+        if not isinstance(models, YSeq) or not models.items:
+            all_valid = False
+            _err(
+                issues,
+                C_GROUP,
+                f"`models` of model group `{gid.value}` must be a non-empty list of model "
+                f"settings (found {_found(models)})",
+                models.range,
+            )
+            continue
+        bad = [m for m in models.items if not isinstance(m, YMap)]
+        for m in bad:
+            _err(
+                issues,
+                C_GROUP,
+                f"each model of group `{gid.value}` must be a mapping of provider settings "
+                f"(found {_found(m)})",
+                m.range,
+            )
+        if bad:
+            all_valid = False
+            continue
+        name = gid.value
+        if name in seen:
+            _err(issues, C_GROUP_DUP, f"model group id `{name}` is declared twice", gid.range)
+        seen.add(name)
+        declared.add(name)
+        if len(models.items) > 1 and not item.has("router"):
+            _err(
+                issues,
+                C_GROUP_UNUSED,
+                f"model group `{name}` lists {len(models.items)} models but has no `router`: "
+                "only the first model is used",
+                mkey.range,
+                "warning",
+            )
+    doc.declared_model_groups = declared if all_valid else None
+
+
+def _check_mcp_servers(issues: list[SyntaxIssue], node: YNode | None) -> None:
+    if node is None or _is_null(node):
+        return
+    if not isinstance(node, YSeq):
+        _err(
+            issues,
+            C_MCP,
+            f"`mcp_servers` must be a list of `- name: … url: …` servers (found {_found(node)})",
+            node.range,
+        )
+        return
+    seen: set[str] = set()
+    for i, item in enumerate(node.items):
+        if not isinstance(item, YMap):
+            _err(
+                issues,
+                C_MCP,
+                f"MCP server #{i + 1} must be a mapping with `name` and `url` "
+                f"(found {_found(item)})",
+                item.range,
+            )
+            continue
+        before = len(issues)
+        name = _check_mcp_server(issues, i, item)
+        if name is None or len(issues) > before:
+            continue
+        if name.value in seen:
+            _err(issues, C_MCP_DUP, f"MCP server name `{name.value}` is used twice", name.range)
+        seen.add(name.value)
+
+
+def _check_mcp_server(issues: list[SyntaxIssue], i: int, item: YMap) -> YScalar | None:
+    """Report the problems of one server entry; return its name node when it has one."""
+    label = f"MCP server #{i + 1}"
+    name = item.get("name")
+    name_node: YScalar | None = None
+    if name is None:
+        _err(issues, C_MCP, f"{label} needs a `name`", _first_key_range(item))
+    elif not (isinstance(name, YScalar) and isinstance(name.value, str) and name.value.strip()):
+        _err(issues, C_MCP, f"{label}: `name` must be a non-empty string", name.range)
+    elif not MCP_NAME.match(name.value):
+        _err(
+            issues,
+            C_MCP,
+            f"MCP server name `{name.value}` must start with a letter or digit and use only "
+            "letters, digits, `_`, `.` and `-` (it is written in `mcp/<server>:<tool>` imports)",
+            name.range,
+        )
+    else:
+        name_node = name
+        label = f"MCP server `{name.value}`"
+    url = item.get("url")
+    scheme = None
+    if url is None:
+        _err(issues, C_MCP, f"{label} needs a `url`", (item.key_node("name") or item).range)
+    elif not (isinstance(url, YScalar) and isinstance(url.value, str) and url.value.strip()):
+        _err(issues, C_MCP, f"{label}: `url` must be a non-empty string", url.range)
+    else:
+        m = re.match(r"\s*([A-Za-z][A-Za-z0-9+.-]*):", url.value)
+        scheme = m.group(1).lower() if m else ""
+        if scheme not in MCP_TYPES:
+            shown = f"`{scheme}`" if scheme else "no scheme"
+            _err(issues, C_MCP, f"{label}: `url` must use http or https (found {shown})", url.range)
+    t = item.get("type")
+    given = t is not None and not (isinstance(t, YScalar) and not t.value)
+    if t is not None and given and not (isinstance(t, YScalar) and t.value in MCP_TYPES):
+        _err(
+            issues, C_MCP, f"{label}: `type` must be `http` or `https` (found {_found(t)})", t.range
+        )
+    tt = item.get("tool_timeout")
+    if tt is not None and (problem := _positive(nullable=True)(tt)) is not None:
+        _err(
+            issues,
+            C_MCP,
+            f"{label}: `tool_timeout` must be {problem} (found {_found(tt)})",
+            tt.range,
+        )
+    _check_mcp_meta_map(issues, label, item.get("meta_map"))
+    _check_mcp_params(issues, label, item)
+    return name_node
+
+
+def _check_mcp_meta_map(issues: list[SyntaxIssue], label: str, mm: YNode | None) -> None:
+    if mm is None or _is_null(mm):
+        return
+    if not isinstance(mm, YMap):
+        _err(issues, C_MCP, f"{label}: `meta_map` must be a mapping (found {_found(mm)})", mm.range)
+        return
+    fs_key = mm.key_node("from_slots")
+    if fs_key is not None and not _is_null(mm.get("from_slots")):
+        _err(
+            issues,
+            C_MCP,
+            f"{label}: `meta_map.from_slots` is not supported in Mantle; use `meta_map.static`",
+            fs_key.range,
+        )
+    static = mm.get("static")
+    if static is None or _is_null(static):
+        return
+    if not isinstance(static, YMap):
+        _err(
+            issues,
+            C_MCP,
+            f"{label}: `meta_map.static` must be a mapping of strings (found {_found(static)})",
+            static.range,
+        )
+        return
+    for k, v in static.items:
+        for part in (k, v):
+            ok = isinstance(part, YScalar) and isinstance(part.value, str) and part.value.strip()
+            if not ok:
+                _err(
+                    issues,
+                    C_MCP,
+                    f"{label}: `meta_map.static` keys and values must be non-empty strings",
+                    part.range,
+                )
+
+
+def _check_mcp_params(issues: list[SyntaxIssue], label: str, item: YMap) -> None:
+    """Auth and extra parameters: top-level extras count as ``additional_params``."""
+    params: list[tuple[YScalar, YNode]] = [
+        (k, v) for k, v in item.pairs() if k.value not in _MCP_BASE_KEYS
+    ]
+    extra = item.get("additional_params")
+    if isinstance(extra, YMap):
+        params.extend(extra.pairs())
+    elif extra is not None and not _is_null(extra):
+        _err(
+            issues,
+            C_MCP,
+            f"{label}: `additional_params` must be a mapping (found {_found(extra)})",
+            extra.range,
+        )
+    auth: list[YScalar] = []
+    for k, v in params:
+        key = k.value
+        if key in MCP_UNSUPPORTED:
+            _err(issues, C_MCP, f"{label}: `{key}` is not supported for MCP servers", k.range)
+            continue
+        if key in MCP_AUTH_KEYS:
+            auth.append(k)
+        secret: YNode | None = v if key in MCP_SECRET_KEYS else None
+        if key == "oauth" and isinstance(v, YMap):
+            secret = v.get("client_secret")
+        if secret is None:
+            continue
+        ok = (
+            isinstance(secret, YScalar)
+            and isinstance(secret.value, str)
+            and _ENV_SECRET.match(secret.value) is not None
+        )
+        if not ok:
+            what = "client_secret" if key == "oauth" else str(key)
+            _err(
+                issues,
+                C_MCP,
+                f"{label}: `{what}` must be an environment variable "
+                "placeholder such as `${MCP_TOKEN}`, never the secret itself",
+                secret.range,
+            )
+    for k in auth[1:]:
+        names = ", ".join(f"`{a.value}`" for a in auth)
+        _err(issues, C_MCP, f"{label}: configure one auth method, not several ({names})", k.range)
+
+
+def _check_knowledge_stores(doc: IntegrationsDoc, node: YNode | None) -> None:
+    issues = doc.issues
+    if node is None or _is_null(node):
+        return
+    if not isinstance(node, YSeq):
+        _err(
+            issues,
+            C_STORE,
+            f"`knowledge_stores` must be a list of `- id: …` stores (found {_found(node)})",
+            node.range,
+        )
+        return
+    seen: set[str] = set()
+    for i, item in enumerate(node.items):
+        if not isinstance(item, YMap):
+            _err(
+                issues,
+                C_STORE,
+                f"knowledge store #{i + 1} must be a mapping with `id`, "
+                f"`type` and `embeddings` (found {_found(item)})",
+                item.range,
+            )
+            continue
+        before = len(issues)
+        label = f"knowledge store #{i + 1}"
+        _check_fields(
+            issues,
+            C_STORE,
+            item,
+            "knowledge_stores[]",
+            {
+                "id": None,
+                "type": None,
+                "embeddings": None,
+                "top_k": _int_min(1),
+                "namespace": _opt_str,
+            },
+        )
+        sid = item.get("id")
+        for key in ("id", "embeddings"):
+            v = item.get(key)
+            if v is None:
+                _err(issues, C_STORE, f"{label} needs `{key}`", _first_key_range(item))
+            elif not (isinstance(v, YScalar) and isinstance(v.value, str) and v.value):
+                _err(
+                    issues,
+                    C_STORE,
+                    f"{label}: `{key}` must be a non-empty string (found {_found(v)})",
+                    v.range,
+                )
+        t = item.get("type")
+        if t is None:
+            _err(
+                issues,
+                C_STORE,
+                f"{label} needs `type` ({', '.join(KNOWLEDGE_STORE_TYPES)})",
+                _first_key_range(item),
+            )
+        elif not (isinstance(t, YScalar) and t.value in KNOWLEDGE_STORE_TYPES):
+            _err(
+                issues,
+                C_STORE,
+                f"{label}: `type` must be one of "
+                f"{', '.join(KNOWLEDGE_STORE_TYPES)} (found {_found(t)})",
+                t.range,
+            )
+        if len(issues) > before or not isinstance(sid, YScalar):
+            continue
+        if sid.value in seen:
+            _err(issues, C_STORE_DUP, f"knowledge store id `{sid.value}` is used twice", sid.range)
+        seen.add(str(sid.value))
+        emb = item.get("embeddings")
+        if isinstance(emb, YScalar):
+            doc.store_embeddings.append((i, emb))
+    declared = doc.declared_model_groups
+    if declared is None:
+        return
+    for i, emb in doc.store_embeddings:
+        gid = str(emb.value).strip()
+        where = f"`knowledge_stores[{i}].embeddings`"
+        if not gid:
+            _err(issues, C_UNKNOWN_GROUP, f"{where} names no model group (it is blank)", emb.range)
+        elif gid not in declared:
+            _err(
+                issues,
+                C_UNKNOWN_GROUP,
+                f"{where}: model group `{gid}` is not declared under `model_groups`"
+                f"{_suggest(gid, sorted(declared))}",
+                emb.range,
+            )

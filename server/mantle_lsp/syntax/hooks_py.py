@@ -83,7 +83,7 @@ API_SUBMODULES = {
     f"{API_MODULE}.exceptions": frozenset({"HookControlFlow", *CONTROL_SIGNALS}),
 }
 # names that look like part of the hook API: a wrong one is certainly an import error
-_API_LIKE = re.compile(r"(on|modify)_\w+\Z|\w+Payload\Z")
+_API_LIKE = re.compile(r"(on|modify)_\w+\Z|\w*Payloads?\Z")
 
 
 @dataclass(frozen=True)

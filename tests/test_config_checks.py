@@ -1,0 +1,668 @@
+"""agent.yml and integrations.yml: every engine config rule (engine-rules §7.9, authoring-language
+§1.6, §1.7, §7.8) fires on the narrowest range that shows the cause, and valid files stay silent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support import DEFAULT_AGENT, check_clean, check_diagnostics, diagnostics_of, write_fixture
+
+AGENT = DEFAULT_AGENT  # agent: {id, persona}, orchestrator.model_group: main
+GROUPS = """\
+model_groups:
+  - id: main
+    models:
+      - provider: openai
+        model: gpt-4o
+        api_key: ${OPENAI_API_KEY}
+"""
+
+
+def agent_fixture(extra: str) -> str:
+    return f"//- agent.yml\n{AGENT}{extra}"
+
+
+def integrations_fixture(extra: str, groups: str = GROUPS) -> str:
+    return f"//- integrations.yml\n{groups}{extra}"
+
+
+def messages(tmp_path: Path, fixture: str) -> dict[str, str]:
+    got = check_diagnostics(tmp_path, fixture)
+    return {code: msg for _, _, _, code, _, msg in got}
+
+
+# =============================================================================================
+# agent.yml
+
+
+def test_a_complete_agent_yml_is_silent(tmp_path: Path) -> None:
+    check_clean(
+        tmp_path,
+        agent_fixture(
+            """\
+  text_rules: Keep it short.
+  voice_rules: Speak slowly.
+  max_prompt_tokens: 8000
+  tool_constraints:
+    cancel:
+      enabled: true
+      invoke_when: The user wants to stop.
+      requires_confirmation:
+        enabled: true
+    complete: {enabled: false}
+    activate: {invoke_when: A new task starts.}
+rules:
+  - Be polite.
+fillers:
+  enabled: null
+  instructions: Say what you are about to do.
+  reminder: One short line.
+  examples:
+    - {user: Block my card, ack: Blocking it now.}
+prompts:
+  routing_no_active_skill: Offer the card skills first.
+knowledge_answering:
+  instructions: Cite the manual.
+  embeddings: main
+  top_k: 3
+  chunking: {chunk_size: 500, chunk_overlap: 50}
+conversation:
+  before_end: [feedback]
+tool_timeout: 12.5
+session_config:
+  session_expiration_time: 0
+  start_session_after_expiry: yes
+skill_retrieval:
+  active: true
+  num_skills: 10
+  turns_to_embed: 2
+  should_embed_memory: false
+  embeddings: main
+voice:
+  silence_timeout: 20
+privacy:
+  tracker_store_settings:
+    deletion:
+      min_after_session_end: 60
+"""
+        ),
+    )
+
+
+def test_privacy_accepts_only_tracker_store_settings(tmp_path: Path) -> None:
+    got = check_diagnostics(
+        tmp_path,
+        agent_fixture(
+            """\
+privacy:
+  «invalid_agent_privacy:rules»:
+    - entity: CREDIT_CARD
+  «invalid_agent_privacy:retention»: 30
+  tracker_store_settings:
+    deletion: {}
+    «invalid_agent_privacy:cleanup»: true
+"""
+        ),
+    )
+    assert "pii: true" in got[0][5] and "`retention`" in got[1][5]
+
+
+def test_privacy_shapes(tmp_path: Path) -> None:
+    check_diagnostics(tmp_path, agent_fixture("privacy: «invalid_agent_privacy:[rules]»\n"))
+    check_diagnostics(
+        tmp_path / "b",
+        agent_fixture("privacy:\n  tracker_store_settings: «invalid_agent_privacy:yes»\n"),
+    )
+    check_clean(tmp_path / "c", agent_fixture("privacy:\n"))
+    check_clean(tmp_path / "d", agent_fixture("privacy:\n  tracker_store_settings:\n"))
+
+
+def test_embeddings_name_declared_model_groups(tmp_path: Path) -> None:
+    got = check_diagnostics(
+        tmp_path,
+        agent_fixture(
+            """\
+knowledge_answering:
+  embeddings: «validation.config.unknown_model_group:mian»
+skill_retrieval:
+  embeddings: «lsp.config.unknown_model_group:embedder»
+"""
+        ),
+        {"lsp.config.unknown_model_group": "warning"},
+    )
+    by_code = {g[3]: g[5] for g in got}
+    assert "did you mean `main`" in by_code["mantle.validation.config.unknown_model_group"]
+    assert "skill index" in by_code["lsp.config.unknown_model_group"]
+
+
+def test_blank_embeddings_mean_the_default_embedder(tmp_path: Path) -> None:
+    check_clean(
+        tmp_path,
+        agent_fixture(
+            "knowledge_answering:\n  embeddings: ''\nskill_retrieval:\n  embeddings: ' '\n"
+        ),
+    )
+
+
+def test_embeddings_are_not_checked_while_model_groups_are_invalid(tmp_path: Path) -> None:
+    # the engine checks no reference while a model group entry is invalid
+    check_diagnostics(
+        tmp_path,
+        agent_fixture("knowledge_answering:\n  embeddings: nope\n")
+        + integrations_fixture("  - id: «invalid_model_group:broken»\n"),
+    )
+
+
+def test_session_config(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        agent_fixture(
+            """\
+session_config:
+  session_expiration_time: «invalid_expiration_time:-5»
+  start_session_after_expiry: «session.invalid_section:sometimes»
+  «ignored_key:carry_over_slots»: true
+"""
+        ),
+        {"ignored_key": "warning"},
+    )
+    check_diagnostics(
+        tmp_path / "b",
+        agent_fixture("session_config:\n  session_expiration_time: «invalid_section:one hour»\n"),
+    )
+    check_diagnostics(tmp_path / "c", agent_fixture("session_config: «invalid_section:[60]»\n"))
+    check_clean(tmp_path / "d", agent_fixture("session_config:\n"))
+
+
+def test_tool_timeout_and_silence_timeout_are_positive(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        agent_fixture(
+            """\
+tool_timeout: «invalid_agent_section:0»
+voice:
+  silence_timeout: «invalid_agent_section:-1»
+  «invalid_agent_section:retries»: 3
+"""
+        ),
+    )
+    check_diagnostics(tmp_path / "b", agent_fixture("tool_timeout: «invalid_agent_section:.inf»\n"))
+    check_diagnostics(tmp_path / "c", agent_fixture("«invalid_agent_section:voice»:\n"))
+    check_clean(tmp_path / "d", agent_fixture("tool_timeout:\nvoice: {silence_timeout: '15'}\n"))
+
+
+def test_fillers_and_prompts(tmp_path: Path) -> None:
+    msgs = messages(
+        tmp_path,
+        agent_fixture(
+            """\
+fillers:
+  enabled: «invalid_agent_section:maybe»
+  «invalid_agent_section:ack_rule»: Say it.
+  examples:
+    - «invalid_agent_section:Block my card»
+    - {user: «invalid_agent_section:1», ack: Sure., «ignored_key:note»: x}
+prompts:
+  «legacy.syntax:ack_enabled»: true
+  «legacy.syntax:ack_rule»: Say what you do.
+  «ignored_key:routing_no_active_skil»: Offer cards.
+  routing_no_active_skill: «invalid_agent_section:[a]»
+"""
+        ),
+    )
+    assert (
+        "fillers.enabled" in msgs["lsp.legacy.syntax"]
+        or "fillers.instructions" in (msgs["lsp.legacy.syntax"])
+    )
+    assert "did you mean `routing_no_active_skill`" in msgs["lsp.config.ignored_key"]
+
+
+def test_legacy_prompt_keys_name_their_replacement(tmp_path: Path) -> None:
+    fx = write_fixture(tmp_path, agent_fixture("prompts:\n  ack_enabled: true\n  ack_rule: x\n"))
+    got = [g for g in diagnostics_of(fx.root) if g[3] == "lsp.legacy.syntax"]
+    assert [("3.21 ignores" in g[5], g[5].split("use ")[-1]) for g in got] == [
+        (True, "`fillers.enabled`"),
+        (True, "`fillers.instructions`"),
+    ]
+    assert {g[4] for g in got} == {"warning"}
+
+
+def test_fillers_examples_must_be_a_list(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path, agent_fixture("fillers:\n  examples: «invalid_agent_section:{user: a}»\n")
+    )
+    check_diagnostics(tmp_path / "b", agent_fixture("«invalid_agent_section:fillers»:\n"))
+    check_diagnostics(tmp_path / "c", agent_fixture("prompts: «invalid_agent_section:text»\n"))
+
+
+def test_missing_agent_id_is_a_hint(tmp_path: Path) -> None:
+    fixture = """\
+//- agent.yml
+«missing_agent_id:agent»:
+  persona: A careful assistant.
+orchestrator:
+  model_group: main
+"""
+    got = check_diagnostics(tmp_path, fixture, {"missing_agent_id": "hint"})
+    assert "write it into this file" in got[0][5]
+    check_diagnostics(
+        tmp_path / "b",
+        "//- agent.yml\nagent:\n  id: «missing_agent_id:'  '»\n  persona: p\n"
+        "orchestrator:\n  model_group: main\n",
+    )
+    check_diagnostics(
+        tmp_path / "c",
+        "//- agent.yml\nagent:\n  «missing_agent_id:id»:\n  persona: p\n"
+        "orchestrator:\n  model_group: main\n",
+    )
+
+
+def test_orchestrator_keys_and_tool_constraints(tmp_path: Path) -> None:
+    msgs = messages(
+        tmp_path,
+        agent_fixture(
+            """\
+  «invalid_agent_section:temperature»: 0.2
+  max_prompt_tokens: «invalid_agent_section:0»
+  text_rules: «invalid_agent_section:42»
+  tool_constraints:
+    «invalid_agent_section:cancle»: {enabled: false}
+    activate:
+      enabled: «invalid_agent_section:false»
+      «invalid_agent_section:requires_confirmation»:
+        enabled: true
+    correct:
+      invoke_when: «invalid_agent_section:'  '»
+      «invalid_agent_section:when»: x
+    cancel:
+      requires_confirmation:
+        enabled: «invalid_agent_section:'yes'»
+        «invalid_agent_section:utter»: utter_sure
+    complete: «invalid_agent_section:off»
+"""
+        ),
+    )
+    assert msgs  # every marked range reported, nothing else
+
+
+def test_tool_constraint_messages(tmp_path: Path) -> None:
+    fx = write_fixture(
+        tmp_path,
+        agent_fixture(
+            "  tool_constraints:\n    cancle: {}\n    activate:\n      enabled: false\n"
+            "      requires_confirmation: {enabled: true}\n"
+        ),
+    )
+    got = sorted(g[5] for g in diagnostics_of(fx.root) if g[4] == "error")
+    assert any("did you mean `cancel`" in m for m in got)
+    assert any("cannot be turned off" in m for m in got)
+    assert any("on `cancel` only" in m for m in got)
+
+
+def test_knowledge_answering_and_skill_retrieval(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        agent_fixture(
+            """\
+knowledge_answering:
+  top_k: «invalid_agent_section:0»
+  «invalid_agent_section:store»: faq
+  chunking:
+    chunk_size: 100
+    chunk_overlap: «invalid_agent_section:100»
+skill_retrieval:
+  active: «invalid_agent_section:maybe»
+  num_skills: «invalid_agent_section:0»
+  turns_to_embed: «invalid_agent_section:1.5»
+  embeddings: «invalid_agent_section:[main]»
+"""
+        ),
+    )
+    # the default overlap (20) is not smaller than a chunk_size of 10
+    check_diagnostics(
+        tmp_path / "b",
+        agent_fixture(
+            "knowledge_answering:\n  chunking:\n    chunk_size: «invalid_agent_section:10»\n"
+        ),
+    )
+    check_diagnostics(
+        tmp_path / "c", agent_fixture("knowledge_answering: «invalid_agent_section:[x]»\n")
+    )
+
+
+def test_rules_and_before_end_are_lists_of_strings(tmp_path: Path) -> None:
+    got = check_diagnostics(
+        tmp_path,
+        agent_fixture(
+            """\
+rules:
+  - Be polite.
+  - «invalid_agent_section:Never say: sorry»
+conversation:
+  before_end: «invalid_agent_section:feedback»
+"""
+        ),
+    )
+    assert "quote the item" in got[0][5]
+    check_diagnostics(tmp_path / "b", agent_fixture("«invalid_agent_section:rules»:\n"))
+
+
+def test_precondition_unmet_utterance_is_a_boolean(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        """\
+//- agent.yml
+agent: {id: a, persona: p}
+orchestrator:
+  model_group: main
+  preconditions:
+    verified:
+      satisfied_when: session.project.ok
+      resolve_with: card
+      unmet_utterance: «invalid_agent_section:sometimes»
+//- memory.yml
+ok:
+  type: bool
+//- skills/card/skill.md
+---
+description: Card.
+---
+Text.
+""",
+    )
+
+
+# =============================================================================================
+# integrations.yml: model groups
+
+
+def test_model_groups_shape(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path, integrations_fixture("", "model_groups: «invalid_model_group:{}»\n")
+    )
+    check_diagnostics(
+        tmp_path / "b",
+        integrations_fixture(
+            """\
+  - «invalid_model_group:main-but-a-string»
+  - id: «invalid_model_group:'  '»
+    models: []
+  - «invalid_model_group:models»: []
+  - id: «invalid_model_group:nomodels»
+  - id: empty
+    models: «invalid_model_group:[]»
+  - id: scalar_model
+    models:
+      - «invalid_model_group:gpt-4o»
+"""
+        ),
+    )
+
+
+def test_duplicate_and_unused_models(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+  - id: «duplicate_model_group_id:main»
+    «unused_model_group_models:models»:
+      - {provider: openai, model: gpt-4o-mini, api_key: "${OPENAI_API_KEY}"}
+      - {provider: openai, model: gpt-4o, api_key: "${OPENAI_API_KEY}"}
+  - id: routed
+    models:
+      - {provider: openai, model: gpt-4o-mini, api_key: "${OPENAI_API_KEY}"}
+      - {provider: openai, model: gpt-4o, api_key: "${OPENAI_API_KEY}"}
+    router:
+      routing_strategy: simple-shuffle
+"""
+        ),
+        {"unused_model_group_models": "warning", "duplicate_model_group_id": "error"},
+    )
+
+
+def test_orchestrator_group_unknown_when_model_groups_missing(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        "//- integrations.yml\ntracker_store: {type: sql}\n"
+        "//- agent.yml\nagent: {id: a, persona: p}\norchestrator:\n"
+        "  model_group: «unknown_model_group:main»\n",
+    )
+
+
+# =============================================================================================
+# integrations.yml: MCP servers
+
+
+def test_valid_mcp_servers_are_silent(tmp_path: Path) -> None:
+    check_clean(
+        tmp_path,
+        integrations_fixture(
+            """\
+mcp_servers:
+  - name: billing.v2
+    url: https://billing.example.com/mcp
+    type: https
+    tool_timeout: 5
+    token: ${BILLING_TOKEN}
+    meta_map:
+      static: {source: bank-agent}
+  - name: crm
+    url: http://localhost:9000
+    additional_params:
+      oauth:
+        client_id: agent
+        client_secret: ${CRM_SECRET}
+"""
+        ),
+    )
+
+
+def test_mcp_server_rules(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+mcp_servers:
+  - «invalid_mcp_server:billing»
+  - «invalid_mcp_server:url»: http://no-name
+  - name: «invalid_mcp_server:-bad»
+    url: http://x
+  - «invalid_mcp_server:name»: nourl
+  - name: ws
+    url: «invalid_mcp_server:ws://x»
+  - name: grpc
+    url: http://x
+    type: «invalid_mcp_server:grpc»
+  - name: slow
+    url: http://x
+    tool_timeout: «invalid_mcp_server:0»
+  - name: slots
+    url: http://x
+    meta_map:
+      «invalid_mcp_server:from_slots»: [{slot: s, param: p}]
+      static: {source: «invalid_mcp_server:''»}
+  - name: literal
+    url: http://x
+    token: «invalid_mcp_server:abc123»
+  - name: legacy
+    url: http://x
+    «invalid_mcp_server:token_env»: BILLING_TOKEN
+  - name: twoauth
+    url: http://x
+    api_key: ${A}
+    «invalid_mcp_server:token»: ${B}
+  - name: oauth
+    url: http://x
+    oauth: {client_secret: «invalid_mcp_server:s3cret»}
+"""
+        ),
+    )
+    check_diagnostics(
+        tmp_path / "b", integrations_fixture("mcp_servers: «invalid_mcp_server:{}»\n")
+    )
+
+
+def test_duplicate_mcp_server_name(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+mcp_servers:
+  - name: billing
+    url: http://localhost:8080
+  - name: «duplicate_mcp_server_name:billing»
+    url: http://localhost:9090
+"""
+        ),
+    )
+
+
+# =============================================================================================
+# integrations.yml: knowledge stores
+
+
+def test_knowledge_stores(tmp_path: Path) -> None:
+    check_clean(
+        tmp_path / "ok",
+        integrations_fixture(
+            "knowledge_stores:\n  - {id: faq, type: qdrant, embeddings: main, top_k: 3, "
+            "namespace: docs}\n"
+        ),
+    )
+    check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+knowledge_stores:
+  - id: faq
+    type: faiss
+    embeddings: main
+  - id: «duplicate_knowledge_store_id:faq»
+    type: qdrant
+    embeddings: main
+  - «invalid_knowledge_store:3»
+  - id: bad_type
+    type: «invalid_knowledge_store:pinecone»
+    embeddings: main
+  - «invalid_knowledge_store:id»: no_embeddings
+    type: faiss
+  - id: extra
+    type: faiss
+    embeddings: main
+    «invalid_knowledge_store:collection»: x
+    top_k: «invalid_knowledge_store:0»
+  - id: unknown_group
+    type: milvus
+    embeddings: «validation.config.unknown_model_group:mian»
+  - id: blank_group
+    type: milvus
+    embeddings: «validation.config.unknown_model_group:' '»
+"""
+        ),
+    )
+    check_diagnostics(
+        tmp_path / "b", integrations_fixture("knowledge_stores: «invalid_knowledge_store:faq»\n")
+    )
+
+
+# =============================================================================================
+# integrations.yml: sections, placeholders and secrets
+
+
+def test_section_shapes(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+tracing: «invalid_tracing:otlp»
+metrics: «invalid_metrics:[]»
+event_broker: «invalid_event_broker:[]»
+timer_store: «invalid_timer_store:redis»
+tracker_store: «invalid_tracker_store:[sql]»
+lock_store: «invalid_lock_store:1»
+secrets_manager: «invalid_secrets_manager:vault»
+recordings: «invalid_recordings:true»
+rasa_model_server: «invalid_model_server:http://models»
+"""
+        ),
+    )
+
+
+def test_valid_sections_are_silent(tmp_path: Path) -> None:
+    check_clean(
+        tmp_path,
+        integrations_fixture(
+            """\
+tracing:
+  - type: langfuse
+    public_key: ${LF_PUBLIC}
+metrics:
+event_broker:
+  type: kafka
+  url: ${KAFKA_URL}
+timer_store:
+  type: redis
+tracker_store:
+  type: sql
+  url: ${DB_URL}
+  password: ${DB_PASSWORD}
+lock_store:
+  type: redis
+  url: redis://agent:${REDIS_PASSWORD}@redis:6379
+secrets_manager:
+  type: vault
+  token: ${VAULT_TOKEN}
+recordings: {enabled: false}
+rasa_model_server:
+  url: ${MODEL_SERVER}
+"""
+        ),
+    )
+
+
+def test_type_env_placeholder_skips_the_section(tmp_path: Path) -> None:
+    got = check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+tracker_store:
+  type: «type_env_placeholder:${TRACKER_TYPE}»
+  password: hunter2
+lock_store:
+  type: «type_env_placeholder:"redis-${ENV}"»
+recordings:
+  type: ${NOT_A_TYPED_SECTION}
+"""
+        ),
+        {"type_env_placeholder": "warning"},
+    )
+    assert all("hunter2" not in g[5] for g in got)
+
+
+def test_literal_secrets(tmp_path: Path) -> None:
+    got = check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+tracker_store:
+  type: sql
+  password: «literal_secret:hunter2»
+  url: postgresql://agent:«literal_secret:s3cret»@db/agent
+lock_store:
+  type: redis
+  token: «literal_secret:'abc'»
+  password: ${REDIS_PASSWORD}
+secrets_manager:
+  type: vault
+  aws_access_key_id: «literal_secret:AKIA123»
+  aws_secret_access_key: «literal_secret:xyz»
+  url: "https://vault:«literal_secret:pw»@vault.example.com"
+event_broker:
+  type: kafka
+  password: not-checked-here
+"""
+        ),
+        {"literal_secret": "warning"},
+    )
+    for secret in ("hunter2", "s3cret", "AKIA123", "xyz", "pw@"):
+        assert all(secret not in g[5] for g in got)
