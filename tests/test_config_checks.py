@@ -668,3 +668,46 @@ event_broker:
     )
     for secret in ("hunter2", "s3cret", "AKIA123", "xyz", "pw@"):
         assert all(secret not in g[5] for g in got)
+
+
+# =============================================================================================
+# model-group references in the index
+
+
+def test_embeddings_are_model_group_references(tmp_path: Path) -> None:
+    from mantle_lsp.ide.rename import rename_symbol
+    from mantle_lsp.ide.types import WorkspaceEdit
+    from mantle_lsp.model.project import Project
+
+    fx = write_fixture(
+        tmp_path,
+        """\
+//- agent.yml
+agent: {id: a, persona: p}
+orchestrator:
+  model_group: «mg:main»
+knowledge_answering:
+  embeddings: «mg:main»
+skill_retrieval:
+  embeddings: "«mg:main»"
+//- integrations.yml
+model_groups:
+  - id: «mg:main»
+    models:
+      - {provider: openai, model: gpt-4o}
+knowledge_stores:
+  - {id: faq, type: faiss, embeddings: «mg:main»}
+  - {id: padded, type: faiss, embeddings: ' main '}
+""",
+    )
+    proj = Project.load(fx.root)
+    forms = sorted(r.form for r in proj.index.references_to(("model_group", "main")))
+    assert forms == ["embeddings", "embeddings", "embeddings", "model_group"]
+    edit = rename_symbol(proj, ("model_group", "main"), "primary")
+    assert isinstance(edit, WorkspaceEdit)
+    got = sorted(
+        (p.relative_to(fx.root).as_posix(), e.range.start, e.range.end, e.new_text)
+        for p, es in edit.edits.items()
+        for e in es
+    )
+    assert got == sorted((m.path, m.start, m.end, "primary") for m in fx.marks)

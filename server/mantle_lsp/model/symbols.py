@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..syntax.conditions import RefExpr, parse_condition
-from ..syntax.config_yml import AgentDoc
+from ..syntax.config_yml import AgentDoc, IntegrationsDoc
 from ..syntax.memory_yml import MemoryDoc, MemoryField
 from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.sites import ConditionSite
@@ -299,6 +299,9 @@ class _Refs:
             self.tools(doc)
         elif isinstance(doc, AgentDoc):
             self.agent(doc)
+        elif isinstance(doc, IntegrationsDoc):
+            for _, node in doc.store_embeddings:
+                self.model_group_ref(node, "embeddings")
 
     # -- conditions -------------------------------------------------------------------
     def condition(self, site: ConditionSite) -> None:
@@ -486,6 +489,14 @@ class _Refs:
             self.name(("response", n.value), n, "gate_response")
         if doc.model_group is not None:
             self.name(("model_group", doc.model_group.value), doc.model_group, "model_group")
+        for _, node in doc.embeddings:
+            self.model_group_ref(node, "embeddings")
+
+    def model_group_ref(self, node: YScalar, form: str) -> None:
+        """A model-group id written as a scalar (the engine strips it; a reference covers
+        exactly the name, so a padded value is not indexed)."""
+        if isinstance(node.value, str) and node.value and node.value == node.value.strip():
+            self.name(("model_group", node.value), node, form)
 
 
 def _tool_key(project: Project, sid: str, name: str) -> SymbolKey:
