@@ -200,7 +200,7 @@ def _check_hook(ck: Checker, path: Path, h: Hook) -> None:
                 path,
                 r.range,
                 C_CONTROL_SIGNAL,
-                f"a `{h.point}` modify hook cannot raise `{r.signal}` (it allows: {allowed})",
+                f"a modify hook of `{h.point}` cannot raise `{r.signal}` (it allows: {allowed})",
             )
 
 

@@ -446,9 +446,11 @@ def _str_list(node: YNode) -> str | None:
 
 
 def _found(node: YNode) -> str:
-    if isinstance(node, YScalar) and node.value is not None and not isinstance(node.value, str):
-        raw = node.raw if len(node.raw) <= 40 else node.raw[:37] + "…"
-        return f"`{raw}`"
+    """What a value is, for a message: short scalars are quoted, others described."""
+    if isinstance(node, YScalar) and node.value is not None:
+        raw = node.raw.strip()
+        if raw and "\n" not in raw and "`" not in raw and len(raw) <= 40:
+            return f"`{raw}`"
     return describe(node)
 
 
