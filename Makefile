@@ -43,5 +43,26 @@ unit: $(STAMP)
 docs: $(STAMP)
 	$(VENV)/bin/mantle-lsp explain --markdown > docs/diagnostics.md
 
+## oracle: differential test against the engine (rasa-pro 3.21.0 in a cached venv under
+## .cache/; not part of `test`): every test fixture and example, engine findings vs ours.
+## ORACLE_ARGS passes options to tests/oracle/run_oracle.py (e.g. ORACLE_ARGS=-v)
+ORACLE_RASA  := 3.21.0
+ORACLE_VENV  := .cache/oracle-venv
+ORACLE_PY    := $(ORACLE_VENV)/bin/python
+ORACLE_STAMP := $(ORACLE_VENV)/.installed-rasa-pro-$(ORACLE_RASA)
+ORACLE_ARGS  ?=
+
+.PHONY: oracle
+
+$(ORACLE_STAMP):
+	test -x $(ORACLE_PY) || $(PYTHON) -m venv $(ORACLE_VENV)
+	$(ORACLE_PY) -m pip install --quiet --upgrade pip
+	$(ORACLE_PY) -m pip install --quiet 'rasa-pro==$(ORACLE_RASA)'
+	touch $@
+
+oracle: $(STAMP) $(ORACLE_STAMP)
+	LITELLM_LOCAL_MODEL_COST_MAP=True $(PY) tests/oracle/run_oracle.py \
+		--engine-python $(ORACLE_PY) $(ORACLE_ARGS)
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,515 @@
+#!/usr/bin/env python3
+"""``make oracle``: differential test of our checker against the engine (rasa-pro 3.21.0).
+
+Run with the project's interpreter (it imports ``mantle_lsp``); the engine runs in a
+separate interpreter that has rasa-pro installed (``--engine-python``)::
+
+    .venv/bin/python tests/oracle/run_oracle.py --engine-python .cache/oracle-venv/bin/python
+
+Steps: (1) run our pytest suite (without the LSP, Neovim and network tests) with
+``MANTLE_LSP_DUMP_FIXTURES`` set, so every ``write_fixture()`` project is dumped;
+(2) add the example projects; (3) run the engine on every distinct project, all in one
+process of the engine interpreter (``scripts/oracle_findings.py --jsonl``), and our
+checker in this process; (4) compare (``oracle_compare.py``), print the report and the
+summary table, and exit 1 if the engine reports something we miss or we report an error
+on a project the engine accepts (allow-list: ``known_differences.yml``).
+
+docs/oracle.md explains how to read the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+
+from oracle_compare import (  # noqa: E402
+    FAILED_TO_LOAD,
+    Allowance,
+    EngineFinding,
+    OurDiagnostic,
+    ProjectResult,
+    compare,
+    load_allow_list,
+    used_allowances,
+)
+
+ALLOW_LIST = HERE / "known_differences.yml"
+ENGINE_SCRIPT = REPO / "scripts" / "oracle_findings.py"
+EXAMPLES = ("examples/telecom", "examples/telecom-broken")
+# tests that need an editor, a language client or the network: not fixture producers
+SKIPPED_TESTS = ("test_lsp_*.py", "test_nvim.py", "test_engine_agents.py")
+ENGINE_VERSION = "3.21.0"  # the reference engine
+ENGINE_PROFILE = "3.21"  # our rules for the oracle's version (model/engine.py)
+EXIT_OK, EXIT_DIFFERENCES, EXIT_BROKEN = 0, 1, 2
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# -- collecting projects -----------------------------------------------------------------------
+
+
+def dump_fixtures(dest: Path, pytest_args: Sequence[str]) -> None:
+    """Run the test suite so that every write_fixture() project lands in ``dest``."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    ignores = [
+        f"--ignore={p.relative_to(REPO)}"
+        for pattern in SKIPPED_TESTS
+        for p in sorted((REPO / "tests").glob(pattern))
+    ]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--continue-on-collection-errors",
+        "-m",
+        "not network",
+        *ignores,
+        *pytest_args,
+        "tests",
+    ]
+    env = dict(os.environ, MANTLE_LSP_DUMP_FIXTURES=str(dest.resolve()))
+    started = time.monotonic()
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+    tail = [line for line in proc.stdout.splitlines() if line.strip()][-1:] or ["(no output)"]
+    log(f"pytest ({time.monotonic() - started:.0f} s, exit {proc.returncode}): {tail[0]}")
+    if proc.returncode == 1:
+        log(
+            "  some tests failed; that is `make test`'s business, their fixtures were "
+            "dumped all the same"
+        )
+    elif proc.returncode not in (0, 5):
+        log(proc.stdout[-4000:] + proc.stderr[-4000:])
+        log("  pytest did not run normally: fixtures may be missing")
+
+
+def project_digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts:
+            h.update(p.relative_to(root).as_posix().encode() + b"\0")
+            h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def collect_projects(
+    fixtures: Path, extra: Sequence[str], only: Sequence[str]
+) -> dict[str, tuple[str, Path]]:
+    """name -> (group, root) for every project to compare."""
+    out: dict[str, tuple[str, Path]] = {}
+    if fixtures.is_dir():
+        for d in sorted(fixtures.iterdir()):
+            if d.is_dir():
+                module = d.name.split("__", 1)[0]
+                group = module.removeprefix("tests_").removesuffix(".py")
+                out[d.name] = (group, d)
+    for rel in extra:
+        root = (REPO / rel).resolve()
+        out[rel] = ("examples" if rel.startswith("examples/") else "projects", root)
+    if only:
+        out = {k: v for k, v in out.items() if any(s in k for s in only)}
+    return out
+
+
+# -- the two sides ---------------------------------------------------------------------------------
+
+
+def run_engine(
+    engine_python: str, roots: Sequence[Path], timeout: float
+) -> dict[Path, dict[str, Any]]:
+    """One engine process for every project; returns root -> {"ok", "findings", ...}."""
+    listing = REPO / ".cache" / "oracle-projects.txt"
+    listing.parent.mkdir(parents=True, exist_ok=True)
+    listing.write_text("".join(f"{r}\n" for r in roots), encoding="utf-8")
+    cmd = [
+        engine_python,
+        str(ENGINE_SCRIPT),
+        "--jsonl",
+        "--timeout",
+        str(timeout),
+        "--from-file",
+        str(listing),
+    ]
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONDONTWRITEBYTECODE="1")
+    started = time.monotonic()
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+    rows = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            row = json.loads(line)
+            rows[Path(row["project"])] = row
+    log(
+        f"engine: {len(rows)} of {len(roots)} projects in {time.monotonic() - started:.0f} s "
+        f"(exit {proc.returncode})"
+    )
+    if proc.returncode != 0 or len(rows) != len(roots):
+        log(proc.stderr[-6000:])
+        raise SystemExit(EXIT_BROKEN)
+    return rows
+
+
+def engine_version(engine_python: str) -> str:
+    code = "import importlib.metadata as m; print(m.version('rasa-pro'))"
+    proc = subprocess.run([engine_python, "-c", code], capture_output=True, text=True)
+    return proc.stdout.strip() or "(not installed)"
+
+
+def run_ours(root: Path) -> list[OurDiagnostic]:
+    from mantle_lsp.ide.diagnostics import project_diagnostics
+    from mantle_lsp.model.project import Project
+
+    proj = Project.load(root)
+    # the oracle is rasa-pro 3.21.0: compare with our 3.21 rules even where a project
+    # pins another version (or a folder above it happens to)
+    proj.engine_override = ENGINE_PROFILE
+    sources = {pf.path: pf.source for pf in proj.files.values()}
+    out = []
+    for path, ds in project_diagnostics(proj).items():
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            rel = path.as_posix()
+        src = sources.get(path)
+        for d in ds:
+            line = src.index.position(d.range.start)[0] + 1 if src is not None else 0
+            out.append(OurDiagnostic(rel, line, d.code, d.severity, d.message))
+    return sorted(out, key=lambda d: (d.path, d.line, d.code))
+
+
+# -- report ----------------------------------------------------------------------------------------
+
+
+def _wrap(text: str, indent: str, width: int = 100) -> str:
+    import textwrap
+
+    return textwrap.fill(
+        " ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent + "  "
+    )
+
+
+def print_report(
+    results: list[ProjectResult],
+    ours: dict[str, list[OurDiagnostic]],
+    copies: dict[str, list[str]],
+    roots: dict[str, Path],
+    allow: list[Allowance],
+    verbose: bool,
+) -> None:
+    out = sys.stdout
+    missed = [r for r in results if r.count("missed")]
+    extra = [r for r in results if r.extra_errors]
+    load = [r for r in results if r.load_disagreements]
+    if missed:
+        out.write("\n== MISSED: the engine reports these, we do not ==\n")
+        for r in missed:
+            out.write(f"\n{r.name}  ({_rel(roots[r.name])}){_also(copies[r.name])}\n")
+            for f in r.findings:
+                if f.status != "missed":
+                    continue
+                out.write(f"  {f.finding.code}  in {f.scope}  [rule: {f.scope.rule}]\n")
+                out.write(_wrap("engine: " + f.finding.message, "    ") + "\n")
+                near = ", ".join(f.ours_in_scope) or "nothing"
+                out.write(_wrap(f"we report there: {near}", "    ") + "\n")
+    if extra:
+        out.write("\n== EXTRA: we report errors on a project the engine accepts ==\n")
+        for r in extra:
+            out.write(f"\n{r.name}  ({_rel(roots[r.name])}){_also(copies[r.name])}\n")
+            for d in r.extra_errors:
+                out.write(_wrap(f"{d.path}:{d.line}: {d.code}: {d.message}", "  ") + "\n")
+    if load:
+        out.write(
+            "\n== LOAD: we report an error that means the engine cannot load this (a compile "
+            "error, or an lsp.* error), but the engine loads it ==\n"
+        )
+        for r in load:
+            out.write(f"\n{r.name}  ({_rel(roots[r.name])}){_also(copies[r.name])}\n")
+            for d in r.load_disagreements:
+                out.write(_wrap(f"{d.path}:{d.line}: {d.code}: {d.message}", "  ") + "\n")
+    unmapped = [(r, f) for r in results for f in r.findings if f.scope.rule == "unmapped"]
+    if unmapped:
+        out.write(
+            "\n== UNMAPPED: no file derivable from the message (matched anywhere in the "
+            "project; extend locate()) ==\n"
+        )
+        for r, f in unmapped:
+            out.write(_wrap(f"{r.name}: {f.finding.code}: {f.finding.message}", "  ") + "\n")
+    if verbose:
+        out.write("\n== ALLOWED (known_differences.yml) ==\n")
+        for r in results:
+            for f in r.findings:
+                if f.status == "allowed":
+                    out.write(
+                        _wrap(
+                            f"{r.name}: {f.finding.code} [{f.allowance}]: {f.finding.message}", "  "
+                        )
+                        + "\n"
+                    )
+            for d, a in r.allowed_extra:
+                out.write(_wrap(f"{r.name}: ours {d.path}:{d.line} {d.code} [{a}]", "  ") + "\n")
+        out.write(
+            "\n== INFO: our errors that no engine finding explains, on projects the engine "
+            "rejects (not a failure) ==\n"
+        )
+        for r in results:
+            for d in r.unexplained_errors:
+                out.write(_wrap(f"{r.name}: {d.path}:{d.line} {d.code}: {d.message}", "  ") + "\n")
+    by_id: Counter[str] = Counter()
+    for r in results:
+        by_id.update(f.allowance for f in r.findings if f.allowance)
+        by_id.update(a for _, a in r.allowed_extra)
+    if by_id:
+        out.write("\nAllowed by known_differences.yml (-v lists them):\n")
+        for entry in allow:
+            if by_id[entry.id]:
+                out.write(f"  {by_id[entry.id]:4d}  {entry.id}\n")
+
+
+def _rel(p: Path) -> str:
+    try:
+        return str(p.relative_to(REPO))
+    except ValueError:
+        return str(p)
+
+
+def _also(names: list[str]) -> str:
+    return (
+        f"  (+{len(names)} identical: {', '.join(names[:3])}{'…' if len(names) > 3 else ''})"
+        if names
+        else ""
+    )
+
+
+def print_table(results: list[ProjectResult], copies: dict[str, list[str]]) -> None:
+    groups: dict[str, list[ProjectResult]] = defaultdict(list)
+    for r in results:
+        groups[r.group].append(r)
+    head = (
+        "",
+        "projects",
+        "distinct",
+        "engine findings",
+        "matched",
+        "allowed",
+        "missed",
+        "our extra errors",
+    )
+    rows = []
+    for g in [*sorted(k for k in groups if k != "examples"), "examples"]:
+        if g in groups:
+            rows.append((g, *_counts(groups[g], copies)))
+    rows.append(("total", *_counts(results, copies)))
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
+    line = "  ".join(
+        h.ljust(widths[0]) if i == 0 else h.rjust(widths[i]) for i, h in enumerate(head)
+    )
+    sys.stdout.write("\n" + line + "\n" + "-" * len(line) + "\n")
+    for row in rows:
+        if row[0] == "total":
+            sys.stdout.write("-" * len(line) + "\n")
+        sys.stdout.write(
+            "  ".join(
+                str(x).ljust(widths[0]) if i == 0 else str(x).rjust(widths[i])
+                for i, x in enumerate(row)
+            )
+            + "\n"
+        )
+
+
+def _counts(rs: list[ProjectResult], copies: dict[str, list[str]]) -> tuple[int, ...]:
+    return (
+        sum(1 + len(copies[r.name]) for r in rs),
+        len(rs),
+        sum(len(r.findings) for r in rs),
+        sum(r.count("matched") for r in rs),
+        sum(r.count("allowed") + len(r.allowed_extra) for r in rs),
+        sum(r.count("missed") for r in rs),
+        sum(len(r.extra_errors) + len(r.load_disagreements) for r in rs),
+    )
+
+
+def _load_codes() -> frozenset[str]:
+    """Our codes for the compile errors the engine folds into skill.failed_to_load."""
+    from mantle_lsp.ide.codes import REGISTRY
+
+    return frozenset(
+        c.code
+        for c in REGISTRY.values()
+        if c.code == FAILED_TO_LOAD or "failed_to_load" in c.engine_note
+    )
+
+
+@contextlib.contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+# -- main ----------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument(
+        "--engine-python",
+        default=os.environ.get("ORACLE_PYTHON", str(REPO / ".cache/oracle-venv/bin/python")),
+        help="an interpreter with rasa-pro 3.21.0 (default: .cache/oracle-venv/bin/python)",
+    )
+    p.add_argument(
+        "--fixtures",
+        type=Path,
+        default=REPO / ".cache" / "oracle-fixtures",
+        help="where the test suite dumps its fixture projects",
+    )
+    p.add_argument(
+        "--no-pytest", action="store_true", help="reuse the fixtures dumped by the last run"
+    )
+    p.add_argument(
+        "--project",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another project to compare (repeatable; the examples are always included)",
+    )
+    p.add_argument(
+        "-k",
+        dest="only",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="only projects whose name contains TEXT (repeatable)",
+    )
+    p.add_argument("--timeout", type=float, default=120.0, help="engine seconds per project")
+    p.add_argument(
+        "--report-json",
+        type=Path,
+        default=REPO / ".cache" / "oracle-report.json",
+        help="also write every comparison as JSON here",
+    )
+    p.add_argument(
+        "-v", "--verbose", action="store_true", help="also list allowed and informational rows"
+    )
+    args = p.parse_args(argv)
+
+    if not Path(args.engine_python).exists():
+        log(f"no engine interpreter at {args.engine_python} (run `make oracle`)")
+        return EXIT_BROKEN
+    allow = load_allow_list(ALLOW_LIST)
+    load_codes = _load_codes()
+    version = engine_version(args.engine_python)
+    log(f"engine: rasa-pro {version} ({args.engine_python})")
+    if version != ENGINE_VERSION:
+        log(f"  warning: the oracle is meant to be rasa-pro {ENGINE_VERSION}")
+    if not args.no_pytest:
+        dump_fixtures(args.fixtures, [])
+    projects = collect_projects(args.fixtures, [*EXAMPLES, *args.project], args.only)
+    if not projects:
+        log("no projects to compare")
+        return EXIT_BROKEN
+
+    # identical projects (the same fixture in several tests) are compared once
+    first_of: dict[str, str] = {}
+    copies: dict[str, list[str]] = defaultdict(list)
+    for name, (_, root) in projects.items():
+        digest = project_digest(root)
+        if digest in first_of:
+            copies[first_of[digest]].append(name)
+        else:
+            first_of[digest] = name
+    names = list(first_of.values())
+    log(f"{len(projects)} projects, {len(names)} distinct")
+
+    roots = {n: projects[n][1] for n in names}
+    engine_rows = run_engine(args.engine_python, [roots[n] for n in names], args.timeout)
+    started = time.monotonic()
+    results: list[ProjectResult] = []
+    ours_by_name: dict[str, list[OurDiagnostic]] = {}
+    with _quiet_stdout():
+        for n in names:
+            row = engine_rows[roots[n]]
+            engine = [
+                EngineFinding(f["code"], f["severity"], f["message"]) for f in row["findings"]
+            ]
+            ours = run_ours(roots[n])
+            ours_by_name[n] = ours
+            results.append(compare(n, projects[n][0], engine, ours, allow, load_codes))
+    log(f"ours: {len(names)} projects in {time.monotonic() - started:.0f} s")
+
+    print_report(results, ours_by_name, copies, roots, allow, args.verbose)
+    stale = []
+    if not args.only:
+        used = used_allowances(results)
+        stale = [a for a in allow if a.specific and a.id not in used]
+        for a in stale:
+            sys.stdout.write(
+                f"\nSTALE allow-list entry {a.id!r}: nothing needs it any more; remove it "
+                "from tests/oracle/known_differences.yml\n"
+            )
+    print_table(results, copies)
+
+    if args.report_json:
+        args.report_json.parent.mkdir(parents=True, exist_ok=True)
+        dump = [
+            {
+                "project": r.name,
+                "path": _rel(roots[r.name]),
+                "identical": copies[r.name],
+                "engine_ok": r.engine_ok,
+                "findings": [
+                    {
+                        **asdict(f.finding),
+                        "scope": list(f.scope.paths),
+                        "rule": f.scope.rule,
+                        "status": f.status,
+                        "allowance": f.allowance,
+                    }
+                    for f in r.findings
+                ],
+                "ours": [asdict(d) for d in ours_by_name[r.name]],
+                "extra_errors": [asdict(d) for d in r.extra_errors],
+                "load_disagreements": [asdict(d) for d in r.load_disagreements],
+            }
+            for r in results
+        ]
+        args.report_json.write_text(json.dumps(dump, indent=1, ensure_ascii=False) + "\n")
+
+    failed = [r for r in results if r.failed]
+    crashes = sum(1 for r in results if not r.engine_ok)
+    if failed or stale:
+        sys.stdout.write(
+            f"\nFAILED: {len(failed)} project(s) differ from the engine"
+            + (
+                f", {len(stale)} stale allow-list entr{'y' if len(stale) == 1 else 'ies'}"
+                if stale
+                else ""
+            )
+            + f" (engine crashed on {crashes}; full report: {_rel(args.report_json)})\n"
+        )
+        return EXIT_DIFFERENCES
+    sys.stdout.write(f"\nOK: no unexplained differences (engine crashed on {crashes}).\n")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
