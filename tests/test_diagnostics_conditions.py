@@ -111,7 +111,7 @@ Unknown namespace.
     )
     messages = [g[5] for g in got]
     assert any("did you mean `reason`" in m for m in messages)
-    assert any("private to skill `other`" in m for m in messages)
+    assert any("a private field of skill `other`" in m for m in messages)
     assert any("engine-internal" in m for m in messages)
     assert any("there is no skill `crad`" in m and "did you mean `card`" in m for m in messages)
 

@@ -112,7 +112,7 @@ description: Replace a card.
 :::ordered_block id=main
 steps:
   - id: a
-    call: «unresolved_call:othr»
+    call: «unresolved_call|referenced.invalid_target:othr»
   - id: b
     call: «self_skill_not_callable:card»
   - id: c
@@ -127,7 +127,7 @@ steps:
       card: «execute_step.unknown_memory_key:session.other.secret»
       other: «invalid_session_parameter:session.card»
   - id: g
-    link: «unresolved_link:nowhere»
+    link: «unresolved_link|referenced.invalid_target:nowhere»
 :::
 """,
     )

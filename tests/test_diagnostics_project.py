@@ -214,3 +214,29 @@ def test_too_large_file_is_not_analysed(tmp_path: Path, monkeypatch: pytest.Monk
     assert [(g[3], g[4]) for g in got if g[0] == "skills/a/skill.md"] == [
         ("lsp.file.too_large", "warning")
     ]
+
+
+def test_unresolved_lib_import(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        """\
+//- lib/__init__.py
+//- lib/wallet.py
+DATA = {}
+//- skills/card/tools.py
+from lib.wallet import DATA
+from «unresolved_import:lib.missing» import thing
+import «unresolved_import:lib.wallet.deeper»
+from rasa.mantle.tools.decorator import tool
+
+
+@tool(description="Lock.")
+async def lock(context=None):
+    return None
+//- skills/card/skill.md
+---
+description: Card.
+---
+Use @tool.lock.
+""",
+    )

@@ -106,7 +106,7 @@ def test_project_file_in_the_skill_shape() -> None:
         other: {type: bool}
         """
     )
-    assert issue_list(doc.issues) == [(M.C_PROJECT_SKILL_SHAPE, "error", r[0])]
+    assert issue_list(doc.issues) == [(M.C_PROJECT_SKILL_SHAPE, "warning", r[0])]
     # declared like the engine does: one field named `schema`, the nested ones are not fields
     assert [f.name for f in doc.fields] == ["schema", "other"]
 
@@ -354,7 +354,7 @@ def test_skill_top_level_keys() -> None:
     )
     assert issue_list(doc.issues) == [
         (M.C_LEGACY, "warning", r[0]),
-        (M.C_LEGACY, "error", r[1]),
+        (M.C_LEGACY, "warning", r[1]),
         (M.C_UNKNOWN_TOP, "warning", r[2]),
     ]
     assert doc.loads and [f.name for f in doc.fields] == ["a"]
@@ -362,13 +362,13 @@ def test_skill_top_level_keys() -> None:
 
 def test_skill_memory_key_without_schema() -> None:
     doc, r = skill("«memory»:\n  public:\n    a: {type: text}\n")
-    assert issue_list(doc.issues) == [(M.C_LEGACY, "error", r[0])]
+    assert issue_list(doc.issues) == [(M.C_LEGACY, "warning", r[0])]
     assert doc.fields == [] and doc.loads
 
 
 def test_flat_skill_file_declares_nothing() -> None:
     doc, r = skill("«a»: {type: text}\nb: {type: int}\n")
-    assert issue_list(doc.issues) == [(M.C_NO_SCHEMA, "error", r[0])]
+    assert issue_list(doc.issues) == [(M.C_NO_SCHEMA, "warning", r[0])]
     assert doc.fields == [] and doc.loads
 
 

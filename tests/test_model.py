@@ -232,7 +232,7 @@ def test_visibility_change_affects_readers_in_other_skills(tmp_path: Path) -> No
     other = root / "skills/other/skill.md"
     assert other in affected
     [d] = project_diagnostics(proj)[other]
-    assert "private to skill `card`" in d.message
+    assert "a private field of skill `card`" in d.message
 
 
 def test_file_diagnostics_equal_the_whole_project_run(tmp_path: Path) -> None:

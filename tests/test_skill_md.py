@@ -455,7 +455,7 @@ def test_tool_constraint_options() -> None:
               «colour»: red
               requires: «5»
               on_success: «[a]»
-              «on_failure»:
+              on_failure:
           - u:
               «requires_confirmation»:
           - v:

@@ -514,7 +514,16 @@ _ALL = [
         '`context.memory.get("…")` names a field that is not '
         "readable (it always returns the default)",
     ),
-    _l("lsp.tools.obsolete_import", "a tool module imports an obsolete engine path"),
+    _l(
+        "lsp.tools.obsolete_import",
+        "a tool module imports an obsolete engine path (the engine cannot import it)",
+        "error",
+    ),
+    _l(
+        "lsp.tools.unresolved_import",
+        "a tool module imports a project `lib.*` module that does not exist",
+        "error",
+    ),
     _l(
         "lsp.condition.invalid",
         "a condition the engine never checks does not parse (the tool "

@@ -128,7 +128,7 @@ class Checker:
             if sk.field(entry) is not None:
                 who = f"skill `{sid}`" if sid else "a project-wide responses.yml"
                 return (
-                    f"`{key}` is private to skill `{ns}`: {who} cannot read it (make it "
+                    f"`{key}`, a private field of skill `{ns}`: {who} cannot read it (make it "
                     "public in that skill's memory.yml, or read it from within that skill)"
                 )
             return (
@@ -513,6 +513,13 @@ class Checker:
                 msg = f"`{name}` is not a shared tool in tools/*.py{did_you_mean(name, shared)}"
             if not self.tool_visible(sk, None, name):
                 self.emit(path, item.range, "skill.import_tools.invalid_shared_tool", msg)
+                # and, like the engine, as a tool the skill cannot see
+                self.emit(
+                    path,
+                    item.range,
+                    "mantle.validation.tools.unresolved_tool",
+                    f"`{name}` is not a tool this skill can use",
+                )
         pre = doc.fm("precondition")
         agent = self.p.agent
         if isinstance(pre, YScalar) and isinstance(pre.value, str) and pre.value.strip():
@@ -639,7 +646,8 @@ class Checker:
                         self.check_written_key(path, sid, sk, k.value, k.range, where, "set_memory")
         elif kind == "execute_tool":
             t = st.str_field("execute_tool")
-            if t and t[0] not in ("record_handoff",) and not self.tool_visible(sk, doc, t[0]):
+            execute_only = ("record_handoff",) if self.p.engine == "3.22" else ()
+            if t and t[0] not in execute_only and not self.tool_visible(sk, doc, t[0]):
                 self.emit(
                     path,
                     t[1].range,
@@ -713,6 +721,13 @@ class Checker:
                 f"{where}: `{kind}: {target}` names no skill"
                 + (" or block of this skill" if blocks else "")
                 + did_you_mean(target, [*self.p.catalog_ids(), *blocks]),
+            )
+            # the engine also reports the target among the skill's referenced skills
+            self.emit(
+                path,
+                node.range,
+                "skill.referenced.invalid_target",
+                f"`{target}` is not a skill (referenced by `{kind}:` in {where})",
             )
 
     def check_written_key(
@@ -961,8 +976,10 @@ class Checker:
                 pf.path,
                 imp.range,
                 "lsp.tools.obsolete_import",
-                f"`{imp.module}` is an obsolete module path; import from `{imp.replacement}`",
+                f"`{imp.module}` does not exist in rasa-pro 3.21 (the engine fails to import "
+                f"this module); import from `{imp.replacement}`",
             )
+        parity.check_lib_imports(self, pf)
 
     def why_unwritable(self, sid: str | None, name: str) -> str | None:
         p = self.p

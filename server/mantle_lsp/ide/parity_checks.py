@@ -425,3 +425,31 @@ def check_default_override(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> N
             "mantle.validation.unsupported_request_handler.missing_entry",
             "an override of `default_unsupported_request_handler` needs exactly one entry block",
         )
+
+
+# -- imports the engine cannot resolve ------------------------------------------------------
+_LIB_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(lib(?:\.\w+)*)[ \t]+import\b|import[ \t]+(lib(?:\.\w+)*))", re.M
+)
+
+
+def check_lib_imports(ck: Checker, pf: object) -> None:
+    """`lib.*` imports of project helper modules that do not exist: the engine fails to
+    import the tool module (it puts the project root on sys.path while loading tools)."""
+    from ..model.project import ParsedFile
+
+    assert isinstance(pf, ParsedFile)
+    for m in _LIB_IMPORT.finditer(pf.text):
+        dotted = m.group(1) or m.group(2)
+        start = m.start(1) if m.group(1) else m.start(2)
+        parts = dotted.split(".")
+        base = ck.p.root.joinpath(*parts)
+        if base.is_dir() or base.with_suffix(".py").is_file():
+            continue
+        ck.emit(
+            pf.path,
+            TextRange(start, start + len(dotted)),
+            "lsp.tools.unresolved_import",
+            f"`{dotted}` does not exist in this project ({'/'.join(parts)}.py or a "
+            f"{'/'.join(parts)}/ package), so the engine cannot import this module",
+        )

@@ -196,6 +196,7 @@ def _parse_project(doc: MemoryDoc, root: YNode) -> None:
             "shape of a skill's memory.yml. Here it declares one field named `schema` and "
             "none of the fields nested under it",
             key.range if key else root.range,
+            "warning",
         )
     for k, v in root.pairs():
         if not isinstance(k.value, str):
@@ -258,6 +259,7 @@ def _parse_skill(doc: MemoryDoc, root: YNode) -> None:
                 "`memory:` is the obsolete top-level key: write `schema:` with `public:` and/or "
                 "`private:` sections, otherwise this file declares nothing",
                 k.range,
+                "warning",
             )
         else:
             _err(
@@ -276,6 +278,7 @@ def _parse_skill(doc: MemoryDoc, root: YNode) -> None:
                 "this skill memory.yml has no `schema:` section, so it declares nothing: nest "
                 "the fields under `schema:` → `public:` or `private:`",
                 root.items[0][0].range if root.items else root.range,
+                "warning",
             )
         return
     schema = root.get("schema")

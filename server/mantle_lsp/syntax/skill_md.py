@@ -753,7 +753,8 @@ class _Parser:
                     k.range,
                 )
             else:
-                what = f"`{key}` is not a property of a {step.kind} step"
+                article = "an" if str(step.kind)[:1] in "aeiou" else "a"
+                what = f"`{key}` is not a property of {article} {step.kind} step"
                 if key in STEP_KIND_KEYS or key in ("noop", "utter"):
                     what = f"a step does one thing: `{key}` cannot be combined with `{kind}`"
                 self.err(
@@ -902,6 +903,16 @@ class _Parser:
                         f"`{k.value}` is not a branch key (allowed: `if`, `then`, `else`)",
                         k.range,
                     )
+            for key, node in (("then", br.then_node), ("else", br.else_node)):
+                if node is not None and not (
+                    isinstance(node, YScalar) and isinstance(node.value, str) and node.value
+                ):
+                    kn = item.key_node(key)
+                    self.err(
+                        C_STEP,
+                        f"`{key}:` needs a step id or `END` (found {describe(node)})",
+                        kn.range if kn is not None else item.range,
+                    )
             if br.else_node is not None:
                 if br.if_node is not None:
                     ifk = item.key_node("if")
@@ -982,7 +993,7 @@ class _Parser:
             elif key in ("on_success", "on_failure"):
                 if isinstance(v, YScalar) and isinstance(v.value, str):
                     setattr(gt, key, v)
-                else:
+                elif not (isinstance(v, YScalar) and v.is_null):  # the engine accepts null
                     self.err(
                         code, f"`{key}` must be a response name (found {describe(v)})", v.range
                     )
