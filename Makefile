@@ -23,7 +23,7 @@ demo: $(STAMP)
 	-$(VENV)/bin/mantle-lsp check examples/telecom-broken
 
 ## test: lint, type-check and the whole test suite
-test: nvim lint typecheck client-check e2e unit
+test: nvim lint typecheck client-check e2e grammar-test unit
 
 ## nvim: Neovim for the editor end-to-end test (tests/test_nvim.py); apt, as root on CI
 nvim:
@@ -38,6 +38,20 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q
+
+## grammar-test: the TextMate grammars (grammars/*.tmLanguage.json) with vscode-tmgrammar-test,
+## against tm-grammars' YAML/Markdown and, when `make e2e` has cached code-server, VS Code's own
+GRAMMAR_TESTS := tests/grammar
+GRAMMAR_DEPS  := $(GRAMMAR_TESTS)/node_modules/.installed
+
+.PHONY: grammar-test
+
+$(GRAMMAR_DEPS): $(GRAMMAR_TESTS)/package.json $(GRAMMAR_TESTS)/package-lock.json
+	cd $(GRAMMAR_TESTS) && npm ci --no-audit --no-fund
+	touch $@
+
+grammar-test: $(GRAMMAR_DEPS)
+	cd $(GRAMMAR_TESTS) && node run.js
 
 ## docs-check: regenerate docs/diagnostics.md from the code registry
 docs: $(STAMP)
