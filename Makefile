@@ -145,3 +145,8 @@ e2e: vsix e2e-deps
 	E2E_NODE24=$(abspath $(NODE24)) E2E_CODE_SERVER=$(abspath $(CS_DIR))/node_modules/.bin/code-server \
 	E2E_VSIX=$(abspath $(VSIX)) E2E_PYTHON=$(abspath $(PY)) \
 	  node tests/e2e/run.mjs
+
+## bench: speed and memory on generated projects (100 and 1,000 skills); writes docs/performance-results.md
+.PHONY: bench
+bench: $(STAMP)
+	$(PY) bench/run.py --sizes 100 1000 --out docs/performance-results.md

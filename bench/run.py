@@ -1,0 +1,276 @@
+"""`make bench`: speed and memory of mantle-lsp on generated projects.
+
+Every figure is measured in the same run, so ratios hold on a noisy machine:
+
+- floor: reading every file of the project and libyaml-composing every YAML document
+  (memory.yml, responses.yml, agent.yml, integrations.yml, each skill.md frontmatter and
+  ordered-block body) — the least any checker must do;
+- `mantle-lsp check` wall time (a subprocess, as a CI would run it) and its ratio to the
+  floor;
+- the real server over stdio (`mantle-lsp serve`): time from `initialized` to diagnostics
+  published for every file, completion and hover latency (p50/p95), edit-to-fresh-
+  diagnostics for an edit in a skill.md and in a memory.yml whose field another skill
+  reads (p50/p95), and the server's peak RSS.
+
+    python bench/run.py [--sizes 100 1000] [--out docs/performance.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generate import generate  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "bench"
+FENCE = re.compile(r":::ordered_block[^\n]*\n(.*?)^:::[ \t]*$", re.S | re.M)
+
+
+def floor_seconds(project: Path) -> float:
+    def once() -> float:
+        t = time.perf_counter()
+        for p in sorted(project.rglob("*")):
+            if not p.is_file():
+                continue
+            text = p.read_text(encoding="utf-8")
+            if p.suffix == ".yml":
+                yaml.compose(text, Loader=yaml.CSafeLoader)
+            elif p.name == "skill.md":
+                _, fm, body = text.split("---", 2)
+                yaml.compose(fm, Loader=yaml.CSafeLoader)
+                for m in FENCE.finditer(body):
+                    yaml.compose(m.group(1), Loader=yaml.CSafeLoader)
+        return time.perf_counter() - t
+
+    return min(once() for _ in range(3))
+
+
+def check_seconds(project: Path) -> float:
+    exe = Path(sys.executable).with_name("mantle-lsp")
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        proc = subprocess.run([str(exe), "check", str(project)], capture_output=True, text=True)
+        best = min(best, time.perf_counter() - t)
+        if proc.returncode != 0:
+            raise SystemExit(f"check failed on the generated project:\n{proc.stdout[-2000:]}")
+    return best
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))]
+
+
+@dataclass
+class ServerFigures:
+    first_diagnostics: float = 0.0
+    completion: list[float] = field(default_factory=list)
+    hover: list[float] = field(default_factory=list)
+    edit_skill: list[float] = field(default_factory=list)
+    edit_memory: list[float] = field(default_factory=list)
+    dependent: list[float] = field(default_factory=list)
+    peak_rss_mb: float = 0.0
+
+
+async def measure_server(project: Path, n: int, rounds: int) -> ServerFigures:
+    figs = ServerFigures()
+    client = LanguageClient("mantle-bench", "1")
+    published: dict[str, list[tuple[int | None, float, int]]] = {}
+    waiters: list[tuple[str, int | None, asyncio.Future[float]]] = []
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diags(params: types.PublishDiagnosticsParams) -> None:
+        now = time.perf_counter()
+        published.setdefault(params.uri, []).append((params.version, now, len(params.diagnostics)))
+        for uri, version, fut in list(waiters):
+            if uri == params.uri and (version is None or params.version == version):
+                if not fut.done():
+                    fut.set_result(now)
+                waiters.remove((uri, version, fut))
+
+    @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+    def on_progress(params: types.WorkDoneProgressCreateParams) -> None:
+        return None
+
+    @client.feature(types.WINDOW_LOG_MESSAGE)
+    def on_log(params: types.LogMessageParams) -> None:
+        return None
+
+    index_done: list[float] = []
+
+    @client.feature(types.PROGRESS)
+    def on_progress_note(params: types.ProgressParams) -> None:
+        # the initial index ends (WorkDoneProgressEnd) after every file's diagnostics went
+        # out; a clean file has nothing to publish, so this is the "complete" signal
+        value = params.value
+        kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+        if kind == "end" and not index_done:
+            index_done.append(time.perf_counter())
+
+    @client.feature(types.WORKSPACE_CONFIGURATION)
+    def on_config(params: types.ConfigurationParams) -> list[object]:
+        return [None for _ in params.items]
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def on_register(params: types.RegistrationParams) -> None:
+        return None
+
+    exe = Path(sys.executable).with_name("mantle-lsp")
+    await client.start_io(str(exe), "serve")
+    root_uri = project.as_uri()
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(
+                window=types.WindowClientCapabilities(work_done_progress=True),
+                workspace=types.WorkspaceClientCapabilities(configuration=True),
+            ),
+            root_uri=root_uri,
+            workspace_folders=[types.WorkspaceFolder(uri=root_uri, name="bench")],
+        )
+    )
+    t0 = time.perf_counter()
+    client.initialized(types.InitializedParams())
+    deadline = t0 + 600
+    while not index_done and time.perf_counter() < deadline:
+        await asyncio.sleep(0.005)
+    if not index_done:
+        raise SystemExit("the server never finished its initial index")
+    figs.first_diagnostics = index_done[0] - t0
+
+    skill = project / "skills" / "s1" / "skill.md"
+    text = skill.read_text()
+    uri = skill.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="mantle-skill", version=1, text=text)
+        )
+    )
+    lines = text.splitlines()
+    if_line = next(i for i, ln in enumerate(lines) if ln.startswith("if: session."))
+    comp_pos = types.Position(line=if_line, character=len("if: session."))
+    hover_pos = types.Position(line=if_line, character=len("if: session.s1.st"))
+    for _ in range(rounds):
+        t = time.perf_counter()
+        await client.text_document_completion_async(
+            types.CompletionParams(types.TextDocumentIdentifier(uri), comp_pos)
+        )
+        figs.completion.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        await client.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(uri), hover_pos)
+        )
+        figs.hover.append(time.perf_counter() - t)
+
+    async def edit(uri: str, version: int, new_text: str) -> float:
+        fut: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        waiters.append((uri, version, fut))
+        t = time.perf_counter()
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                [types.TextDocumentContentChangeWholeDocument(text=new_text)],
+            )
+        )
+        return await asyncio.wait_for(fut, 30) - t
+
+    version = 1
+    for k in range(rounds):
+        version += 1
+        figs.edit_skill.append(await edit(uri, version, text + f"\nMore prose {k}.\n"))
+
+    mem = project / "skills" / "s0" / "memory.yml"
+    mem_text = mem.read_text()
+    mem_uri = mem.as_uri()
+    reader = (project / "skills" / f"s{n - 1}" / "skill.md").as_uri()  # reads s0.status
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=mem_uri, language_id="yaml", version=1, text=mem_text)
+        )
+    )
+    mversion = 1
+    for k in range(rounds):
+        mversion += 1
+        changed = mem_text.replace("status:", "statu:" if k % 2 == 0 else "status:", 1)
+        dep: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        waiters.append((reader, None, dep))
+        t = time.perf_counter()
+        figs.edit_memory.append(await edit(mem_uri, mversion, changed))
+        try:
+            figs.dependent.append(await asyncio.wait_for(dep, 30) - t)
+        except TimeoutError:
+            pass
+    pid = getattr(getattr(client, "_server", None), "pid", None)
+    if pid:
+        status = Path(f"/proc/{pid}/status").read_text()
+        m = re.search(r"VmHWM:\s+(\d+) kB", status)
+        figs.peak_rss_mb = int(m.group(1)) / 1024 if m else 0.0
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return figs
+
+
+def ms(x: float) -> str:
+    return f"{x * 1000:.1f} ms"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
+    ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    rows = []
+    for n in args.sizes:
+        project = generate(CACHE / f"skills-{n}", n)
+        floor = floor_seconds(project)
+        check = check_seconds(project)
+        figs = asyncio.run(measure_server(project, n, args.rounds))
+        rows.append((n, floor, check, figs))
+        print(f"N={n}: floor {floor:.2f}s, check {check:.2f}s ({check / floor:.1f}x)", flush=True)
+    table = [
+        "| skills | floor | check | check/floor | first diagnostics | /floor | completion p50/p95 "
+        "| hover p50/p95 | edit skill.md p50/p95 | edit memory.yml p50/p95 | dependent file "
+        "p95 | peak RSS |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for n, floor, check, f in rows:
+        table.append(
+            f"| {n} | {floor:.2f} s | {check:.2f} s | {check / floor:.1f}x | "
+            f"{f.first_diagnostics:.2f} s | {f.first_diagnostics / floor:.1f}x | "
+            f"{ms(pct(f.completion, .5))} / {ms(pct(f.completion, .95))} | "
+            f"{ms(pct(f.hover, .5))} / {ms(pct(f.hover, .95))} | "
+            f"{ms(pct(f.edit_skill, .5))} / {ms(pct(f.edit_skill, .95))} | "
+            f"{ms(pct(f.edit_memory, .5))} / {ms(pct(f.edit_memory, .95))} | "
+            f"{ms(pct(f.dependent, .95)) if f.dependent else 'n/a'} | {f.peak_rss_mb:.0f} MB |"
+        )
+    machine = (
+        f"{platform.platform()}, Python {platform.python_version()}, "
+        f"{os.cpu_count()} cores"
+    )
+    report = "\n".join(table)
+    print(report)
+    print(f"\nmachine: {machine}")
+    if args.out:
+        args.out.write_text(report + f"\n\nMachine: {machine}.\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
