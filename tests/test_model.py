@@ -290,3 +290,15 @@ def test_incremental_index_equals_a_fresh_build(tmp_path: Path) -> None:
     fresh.rescan()
     fresh.set_source(new_md, ws.read(new_md))
     assert _index_snapshot(proj) == _index_snapshot(fresh)
+
+
+def test_ensure_project_for_a_non_mantle_file_keeps_the_loaded_project(tmp_path: Path) -> None:
+    fx = write_fixture(tmp_path, EVERY_FORM)
+    ws = Workspace()
+    [proj] = ws.add_folder(fx.root)
+    md = (fx.root / "skills/other/skill.md").resolve()
+    ws.open_buffer(md, "---\ndescription: Edited.\n---\nText.\n", 2)
+    readme = fx.root / "README.md"
+    readme.write_text("notes\n")
+    assert ws.ensure_project_for(readme) is proj
+    assert proj.files[md].source.version == 2  # the open buffer survived

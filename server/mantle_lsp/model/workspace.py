@@ -54,6 +54,8 @@ class Workspace:
         root = layout.find_project_for(path.resolve())
         if root is None:
             return None
+        if root in self.projects:  # loaded already; the path is just not a Mantle file
+            return self.projects[root]
         proj = self.projects[root] = Project.load(root, self.read)
         return proj
 
