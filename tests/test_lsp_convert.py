@@ -51,7 +51,7 @@ def test_code_patterns() -> None:
 
 
 def test_settings_from_the_client() -> None:
-    assert Settings.from_client(None) == Settings("3.21", ())
+    assert Settings.from_client(None) == Settings("auto", ())
     nested = {"engineVersion": "3.22", "diagnostics": {"ignore": ["a.b", " c "]}}
     assert Settings.from_client(nested) == Settings("3.22", ("a.b", "c"))
     assert Settings.from_client({"diagnostics.ignore": "a, b"}).ignore == ("a", "b")

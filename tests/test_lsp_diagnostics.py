@@ -227,3 +227,20 @@ async def test_progress_during_initial_index(tmp_path: Path) -> None:
         assert "WorkDoneProgressReport" in kinds
         assert reports[0].title == "Mantle: indexing"  # type: ignore[union-attr]
         assert "2 project(s)" in (reports[-1].message or "")  # type: ignore[union-attr]
+
+
+async def test_engine_version_setting(tmp_path: Path) -> None:
+    """`mantle.engineVersion` switches the rule profile: 3.22 attributes are warned about
+    under 3.21 and accepted under 3.22 (where the 3.22 rules apply)."""
+    root = copy_telecom(tmp_path)
+    memory = root / "memory.yml"
+    memory.write_text(
+        memory.read_text(encoding="utf-8") + "\nplan_locked:\n  type: bool\n  mutable: true\n",
+        "utf-8",
+    )
+    code = "lsp.memory.engine_3_22_attribute"
+    async with lsp_session(root, configuration={"mantle": {"engineVersion": "3.21"}}) as s:
+        await s.until(lambda: code in s.codes(memory), what="3.22 attribute warning")
+        s.client.set_configuration({"mantle": {"engineVersion": "3.22"}})
+        s.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+        await s.until(lambda: code not in s.codes(memory), what="accepted under 3.22")

@@ -44,7 +44,7 @@ R = TypeVar("R")
 class Settings:
     """The ``mantle`` configuration section."""
 
-    engine_version: str = "3.21"
+    engine_version: str = "auto"
     ignore: tuple[str, ...] = ()
 
     @classmethod
@@ -52,7 +52,7 @@ class Settings:
         """Read the section as VS Code returns it (nested objects) or with dotted keys."""
         if not isinstance(value, dict):
             return cls()
-        engine = value.get("engineVersion", "3.21")
+        engine = value.get("engineVersion", "auto")
         diags = value.get("diagnostics")
         ignore: Any = diags.get("ignore") if isinstance(diags, dict) else None
         if ignore is None:
@@ -60,7 +60,7 @@ class Settings:
         if isinstance(ignore, str):
             ignore = ignore.split(",")
         codes = tuple(str(c).strip() for c in ignore or () if str(c).strip())
-        return cls(str(engine) if engine else "3.21", codes)
+        return cls(str(engine) if engine else "auto", codes)
 
 
 @dataclass(frozen=True)

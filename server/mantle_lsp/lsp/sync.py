@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from ..model import layout
+from ..model.engine import PROFILES
 from . import convert
 from .diagnostics import register_pull
 from .server import Settings
@@ -72,6 +73,7 @@ def register(server: MantleServer) -> None:
             section = settings.get("mantle") if isinstance(settings, dict) else None
             server.settings = Settings.from_client(section or {})
             server.log(f"settings: {server.settings}")
+        apply_engine(server)
         if server.settings != before and server.indexed:
             if server.pull_diagnostics:
                 server.diagnostics.request_refresh()
@@ -150,6 +152,13 @@ def register(server: MantleServer) -> None:
             server.diagnostics.request_refresh()
 
 
+def apply_engine(server: MantleServer) -> None:
+    """`mantle.engineVersion`: "3.21"/"3.22" force that profile, "auto" detects it per
+    project from its rasa-pro pin (model/engine.py)."""
+    engine = server.settings.engine_version
+    server.model.engine_override = engine if engine in PROFILES else None
+
+
 async def load_settings(server: MantleServer) -> None:
     if not server.client_supports("workspace.configuration"):
         return
@@ -165,6 +174,7 @@ async def load_settings(server: MantleServer) -> None:
         return
     value = values[0] if values else None
     server.settings = Settings.from_client(value or {})
+    apply_engine(server)
     server.log(
         f"settings: engineVersion={server.settings.engine_version}, "
         f"diagnostics.ignore={list(server.settings.ignore)}"

@@ -13,6 +13,25 @@ class Workspace:
     def __init__(self) -> None:
         self.projects: dict[Path, Project] = {}
         self.overlays: dict[Path, Source] = {}
+        self._engine: str | None = None
+
+    @property
+    def engine_override(self) -> str | None:
+        """The engine profile forced by the editor's settings (None: detect per project)."""
+        return self._engine
+
+    @engine_override.setter
+    def engine_override(self, value: str | None) -> None:
+        self._engine = value
+        for proj in self.projects.values():
+            proj.engine_override = value
+
+    def _load(self, root: Path) -> Project:
+        proj = Project(root, self.read)
+        proj.engine_override = self._engine
+        proj.rescan()
+        self.projects[root] = proj
+        return proj
 
     # -- reading: open buffers win over disk ------------------------------------------------
     def read(self, path: Path) -> Source:
@@ -25,8 +44,7 @@ class Workspace:
         added = []
         for root in layout.find_projects(folder):
             if root not in self.projects:
-                self.projects[root] = Project.load(root, self.read)
-                added.append(self.projects[root])
+                added.append(self._load(root))
         return added
 
     def remove_folder(self, folder: Path) -> list[Path]:
@@ -56,8 +74,7 @@ class Workspace:
             return None
         if root in self.projects:  # loaded already; the path is just not a Mantle file
             return self.projects[root]
-        proj = self.projects[root] = Project.load(root, self.read)
-        return proj
+        return self._load(root)
 
     # -- changes ----------------------------------------------------------------------------
     def open_buffer(self, path: Path, text: str, version: int | None) -> set[Path]:
@@ -79,8 +96,7 @@ class Workspace:
             # may have made a new project appear
             root = layout.find_project_for(path)
             if root is not None and root not in self.projects:
-                self.projects[root] = Project.load(root, self.read)
-                return set(self.projects[root].files)
+                return set(self._load(root).files)
         return self._refresh(path)
 
     def _refresh(self, path: Path) -> set[Path]:
