@@ -369,7 +369,92 @@ ok:
 description: Card.
 ---
 Text.
+//- skills/gated/skill.md
+---
+description: Gated.
+precondition: verified
+---
+Text.
 """,
+    )
+
+
+PRECONDITION_SKILLS = """//- memory.yml
+ok:
+  type: bool
+//- skills/card/skill.md
+---
+description: Card.
+---
+Text.
+"""
+
+
+def test_unused_precondition_binding_is_only_a_warning(tmp_path: Path) -> None:
+    # the engine checks a binding only for a precondition some skill declares
+    got = check_diagnostics(
+        tmp_path,
+        """\
+//- agent.yml
+agent: {id: a, persona: p}
+orchestrator:
+  model_group: main
+  preconditions:
+    «unused_precondition:verified»:
+      satisfied_when: "session.project.ok «condition.invalid:=» True"
+      resolve_with: nobody
+"""
+        + PRECONDITION_SKILLS,
+        {"unused_precondition": "warning", "condition.invalid": "warning"},
+    )
+    assert "no skill declares `precondition: verified`" in got[0][5]
+    assert "while no skill uses this precondition" in got[1][5]
+
+
+def test_used_precondition_binding_is_checked(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        """\
+//- agent.yml
+agent: {id: a, persona: p}
+orchestrator:
+  model_group: main
+  preconditions:
+    verified:
+      satisfied_when: "session.project.ok «invalid_satisfied_when:=» True"
+      resolve_with: «unknown_resolver:nobody»
+//- skills/gated/skill.md
+---
+description: Gated.
+precondition: " verified "
+---
+Text.
+"""
+        + PRECONDITION_SKILLS,
+        {"invalid_satisfied_when": "error", "unknown_resolver": "error"},
+    )
+
+
+def test_a_used_valid_binding_is_silent(tmp_path: Path) -> None:
+    check_clean(
+        tmp_path,
+        """\
+//- agent.yml
+agent: {id: a, persona: p}
+orchestrator:
+  model_group: main
+  preconditions:
+    verified:
+      satisfied_when: session.project.ok == True
+      resolve_with: card
+//- skills/gated/skill.md
+---
+description: Gated.
+precondition: verified
+---
+Text.
+"""
+        + PRECONDITION_SKILLS,
     )
 
 

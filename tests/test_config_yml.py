@@ -110,12 +110,51 @@ def test_agent_yml_not_a_mapping(fixture: str) -> None:
     assert doc.root is None
 
 
-def test_unknown_agent_keys() -> None:
+def test_unknown_agent_keys_are_ignored() -> None:
+    # the engine ignores top-level keys it does not read: a warning, not an error
     doc, r = agent("agent: {persona: p}\norchestrator: {model_group: m}\n«llm»: {}\n«skills»: []\n")
     assert issue_list(doc.issues) == [
-        (C.C_AGENT_SPEC, "error", r[0]),
-        (C.C_AGENT_SPEC, "error", r[1]),
+        (C.C_IGNORED, "warning", r[0]),
+        (C.C_IGNORED, "warning", r[1]),
     ]
+    doc, r = agent("agent: {persona: p}\norchestrator: {model_group: m}\n«rule»: [x]\n")
+    assert "did you mean `rules`?" in doc.issues[0].message
+
+
+def test_name_and_description_are_read_but_unused() -> None:
+    doc, r = agent(
+        "agent: {persona: p}\norchestrator: {model_group: m}\n"
+        "«name»: Bank\n«description»: A bank.\n"
+    )
+    assert issue_list(doc.issues) == [
+        (C.C_IGNORED, "warning", r[0]),
+        (C.C_IGNORED, "warning", r[1]),
+    ]
+    # ... but they must be strings
+    doc, r = agent("agent: {persona: p}\norchestrator: {model_group: m}\nname: «5»\n")
+    assert issue_list(doc.issues) == [(C.C_AGENT_SPEC, "error", r[0])]
+
+
+def test_agent_block_keys() -> None:
+    doc, r = agent(
+        """\
+        agent:
+          persona: p
+          «name»: Bank
+          voice: {enabled: true, sample_rate: 8000, «codec»: x}
+        orchestrator: {model_group: m}
+        """
+    )
+    assert issue_list(doc.issues) == [
+        (C.C_IGNORED, "warning", r[0]),
+        (C.C_IGNORED, "warning", r[1]),
+    ]
+    doc, r = agent("agent:\n  persona: p\n  voice: «on»\norchestrator: {model_group: m}\n")
+    assert issue_list(doc.issues) == [(C.C_AGENT_SPEC, "error", r[0])]
+    doc, r = agent(
+        "agent:\n  persona: p\n  voice: {sample_rate: «fast»}\norchestrator: {model_group: m}\n"
+    )
+    assert issue_list(doc.issues) == [(C.C_AGENT_SPEC, "error", r[0])]
 
 
 def test_agent_section() -> None:
@@ -173,19 +212,23 @@ def test_precondition_errors() -> None:
               resolve_with: s
               «on_fail»: x
             «e»: {}
+            f: {satisfied_when: «' '», resolve_with: «''»}
         """
     )
-    e = r[-1]
+    e = r[5]
     assert issue_list(doc.issues) == [
-        (C.C_PRE_SHAPE, "error", r[0]),
+        (C.C_AGENT_SPEC, "error", r[0]),
         (C.C_AGENT_SPEC, "error", r[1]),
         (C.C_AGENT_SPEC, "error", r[2]),
         (C.C_AGENT_SPEC, "error", r[3]),
         (C.C_AGENT_SPEC, "error", r[4]),
         (C.C_AGENT_SPEC, "error", e),
         (C.C_AGENT_SPEC, "error", e),
+        (C.C_AGENT_SPEC, "error", r[6]),
+        (C.C_AGENT_SPEC, "error", r[7]),
     ]
-    assert sorted(doc.preconditions) == ["a", "b", "c", "d", "e"]
+    assert "(it is blank)" in doc.issues[-1].message
+    assert sorted(doc.preconditions) == ["a", "b", "c", "d", "e", "f"]
     assert [c.context for c in doc.conditions] == ["d"]
 
 
@@ -195,8 +238,9 @@ def test_preconditions_must_be_a_mapping() -> None:
     )
     assert issue_list(doc.issues) == [(C.C_AGENT_SPEC, "error", r[0])]
     assert doc.preconditions == {}
-    doc, _ = agent("agent: {persona: p}\norchestrator:\n  model_group: m\n  preconditions:\n")
-    assert doc.issues == []
+    # null is not an empty mapping: the engine rejects it
+    doc, r = agent("agent: {persona: p}\norchestrator:\n  model_group: m\n  «preconditions»:\n")
+    assert issue_list(doc.issues) == [(C.C_AGENT_SPEC, "error", r[0])]
 
 
 @pytest.mark.parametrize(

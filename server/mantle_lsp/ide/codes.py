@@ -289,7 +289,7 @@ _ALL = [
     _e("mantle.validation.config.missing_agent_section", "agent.yml has no `agent:` mapping"),
     _e(
         "mantle.validation.config.invalid_agent_section",
-        "agent.yml fails the agent spec (persona, orchestrator, unknown keys)",
+        "agent.yml fails the agent spec (persona, orchestrator, a section's keys or types)",
     ),
     _e("mantle.validation.config.missing_integrations", "the project has no integrations.yml"),
     _e("mantle.validation.config.unknown_integration_key", "an unknown integrations.yml key"),
@@ -567,10 +567,13 @@ _ALL = [
     _l("lsp.legacy.syntax", "an obsolete (Maestro-era or pre-3.21) form"),
     _l("lsp.skill.id_not_identifier", "a skill id that can never appear in a condition"),
     _l("lsp.config.invalid_integrations_yml", "integrations.yml is not a mapping", "error"),
-    _l("lsp.config.invalid_precondition", "a precondition binding that is not a mapping", "error"),
     _l(
         "lsp.config.ignored_key",
-        "a `prompts` / `session_config` / `fillers.examples` key the engine ignores",
+        "an agent.yml key the engine ignores (top level, `agent`, `prompts`, ...)",
+    ),
+    _l(
+        "lsp.config.unused_precondition",
+        "a precondition binding that no skill declares (the engine never checks it)",
     ),
     _l(
         "lsp.config.missing_agent_id",

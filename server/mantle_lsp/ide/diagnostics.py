@@ -321,13 +321,20 @@ class Checker:
             )
 
     # -- conditions ------------------------------------------------------------------------
-    def check_condition(self, path: Path, site: ConditionSite, sid: str | None) -> None:
-        syntax_code, read_code = _SITE_CODES.get(site.kind, _UNCHECKED_SITE)
+    def check_condition(
+        self, path: Path, site: ConditionSite, sid: str | None, *, engine_checked: bool = True
+    ) -> None:
+        """``engine_checked=False``: a condition the engine skips although it checks its
+        kind elsewhere (a `satisfied_when` no skill uses): reported under the lsp codes."""
+        codes = _SITE_CODES.get(site.kind, _UNCHECKED_SITE)
+        syntax_code, read_code = codes if engine_checked else _UNCHECKED_SITE
         parsed = parse_condition(site.text)
         label = SITE_LABELS.get(site.kind, "condition")
         if not parsed.ok:
             tail = ""
-            if syntax_code.startswith("lsp."):
+            if not engine_checked:
+                tail = " (the engine does not check it while no skill uses this precondition)"
+            elif syntax_code.startswith("lsp."):
                 tail = " (the engine never checks this condition"
                 tail += (
                     ": while it fails, the tool stays hidden)"
@@ -1030,10 +1037,25 @@ class Checker:
         agent = self.p.agent
         if apf is None or agent is None:
             return
+        # the engine checks a binding only for a precondition some skill declares
+        used: set[str] = set()
+        for sk in self.p.skills.values():
+            name = sk.doc.fm_str("precondition") if sk.doc is not None else None
+            if name is not None and name.strip():
+                used.add(name.strip())
         for site in agent.conditions:
-            self.check_condition(apf.path, site, None)
+            self.check_condition(apf.path, site, None, engine_checked=site.context in used)
         config.check_agent_config(self, apf.path, agent)
         for pre in agent.preconditions.values():
+            if pre.name not in used:
+                self.emit(
+                    apf.path,
+                    pre.key.range,
+                    "lsp.config.unused_precondition",
+                    f"no skill declares `precondition: {pre.name}`, so this binding is never "
+                    "used (and the engine does not check it)",
+                )
+                continue
             rw = pre.resolve_with
             if rw is not None and not self.p.has_skill(rw.value):
                 self.emit(

@@ -37,7 +37,6 @@ C_INT_CALM = "mantle.validation.config.unsupported_integration_key"
 C_INT_LLM = "mantle.validation.config.unexpected_llm"
 C_INT_MODELS = "mantle.validation.config.invalid_model_server"
 C_INT_INVALID = "lsp.config.invalid_integrations_yml"
-C_PRE_SHAPE = "lsp.config.invalid_precondition"
 C_PRIVACY = "mantle.validation.config.invalid_agent_privacy"
 C_UNKNOWN_GROUP = "mantle.validation.config.unknown_model_group"
 C_SESSION = "config.session.invalid_section"
@@ -168,14 +167,8 @@ def _parse_agent(doc: AgentDoc, text: str) -> AgentDoc:
         )
         return doc
     doc.root = root
-    for k, _ in root.pairs():
-        if k.value not in AGENT_KEYS:
-            _err(
-                doc.issues,
-                C_AGENT_SPEC,
-                f"unknown agent.yml key `{k.raw}` (allowed: {', '.join(AGENT_KEYS)})",
-                k.range,
-            )
+    for k, v in root.pairs():
+        _check_top_level_key(doc.issues, k, v)
     agent = root.get("agent")
     if not isinstance(agent, YMap):
         _err(
@@ -218,7 +211,7 @@ def _parse_agent(doc: AgentDoc, text: str) -> AgentDoc:
             (mg or root.key_node("orchestrator") or orch).range,
         )
     pre = orch.get("preconditions")
-    if pre is not None and not isinstance(pre, YMap) and not getattr(pre, "is_null", False):
+    if pre is not None and not isinstance(pre, YMap):
         _err(
             doc.issues,
             C_AGENT_SPEC,
@@ -234,9 +227,9 @@ def _parse_agent(doc: AgentDoc, text: str) -> AgentDoc:
             if not isinstance(pv, YMap):
                 _err(
                     doc.issues,
-                    C_PRE_SHAPE,
-                    f"precondition `{name}` must be a mapping with "
-                    "`satisfied_when` and `resolve_with`",
+                    C_AGENT_SPEC,
+                    f"precondition `{name}` must be a mapping with `satisfied_when` and "
+                    f"`resolve_with` (found {_found(pv)})",
                     pv.range,
                 )
                 continue
@@ -250,24 +243,27 @@ def _parse_agent(doc: AgentDoc, text: str) -> AgentDoc:
                         ck.range,
                     )
             sw = pv.get("satisfied_when")
-            if isinstance(sw, YScalar) and isinstance(sw.value, str):
+            if _filled_str(sw):
+                assert isinstance(sw, YScalar)
                 p.satisfied_when = sw
                 doc.conditions.append(site_from_scalar("satisfied_when", text, sw, name))
             else:
                 _err(
                     doc.issues,
                     C_AGENT_SPEC,
-                    f"precondition `{name}` needs `satisfied_when: <condition>`",
+                    f"precondition `{name}` needs `satisfied_when: <condition>`"
+                    + _blank_or_found(sw),
                     (sw or pk).range,
                 )
             rw = pv.get("resolve_with")
-            if isinstance(rw, YScalar) and isinstance(rw.value, str):
+            if _filled_str(rw):
+                assert isinstance(rw, YScalar)
                 p.resolve_with = rw
             else:
                 _err(
                     doc.issues,
                     C_AGENT_SPEC,
-                    f"precondition `{name}` needs `resolve_with: <skill_id>`",
+                    f"precondition `{name}` needs `resolve_with: <skill_id>`" + _blank_or_found(rw),
                     (rw or pk).range,
                 )
     tc = orch.get("tool_constraints")
@@ -282,6 +278,52 @@ def _parse_agent(doc: AgentDoc, text: str) -> AgentDoc:
                     if isinstance(n, YScalar) and isinstance(n.value, str):
                         doc.cancel_confirmation.append(n)
     return doc
+
+
+# top-level agent.yml keys the engine reads as strings and then never uses
+UNUSED_AGENT_KEYS = ("name", "description")
+
+
+def _check_top_level_key(issues: list[SyntaxIssue], k: YScalar, v: YNode) -> None:
+    """The engine reads only the keys of AGENT_KEYS (and type-checks `name` and
+    `description`); any other top-level key is silently ignored."""
+    key = k.value
+    if key in AGENT_KEYS:
+        return
+    if key in UNUSED_AGENT_KEYS:
+        if _str(v) is not None:
+            _err(issues, C_AGENT_SPEC, f"`{key}` must be a string (found {_found(v)})", v.range)
+            return
+        _err(
+            issues,
+            C_IGNORED,
+            f"the engine reads the top-level `{key}` but never uses it: describe the "
+            "assistant in `agent.persona`",
+            k.range,
+            "warning",
+        )
+        return
+    allowed = list(AGENT_KEYS)
+    _err(
+        issues,
+        C_IGNORED,
+        f"the engine ignores the top-level key `{k.raw}` (it reads: {', '.join(allowed)})"
+        f"{_suggest(str(k.raw), allowed)}",
+        k.range,
+        "warning",
+    )
+
+
+def _filled_str(node: YNode | None) -> bool:
+    return isinstance(node, YScalar) and isinstance(node.value, str) and bool(node.value.strip())
+
+
+def _blank_or_found(node: YNode | None) -> str:
+    if node is None:
+        return ""
+    if isinstance(node, YScalar) and isinstance(node.value, str):
+        return " (it is blank)"
+    return f" (found {_found(node)})"
 
 
 def parse_integrations_yml(text: str) -> IntegrationsDoc:
@@ -419,16 +461,35 @@ def _strict_bool(node: YNode) -> str | None:
     return None if ok else "true or false (unquoted)"
 
 
-def _int_min(low: int, nullable: bool = False) -> Check:
-    what = "a whole number greater than 0" if low == 1 else f"a whole number of at least {low}"
+def _int_min(low: int | None, nullable: bool = False, high: int | None = None) -> Check:
+    """A whole number (a numeric string counts) in [low, high]."""
+    if low is None:
+        what = "a whole number"
+    elif low == 1:
+        what = "a whole number greater than 0"
+    else:
+        what = f"a whole number of at least {low}"
+    if high is not None:
+        what = f"a whole number from {low if low is not None else 0} to {high}"
 
     def check(node: YNode) -> str | None:
         if nullable and _is_null(node):
             return None
         n = _whole(node)
-        return None if n is not None and n >= low else what
+        if n is None or (low is not None and n < low) or (high is not None and n > high):
+            return what
+        return None
 
     return check
+
+
+def _opt(check: Check) -> Check:
+    """``check``, or null."""
+
+    def wrapped(node: YNode) -> str | None:
+        return None if _is_null(node) else check(node)
+
+    return wrapped
 
 
 def _positive(nullable: bool = False) -> Check:
@@ -564,6 +625,9 @@ LEGACY_PROMPT_KEYS = {"ack_enabled": "fillers.enabled", "ack_rule": "fillers.ins
 
 def _check_agent_sections(doc: AgentDoc, root: YMap) -> None:
     issues = doc.issues
+    agent = root.get("agent")
+    if isinstance(agent, YMap):
+        _check_agent_block(issues, agent)
     orch = root.get("orchestrator")
     if isinstance(orch, YMap):
         _check_orchestrator(issues, orch)
@@ -627,6 +691,39 @@ def _check_agent_sections(doc: AgentDoc, root: YMap) -> None:
     privacy = _mapping(issues, C_PRIVACY, root.get("privacy"), "privacy", nullable=True)
     if privacy is not None:
         _check_privacy(issues, privacy)
+
+
+def _check_agent_block(issues: list[SyntaxIssue], agent: YMap) -> None:
+    """`agent:` keeps `id`, `language`, `persona` and `voice`; it ignores other keys (a
+    non-string `id` or `language` is replaced by a default, not rejected)."""
+    _check_fields(
+        issues,
+        C_AGENT_SPEC,
+        agent,
+        "agent",
+        {"id": None, "language": None, "persona": None, "voice": None},
+        closed=False,
+    )
+    voice = agent.get("voice")
+    if voice is None or _is_null(voice):
+        return
+    vm = _mapping(issues, C_AGENT_SPEC, voice, "agent.voice", nullable=True)
+    if vm is not None:
+        _check_fields(
+            issues,
+            C_AGENT_SPEC,
+            vm,
+            "agent.voice",
+            {
+                "enabled": _bool,
+                "sample_rate": _opt(_int_min(None)),
+                "input_mime_type": _str,
+                "output_encoding": _str,
+                "asr": _str,
+                "tts": _str,
+            },
+            closed=False,
+        )
 
 
 def _check_orchestrator(issues: list[SyntaxIssue], orch: YMap) -> None:
