@@ -485,6 +485,65 @@ def test_model_groups_shape(tmp_path: Path) -> None:
     )
 
 
+def test_model_group_credentials(tmp_path: Path) -> None:
+    got = check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            "",
+            """\
+model_groups:
+  - id: main
+    models:
+      - provider: openai
+        model: gpt-4o
+        api_key: «invalid_model_group_credentials:sk-live-123»
+      - provider: openai
+        model: gpt-4o-mini
+        api_key: «invalid_model_group_credentials:"${OPENAI_KEY}-2"»
+    router: {routing_strategy: simple-shuffle}
+  - id: bedrock
+    models:
+      - provider: bedrock
+        model: claude
+        aws_access_key_id: «invalid_model_group_credentials:12345»
+        aws_secret_access_key: ${AWS_SECRET}
+        «invalid_model_group_credentials:api_key_env»: OPENAI_API_KEY
+  - id: azure
+    models:
+      - provider: azure
+        deployment: gpt
+        oauth:
+          type: azure_entra_id_client_secret
+          client_id: «invalid_model_group_credentials:my-client»
+          client_secret: ${AZURE_SECRET}
+""",
+        ),
+    )
+    for secret in ("sk-live-123", "12345", "my-client"):
+        assert all(secret not in g[5] for g in got)
+    assert "`api_key_env` is no longer supported" in got[3][5]
+
+
+def test_model_group_credentials_as_placeholders_are_silent(tmp_path: Path) -> None:
+    check_clean(
+        tmp_path,
+        integrations_fixture(
+            "",
+            """\
+model_groups:
+  - id: main
+    models:
+      - provider: bedrock
+        model: claude
+        aws_access_key_id: ${AWS_KEY_ID}
+        aws_secret_access_key: "${AWS_SECRET}"
+        extra: {nested: {client_secret: "${SECRET}"}}
+        api_base: https://bedrock.example.com
+""",
+        ),
+    )
+
+
 def test_duplicate_and_unused_models(tmp_path: Path) -> None:
     check_diagnostics(
         tmp_path,

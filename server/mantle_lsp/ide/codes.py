@@ -311,6 +311,10 @@ _ALL = [
     ),
     _e("mantle.validation.config.duplicate_model_group_id", "two model groups share an id"),
     _e(
+        "mantle.validation.config.invalid_model_group_credentials",
+        "a model's `api_key` (or another secret) is not exactly `${VAR}`, or `api_key_env`",
+    ),
+    _e(
         "mantle.validation.config.unused_model_group_models",
         "a model group with several models and no `router` (only the first is used)",
         "warning",

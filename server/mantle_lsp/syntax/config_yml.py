@@ -44,6 +44,7 @@ C_SESSION_EXPIRY = "config.session.invalid_expiration_time"
 C_GROUP = "mantle.validation.config.invalid_model_group"
 C_GROUP_DUP = "mantle.validation.config.duplicate_model_group_id"
 C_GROUP_UNUSED = "mantle.validation.config.unused_model_group_models"
+C_GROUP_CREDENTIALS = "mantle.validation.config.invalid_model_group_credentials"
 C_MCP = "mantle.validation.config.invalid_mcp_server"
 C_MCP_DUP = "mantle.validation.config.duplicate_mcp_server_name"
 C_STORE = "mantle.validation.config.invalid_knowledge_store"
@@ -1023,6 +1024,21 @@ MCP_AUTH_KEYS = ("api_key", "module", "oauth", "token")
 MCP_UNSUPPORTED = ("auth", "pre_call_hook", "protocol_version", "token_env")
 _MCP_BASE_KEYS = ("name", "url", "type", "meta_map", "tool_timeout", "additional_params")
 _ENV_SECRET = re.compile(r"\$\{\w+\}")
+# model settings that must be a `${VAR}` placeholder, wherever they are nested
+MODEL_SECRET_KEYS = frozenset(
+    {
+        "api_key",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "aws_session_token",
+        "public_key",
+        "private_key",
+        "client_id",
+        "client_secret",
+        "token_url",
+        "secret",
+    }
+)
 
 
 def _check_integrations(doc: IntegrationsDoc, root: YMap) -> None:
@@ -1160,6 +1176,9 @@ def _check_model_groups(doc: IntegrationsDoc, node: YNode | None) -> None:
             all_valid = False
             continue
         name = gid.value
+        for m in models.items:
+            assert isinstance(m, YMap)
+            _check_model_credentials(issues, name, m)
         if name in seen:
             _err(issues, C_GROUP_DUP, f"model group id `{name}` is declared twice", gid.range)
         seen.add(name)
@@ -1174,6 +1193,42 @@ def _check_model_groups(doc: IntegrationsDoc, node: YNode | None) -> None:
                 "warning",
             )
     doc.declared_model_groups = declared if all_valid else None
+
+
+def _check_model_credentials(issues: list[SyntaxIssue], group: str, model: YMap) -> None:
+    """Credentials of one model entry: no `api_key_env`, and every secret-like key (at any
+    depth of nested mappings) holds exactly one `${VAR}` placeholder."""
+    legacy = model.key_node("api_key_env")
+    if legacy is not None:
+        _err(
+            issues,
+            C_GROUP_CREDENTIALS,
+            f"model group `{group}`: `api_key_env` is no longer supported; write "
+            "`api_key: ${ENV_VAR_NAME}` instead",
+            legacy.range,
+        )
+    todo: list[YMap] = [model]
+    while todo:
+        node = todo.pop()
+        for k, v in node.pairs():
+            if isinstance(v, YMap):
+                todo.append(v)
+                continue
+            if k.value not in MODEL_SECRET_KEYS:
+                continue
+            if isinstance(v, YScalar) and isinstance(v.value, str):
+                if _ENV_SECRET.fullmatch(v.value):
+                    continue
+                what = "is written as text"
+            else:
+                what = f"is {describe(v)}"
+            _err(
+                issues,
+                C_GROUP_CREDENTIALS,
+                f"model group `{group}`: `{k.value}` {what}; it must be exactly one "
+                "environment variable placeholder such as `${OPENAI_API_KEY}`",
+                v.range,
+            )
 
 
 def _check_mcp_servers(issues: list[SyntaxIssue], node: YNode | None) -> None:
