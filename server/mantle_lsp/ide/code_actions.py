@@ -411,7 +411,7 @@ class _Fixer:
         with."""
         sites = {id(r.site): r.site for r in self.p.index.references_in(self.path) if r.site}
         for site in sites.values():
-            parsed = parse_condition(site.text)
+            parsed = site.parsed
             if parsed.tree is None:
                 continue
             for cmp in _compares(parsed.tree):

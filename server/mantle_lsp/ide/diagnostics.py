@@ -22,9 +22,8 @@ from ..model.defaults import (
     STEP_ACTIONS,
 )
 from ..model.layout import FileKind
-from ..model.project import ParsedFile, Project, Skill
+from ..model.project import ParsedFile, Project, Skill, bulk_work
 from ..model.symbols import execute_params, resolve_code_name
-from ..syntax.conditions import parse_condition
 from ..syntax.errors import SyntaxIssue
 from ..syntax.memory_yml import MemoryField
 from ..syntax.responses_yml import ResponsesDoc
@@ -328,7 +327,7 @@ class Checker:
         kind elsewhere (a `satisfied_when` no skill uses): reported under the lsp codes."""
         codes = _SITE_CODES.get(site.kind, _UNCHECKED_SITE)
         syntax_code, read_code = codes if engine_checked else _UNCHECKED_SITE
-        parsed = parse_condition(site.text)
+        parsed = site.parsed
         label = SITE_LABELS.get(site.kind, "condition")
         if not parsed.ok:
             tail = ""
@@ -1128,7 +1127,8 @@ def _coerce_problem(f: MemoryField, value: str) -> str | None:
 
 def project_diagnostics(project: Project) -> dict[Path, list[Diagnostic]]:
     """Every diagnostic of ``project``, per file, sorted by position."""
-    return Checker(project).run()
+    with bulk_work():
+        return Checker(project).run()
 
 
 def file_diagnostics(project: Project, paths: Iterable[Path]) -> dict[Path, list[Diagnostic]]:

@@ -9,6 +9,7 @@ through it.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import deque
 from typing import TYPE_CHECKING
@@ -126,8 +127,12 @@ def mention_pattern(ck: Checker) -> re.Pattern[str] | None:
         key=len,
         reverse=True,
     )
-    if not ids:
-        return None
+    return _mention_regex(tuple(ids)) if ids else None
+
+
+@functools.lru_cache(maxsize=16)
+def _mention_regex(ids: tuple[str, ...]) -> re.Pattern[str]:
+    """Compiled once per set of skill ids (an edit rarely changes the set)."""
     alt = "|".join(re.escape(i) for i in ids)
     return re.compile(rf"(?<!\w)(?<!\w\.)({alt})(?!\w)(?!\.\w)")
 

@@ -20,7 +20,6 @@ from ..syntax.conditions import (
     CompareExpr,
     Expr,
     NotExpr,
-    parse_condition,
 )
 from ..syntax.config_yml import AgentDoc, IntegrationsDoc
 from ..syntax.memory_yml import MemoryDoc
@@ -275,7 +274,7 @@ def _skill_md_ranges(text: str, doc: SkillDoc, offset: int) -> list[TextRange]:
 
 def _condition_ranges(site: ConditionSite) -> list[TextRange]:
     out = [site.file_range(0, len(site.text)), site.anchor]
-    parsed = parse_condition(site.text)
+    parsed = site.parsed
     for ref in parsed.refs:
         out.append(site.file_range(ref.range.start, ref.range.end))
     stack: list[Expr] = [parsed.tree] if parsed.tree is not None else []

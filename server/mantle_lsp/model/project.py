@@ -8,7 +8,9 @@ diagnostics may have changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import contextlib
+import gc
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,21 @@ from .source import Source, read_source
 from .symbols import Index, build_index, update_files
 
 Reader = Callable[[Path], Source]
+
+
+@contextlib.contextmanager
+def bulk_work() -> Iterator[None]:
+    """Pause the cyclic garbage collector while many long-lived objects are created
+    (parsing a whole project, building its index): otherwise each collection rescans the
+    growing heap, which more than doubled the load time of a 1,000-skill project.
+    Reference counting still frees everything that is not in a cycle."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @dataclass(eq=False)
@@ -154,11 +171,12 @@ class Project:
 
     def rescan(self) -> None:
         """(Re)read every file of the project from ``reader``."""
-        self.files = {}
-        self.skill_dir_names = [d.name for d in layout.skill_dirs(self.root)]
-        for path, kind, sid in layout.project_files(self.root):
-            self.files[path] = parse_file(path, kind, sid, self.reader(path))
-        self._invalidate()
+        with bulk_work():
+            self.files = {}
+            self.skill_dir_names = [d.name for d in layout.skill_dirs(self.root)]
+            for path, kind, sid in layout.project_files(self.root):
+                self.files[path] = parse_file(path, kind, sid, self.reader(path))
+            self._invalidate()
 
     def _invalidate(self) -> None:
         self._skills = None
@@ -340,7 +358,8 @@ class Project:
     @property
     def index(self) -> Index:
         if self._index is None:
-            self._index = build_index(self)
+            with bulk_work():
+                self._index = build_index(self)
         return self._index
 
     def all_files(self) -> Iterable[ParsedFile]:

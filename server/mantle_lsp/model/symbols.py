@@ -305,7 +305,7 @@ class _Refs:
 
     # -- conditions -------------------------------------------------------------------
     def condition(self, site: ConditionSite) -> None:
-        for r in parse_condition(site.text).refs:
+        for r in site.parsed.refs:
             self.field(
                 r.namespace,
                 r.entry,

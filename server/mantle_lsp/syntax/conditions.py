@@ -58,6 +58,7 @@ from lark.lark import PostLex
 from lark.lexer import LexerThread
 from lark.visitors import Transformer_NonRecursive
 
+from .conditions_fast import parse_fast
 from .errors import SyntaxIssue
 from .text import TextRange
 
@@ -1241,7 +1242,7 @@ def _invalid_reference_message(chain: tuple[Segment, ...] | None) -> str:
 # Entry point
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=32768)
 def parse_condition(source: str) -> ParsedCondition:
     """Parse one condition. Never raises; offsets are relative to ``source``."""
     try:
@@ -1255,6 +1256,11 @@ _UNENCODABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def _parse(source: str) -> ParsedCondition:
+    fast = parse_fast(source)
+    return fast if fast is not None else _parse_lark(source)
+
+
+def _parse_lark(source: str) -> ParsedCondition:
     toks, lex_error = _lex(source)
     bad = _UNENCODABLE.search(source)
     if bad is not None:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from functools import cached_property
+from typing import TYPE_CHECKING, Literal
 
 from .text import TextRange
 from .yaml_tree import ValueMap, YScalar, scalar_value_map
+
+if TYPE_CHECKING:
+    from .conditions import ParsedCondition
 
 SiteKind = Literal[
     "prose_if",
@@ -45,6 +49,14 @@ class ConditionSite:
 
     def file_range(self, start: int, end: int) -> TextRange:
         return self.map.range(start, end)
+
+    @cached_property
+    def parsed(self) -> ParsedCondition:
+        """The parsed condition, computed once per site (a site lives as long as the
+        parse of its file, so an edit elsewhere never re-parses it)."""
+        from .conditions import parse_condition
+
+        return parse_condition(self.text)
 
 
 def site_from_scalar(
