@@ -247,12 +247,17 @@ def _all_fields(project: Project, sk: Skill) -> list[_Field]:
     md = sk.memdoc
     if md is None:
         return []
+    # computed once per parse of the memory.yml (an edit makes a new MemoryDoc)
+    cached: list[_Field] | None = getattr(md, "_completion_fields", None)
+    if cached is not None:
+        return cached
     path = sk.memory.path if sk.memory else None
     out = []
     for name in dict.fromkeys(f.name for f in md.fields):
         mf = md.field(name)
         if mf is not None:
             out.append(_from_memory(project, mf, sk.id, path))
+    setattr(md, "_completion_fields", out)  # noqa: B010
     return out
 
 
@@ -313,18 +318,36 @@ def _namespaces(project: Project, sid: str | None) -> list[tuple[str, str, str, 
     for i, other in enumerate(project.catalog_ids()):
         if other == sid:
             continue
-        fields = _readable(project, sid, other)
-        if not fields:
+        summary = _public_summary(project, other)
+        if summary is None:
             continue
-        bundled = project.skill(other) is None
-        n = len(fields)
-        detail = f"{'bundled skill' if bundled else 'skill'} · {n} public field{'s' * (n != 1)}"
-        rank = "2" if bundled else "1"  # the project's own skills before the bundled ones
-        out.append((other, detail, _ns_doc(project, other, fields), f"{rank}{i:04d}"))
+        detail, doc = summary
+        rank = "2" if project.skill(other) is None else "1"  # project skills first
+        out.append((other, detail, doc, f"{rank}{i:04d}"))
     pfields = _project_fields(project)
     if pfields:
         out.append(("project", "project memory", _ns_doc(project, "project", pfields), "3"))
     return sorted(out, key=lambda t: t[3])
+
+
+def _public_summary(project: Project, ns: str) -> tuple[str, str] | None:
+    """(detail, documentation) of another skill as a namespace, or None when it has no
+    public field; cached per parse of its memory.yml (a 1,000-skill project lists 1,000)."""
+    sk = project.skill(ns)
+    md = sk.memdoc if sk is not None else None
+    if md is not None:
+        cached: tuple[tuple[str, str] | None] | None = getattr(md, "_completion_ns", None)
+        if cached is not None:
+            return cached[0]
+    fields = _readable(project, None, ns)
+    result: tuple[str, str] | None = None
+    if fields:
+        n = len(fields)
+        kind = "bundled skill" if sk is None else "skill"
+        result = (f"{kind} · {n} public field{'s' * (n != 1)}", _ns_doc(project, ns, fields))
+    if md is not None:
+        setattr(md, "_completion_ns", (result,))  # noqa: B010
+    return result
 
 
 def _ns_doc(project: Project, ns: str, fields: list[_Field]) -> str:
