@@ -4,6 +4,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import {
   CloseAction,
+  DidChangeConfigurationNotification,
   ErrorAction,
   LanguageClient,
   LanguageClientOptions,
@@ -14,7 +15,7 @@ import {
   WorkDoneProgress,
   WorkDoneProgressCreateRequest,
 } from 'vscode-languageclient/node';
-import { ResolveError, resolveServer, ServerCommand } from './resolve';
+import { pythonExtensionApi, ResolveError, resolveServer, ServerCommand } from './resolve';
 import { Status } from './status';
 
 /**
@@ -43,8 +44,12 @@ let client: LanguageClient | undefined;
 let current: ServerCommand | undefined;
 let starting: Promise<void> | undefined;
 let extensionUri: vscode.Uri;
+let watchingPython = false;
+let crashes: number[] = [];
+let extensionContext: vscode.ExtensionContext | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  extensionContext = context;
   extensionUri = context.extensionUri;
   output = vscode.window.createOutputChannel('Mantle', { log: true });
   status = new Status();
@@ -59,6 +64,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
         output.info('server settings changed: restarting');
         void restart();
+      } else if (e.affectsConfiguration('mantle')) {
+        void notifySettings();
       }
     }),
     vscode.workspace.onDidOpenTextDocument((doc) => void handBack(doc)),
@@ -119,6 +126,7 @@ async function doStart(): Promise<void> {
     void showError(message);
     return;
   }
+  void watchPythonEnvironment();
   const cmd = current;
   output.info(
     `starting the server (${cmd.source}): ${[cmd.command, ...cmd.args, 'serve'].join(' ')}` +
@@ -134,13 +142,23 @@ async function doStart(): Promise<void> {
     documentSelector: DOCUMENT_SELECTOR,
     outputChannel: output,
     traceOutputChannel: output,
-    synchronize: { configurationSection: 'mantle' },
     middleware: codeLensMiddleware,
     errorHandler: {
       error: () => ({ action: ErrorAction.Continue }),
       closed: () => {
-        status.failed('the server stopped; see the "Mantle" output');
-        return { action: CloseAction.Restart };
+        // restart a crashed server, but not more than 4 times in 3 minutes
+        const now = Date.now();
+        crashes = crashes.filter((t) => now - t < 180000);
+        crashes.push(now);
+        if (crashes.length > 4) {
+          const message =
+            'Mantle: the server crashed 5 times in the last 3 minutes and will not be restarted. ' +
+            'See the "Mantle" output, then run "Mantle: Restart Server".';
+          status.failed(message);
+          return { action: CloseAction.DoNotRestart, message };
+        }
+        status.starting();
+        return { action: CloseAction.Restart, handled: true };
       },
     },
   };
@@ -167,6 +185,49 @@ async function doStart(): Promise<void> {
   }
 }
 
+/** A new active environment in the Python extension may bring (or lose) mantle-lsp. */
+async function watchPythonEnvironment(): Promise<void> {
+  if (watchingPython || !vscode.extensions.getExtension('ms-python.python')) {
+    return;
+  }
+  watchingPython = true;
+  const api = await pythonExtensionApi((m) => output.info(m));
+  const event = api?.environments?.onDidChangeActiveEnvironmentPath;
+  if (!event) {
+    return;
+  }
+  const sub = event(() => {
+    const config = vscode.workspace.getConfiguration('mantle');
+    if (config.get<string>('server.path') || config.get<string>('interpreter')) {
+      output.info("the Python extension's active environment changed (not used: the settings win)");
+      return;
+    }
+    output.info("the Python extension's active environment changed: restarting");
+    void restart();
+  });
+  output.info('watching the Python extension\'s active environment');
+  extensionContext?.subscriptions.push(sub);
+}
+
+/**
+ * Settings changes are announced by us rather than by the client's `synchronize` option,
+ * which would also notify a client that is being restarted (and fail loudly). The server
+ * then reads the `mantle` section with `workspace/configuration`.
+ */
+async function notifySettings(): Promise<void> {
+  const c = client;
+  if (!c || c.state !== State.Running) {
+    return;
+  }
+  try {
+    await c.sendNotification(DidChangeConfigurationNotification.type, {
+      settings: { mantle: vscode.workspace.getConfiguration('mantle') },
+    });
+  } catch (e) {
+    output.warn(`could not send the new settings: ${e}`);
+  }
+}
+
 async function stop(): Promise<void> {
   const c = client;
   client = undefined;
@@ -181,6 +242,7 @@ async function stop(): Promise<void> {
 }
 
 async function restart(): Promise<void> {
+  crashes = [];
   await starting;
   await stop();
   await start();

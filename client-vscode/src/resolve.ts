@@ -141,8 +141,19 @@ async function pythonExtensionInterpreter(log: Log): Promise<string[] | undefine
   return undefined;
 }
 
-/** Pythons to try for the bundled server, in order. */
+/**
+ * Pythons to try for the bundled server, in order. MANTLE_PYTHON_CANDIDATES (names or paths
+ * separated by the path delimiter) replaces the list: for odd set-ups, and for the
+ * end-to-end test of a machine without Python.
+ */
 function pythonCandidates(): [string, string[]][] {
+  const override = process.env.MANTLE_PYTHON_CANDIDATES;
+  if (override !== undefined) {
+    return override
+      .split(path.delimiter)
+      .filter((n) => n.trim())
+      .map((n): [string, string[]] => [n.trim(), []]);
+  }
   if (process.platform === 'win32') {
     return [
       ['py', ['-3']],

@@ -170,9 +170,10 @@ function freePort() {
   });
 }
 
-function childEnv() {
+function childEnv(extra = {}) {
   return {
     ...process.env,
+    ...extra,
     PATH: `${path.dirname(NODE24)}${path.delimiter}${process.env.PATH}`,
     XDG_CONFIG_HOME: path.join(dirs.home, '.config'),
     XDG_DATA_HOME: path.join(dirs.home, '.local', 'share'),
@@ -200,7 +201,9 @@ const SETTINGS = {
 };
 // machine-overridable settings (mantle.interpreter, mantle.server.path) are read from the
 // remote machine's settings in code-server, as in any VS Code remote window
-const MACHINE_SETTINGS = { 'mantle.interpreter': PYTHON };
+// (so are the fake Python extension's: its active environment has mantle-lsp). User
+// settings.json changes on disk are not seen by a running code-server; Machine ones are.
+const MACHINE_SETTINGS = { 'mantle.interpreter': PYTHON, 'fakePython.interpreter': PYTHON };
 function writeSettings(settings, kind = 'User') {
   const file = path.join(dirs.data, kind, 'settings.json');
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -231,9 +234,23 @@ async function setUp() {
     { env: childEnv(), timeout: 120000 },
   );
   log(`install: ${out.stdout.trim().split('\n').pop()}`);
+  // a stand-in for the Python extension (ms-python.python), packaged with vsce
+  const fake = path.join(tmp, 'fake-python');
+  fs.cpSync(path.join(REPO, 'tests', 'e2e', 'fake-python'), fake, { recursive: true });
+  const vsce = path.join(REPO, 'client-vscode', 'node_modules', '.bin', 'vsce');
+  await promisify(execFile)(vsce, ['package', '--no-dependencies', '--out', path.join(tmp, 'fake-python.vsix')], {
+    cwd: fake,
+    timeout: 60000,
+  });
+  const out2 = await promisify(execFile)(
+    CODE_SERVER,
+    ['--user-data-dir', dirs.data, '--extensions-dir', dirs.exts, '--install-extension', path.join(tmp, 'fake-python.vsix')],
+    { env: childEnv(), timeout: 120000 },
+  );
+  log(`install: ${out2.stdout.trim().split('\n').pop()}`);
 }
 
-async function startServer() {
+async function startServer(extraEnv = {}) {
   const port = await freePort();
   const logFile = fs.openSync(path.join(tmp, 'code-server.log'), 'w');
   server = spawn(
@@ -249,7 +266,7 @@ async function startServer() {
       '--extensions-dir', dirs.exts,
       dirs.ws,
     ],
-    { env: childEnv(), detached: true, stdio: ['ignore', logFile, logFile] },
+    { env: childEnv(extraEnv), detached: true, stdio: ['ignore', logFile, logFile] },
   );
   server.on('exit', (code, sig) => {
     if (!shuttingDown) {
@@ -353,6 +370,33 @@ async function showProblems() {
     await page.keyboard.press('Control+Shift+M');
   }
   await page.locator('.markers-panel').waitFor({ state: 'visible', timeout: 15000 });
+}
+
+/** The texts of the notification toasts on screen. */
+async function notifications() {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.notifications-toasts .notification-toast')]
+      .filter((e) => e.getClientRects().length > 0)
+      .map((e) => (e.textContent ?? '').trim()),
+  );
+}
+
+async function dismissNotifications() {
+  await runCommand('Notifications: Clear All Notifications').catch(() => {});
+  await sleep(500);
+}
+
+async function stopServer() {
+  if (server && server.exitCode === null) {
+    try {
+      process.kill(-server.pid, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
+    await until('code-server to stop', async () => server.exitCode !== null || server.signalCode !== null, 10000).catch(() => {
+      process.kill(-server.pid, 'SIGKILL');
+    });
+  }
 }
 
 async function closePanel() {
@@ -569,19 +613,67 @@ async function main() {
     return text.match(/Found [^\n]*?\(\d+ projects?\)/)?.[0] ?? 'summary seen';
   }, { retries: 1 });
 
-  await check('without mantle.interpreter the bundled server starts (python3 from PATH)', async () => {
-    writeSettings({}, 'Machine');
+  await check('without mantle.interpreter: the Python extension\'s environment (mantle_lsp importable there)', async () => {
+    writeSettings({ 'fakePython.interpreter': PYTHON }, 'Machine');
+    const s = await until('the server from the Python extension to be ready', async () => {
+      const v = await mantleStatus();
+      return /ready/.test(v) && v.includes('Python extension environment') && /[1-9]\d* errors?/.test(v) ? v : false;
+    }, 90000);
+    return s.split(' | ')[0];
+  });
+
+  await check('when that environment has no mantle_lsp: the bundled server, run by python3 from PATH', async () => {
+    writeSettings({ 'fakePython.interpreter': '/nonexistent/python3' }, 'Machine');
     const s = await until('the bundled server to be ready', async () => {
       const v = await mantleStatus();
       return /ready/.test(v) && v.includes('bundled server') && /[1-9]\d* errors?/.test(v) ? v : false;
     }, 90000);
     return s.split(' | ')[0];
   });
+
+  await check('a wrong mantle.interpreter gives one error message that says what to do', async () => {
+    await dismissNotifications();
+    writeSettings({ 'mantle.interpreter': '/nonexistent/python3', 'fakePython.interpreter': '/nonexistent/python3' }, 'Machine');
+    const toasts = await until('an error notification', async () => {
+      const t = await notifications();
+      return t.length > 0 ? t : false;
+    }, 30000);
+    await sleep(2000); // a second message would show up by now
+    const all = await notifications();
+    assert(all.length === 1, `${all.length} notifications: ${all.join(' / ')}`);
+    assert(/mantle\.interpreter/.test(all[0]) && /Restart Server/.test(all[0]), `message: ${all[0]}`);
+    const s = await mantleStatus();
+    assert(/mantle\.interpreter/.test(s), `status: ${s}`);
+    return toasts[0].slice(0, 100);
+  });
+}
+
+/**
+ * Phase 2: a machine without Python. code-server takes PATH from the user's login shell,
+ * and Debian has /usr/bin/python3, so the extension's list of Pythons to try is replaced
+ * by a name that does not exist (MANTLE_PYTHON_CANDIDATES).
+ */
+async function noPython() {
+  await check('without any Python: one error message that says what to do', async () => {
+    await stopServer();
+    writeSettings({}, 'Machine');
+    const url = await startServer({ MANTLE_PYTHON_CANDIDATES: 'mantle-e2e-no-such-python' });
+    await page.goto(`${url}/?folder=${encodeURIComponent(dirs.ws)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 120000 });
+    await until('an error notification', async () => (await notifications()).length > 0, 60000);
+    await sleep(2000);
+    const all = await notifications();
+    assert(all.length === 1, `${all.length} notifications: ${all.join(' / ')}`);
+    assert(/no Python 3\.10 or newer was found/.test(all[0]) && /mantle\.interpreter/.test(all[0]), `message: ${all[0]}`);
+    await shot('no-python');
+    return all[0].slice(0, 110);
+  });
 }
 
 let crashed;
 try {
   await main();
+  await noPython();
 } catch (e) {
   crashed = e;
   console.log(`FAIL setup — ${e?.stack ?? e}`);
