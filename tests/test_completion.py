@@ -1114,3 +1114,23 @@ responses:
       buttons: {$0
 """
     check_completion(tmp_path, fixture, set())
+
+
+def test_a_long_list_is_capped_and_marked_incomplete(tmp_path: Path) -> None:
+    """With more namespaces than fit one answer, the best matches of what is typed come
+    back, marked incomplete so the editor asks again as the user types."""
+    from mantle_lsp.ide.completion import MAX_ITEMS, complete
+    from mantle_lsp.model.project import Project
+
+    files = "".join(
+        f"//- skills/k{i:03d}/memory.yml\nschema:\n  public:\n    x:\n      type: text\n"
+        for i in range(MAX_ITEMS + 20)
+    )
+    skill = "//- skills/card/skill.md\n---\ndescription: C.\n---\nif: session.k11$0\nX.\n"
+    fx = write_fixture(tmp_path, files + skill)
+    proj = Project.load(fx.root)
+    assert fx.cursor is not None
+    result = complete(proj, fx.root / fx.cursor[0], fx.cursor[1])
+    labels = [i.label for i in result.items]
+    assert result.is_incomplete and len(labels) == MAX_ITEMS
+    assert labels[:10] == [f"k11{d}" for d in range(10)]  # the matches of "k11" first

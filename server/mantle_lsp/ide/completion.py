@@ -99,7 +99,32 @@ def complete(project: Project, path: Path, offset: int) -> CompletionResult:
         if it.label not in seen:
             seen.add(it.label)
             unique.append(it)
+    if len(unique) > MAX_ITEMS:
+        return _capped(unique, text, offset)
     return CompletionResult(tuple(unique))
+
+
+MAX_ITEMS = 100
+
+
+def _capped(items: list[CompletionItem], text: str, offset: int) -> CompletionResult:
+    """A long list (1,000 skills as namespaces) is cut to the best ``MAX_ITEMS`` matches of
+    what is typed so far and marked incomplete, so the editor asks again as the user
+    types instead of receiving (and filtering) everything on every keystroke."""
+
+    def typed(it: CompletionItem) -> str:
+        if it.edit is None:
+            return ""
+        return text[it.edit.range.start : min(offset, it.edit.range.end)].lower()
+
+    def rank(it: CompletionItem) -> tuple[int, str]:
+        prefix = typed(it)
+        label = (it.filter_text or it.label).lower()
+        match = 0 if label.startswith(prefix) else 1 if prefix in label else 2
+        return (match, it.sort_text or it.label)
+
+    ranked = sorted(items, key=rank)
+    return CompletionResult(tuple(ranked[:MAX_ITEMS]), is_incomplete=True)
 
 
 # ---------------------------------------------------------------------------------------

@@ -77,7 +77,7 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str:
 class Checker:
     def __init__(self, project: Project) -> None:
         self.p = project
-        self.out: dict[Path, list[Diagnostic]] = {path: [] for path in project.files}
+        self.out: dict[Path, list[Diagnostic]] = {}
         self._shared: set[str] | None = None
         self._visible: dict[str, set[str]] = {}
         self._mentions: tuple[re.Pattern[str] | None] | None = None
@@ -152,10 +152,12 @@ class Checker:
     def run(self, only: Iterable[Path] | None = None) -> dict[Path, list[Diagnostic]]:
         """Check the whole project, or only what can report on the files in ``only``."""
         wanted = None if only is None else set(only)
-        files: list[ParsedFile] = list(self.p.files.values())
-        if wanted is not None:
-            files = [pf for pf in files if pf.path in wanted]
-            self.out = {p: [] for p in wanted if p in self.p.files}
+        if wanted is None:
+            files: list[ParsedFile] = list(self.p.files.values())
+            self.out = {pf.path: [] for pf in files}
+        else:
+            files = [self.p.files[p] for p in wanted if p in self.p.files]
+            self.out = {pf.path: [] for pf in files}
         for pf in files:
             for issue in pf.issues:
                 self.emit_issue(pf.path, issue)
