@@ -106,8 +106,18 @@ $(CLIENT_DEPS): $(CLIENT)/package.json $(CLIENT)/package-lock.json
 client-check: $(CLIENT_DEPS)
 	cd $(CLIENT) && npx tsc --noEmit -p .
 
+# what goes into the .vsix: the server package (wheel), the grammars, the extension
+VSIX_SRC = pyproject.toml $(shell find server/mantle_lsp grammars docs/diagnostics -type f \
+	  \( -name '*.py' -o -name '*.lark' -o -name '*.md' -o -name '*.json' -o -name py.typed \) \
+	  -not -path '*/__pycache__/*') \
+	$(wildcard $(CLIENT)/src/*.ts $(CLIENT)/scripts/*) $(CLIENT)/package.json \
+	$(CLIENT)/package-lock.json $(CLIENT)/language-configuration.json $(CLIENT)/README.md \
+	$(CLIENT)/.vscodeignore
+
 ## vsix: build the wheel, bundle it with its pure-Python dependencies, package the .vsix
-vsix: $(STAMP) $(CLIENT_DEPS)
+vsix: $(VSIX)
+
+$(VSIX): $(STAMP) $(CLIENT_DEPS) $(VSIX_SRC)
 	PYTHON=$(abspath $(PY)) $(CLIENT)/scripts/build.sh
 
 # apt packages: the native build of code-server, and Chromium (as root on CI)
@@ -141,7 +151,7 @@ $(E2E_DEPS): tests/e2e/package.json tests/e2e/package-lock.json
 e2e-deps: e2e-apt $(CS_STAMP) $(E2E_DEPS)
 
 ## e2e: the extension in a real VS Code (code-server + headless Chromium); saves docs/screenshots
-e2e: vsix e2e-deps
+e2e: $(VSIX) e2e-deps
 	E2E_NODE24=$(abspath $(NODE24)) E2E_CODE_SERVER=$(abspath $(CS_DIR))/node_modules/.bin/code-server \
 	E2E_VSIX=$(abspath $(VSIX)) E2E_PYTHON=$(abspath $(PY)) \
 	  node tests/e2e/run.mjs
