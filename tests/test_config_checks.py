@@ -733,8 +733,9 @@ rasa_model_server: «invalid_model_server:http://models»
     )
 
 
-def test_well_shaped_sections_are_silent(tmp_path: Path) -> None:
-    # mantle-lsp checks the shape of these sections (the engine also parses them further)
+def test_well_configured_sections_are_silent(tmp_path: Path) -> None:
+    # every section as the engine accepts it (placeholders in typed Redis and model-server
+    # settings are left for startup)
     check_clean(
         tmp_path,
         integrations_fixture(
@@ -742,28 +743,344 @@ def test_well_shaped_sections_are_silent(tmp_path: Path) -> None:
 tracing:
   - type: langfuse
     public_key: ${LF_PUBLIC}
+    private_key: ${LF_SECRET}
+    host: https://cloud.langfuse.com
+    environment: production
+  - type: jaeger
+    host: jaeger
+    port: 6831
+    username: agent
+    password: ${JAEGER_PASSWORD}
+    insecure: false
 metrics:
+  type: otlp
+  endpoint: http://otel:4317
+  insecure: true
 event_broker:
   type: kafka
-  url: ${KAFKA_URL}
+  url: [kafka-1:9092, kafka-2:9092]
+  topic: rasa_events
+  security_protocol: SASL_SSL
 timer_store:
   type: redis
+  host: ${REDIS_HOST}
+  port: ${REDIS_PORT}
+  key_prefix: timers
 tracker_store:
-  type: sql
-  url: ${DB_URL}
+  type: SQL
+  url: ${DB_HOST}
+  username: {source: secrets_manager.vault, secret_key: db_user}
   password: ${DB_PASSWORD}
 lock_store:
   type: redis
   url: redis://agent:${REDIS_PASSWORD}@redis:6379
+  use_ssl: ${REDIS_SSL}
 secrets_manager:
   type: vault
+  url: https://vault:8200
   token: ${VAULT_TOKEN}
-recordings: {enabled: false}
+recordings:
+  enabled: true
+  provider: s3
+  s3: {bucket: calls, region: eu-west-1}
 rasa_model_server:
   url: ${MODEL_SERVER}
+  wait_time_between_pulls: 0
+  basic_auth: {username: agent, password: "${MODEL_SERVER_PASSWORD}"}
 """
         ),
     )
+
+
+def test_event_broker(tmp_path: Path) -> None:
+    got = check_diagnostics(
+        tmp_path, integrations_fixture("event_broker:\n  type: «invalid_event_broker:kafka»\n")
+    )
+    assert "needs `url`" in got[0][5]
+    got = check_diagnostics(
+        tmp_path / "pika",
+        integrations_fixture(
+            "«invalid_event_broker:event_broker»:\n  url: amqp://rabbit\n"
+            "  «invalid_event_broker:host»: rabbit\n"
+        ),
+    )
+    assert "`username` and `password`" in got[0][5] and "(the default)" in got[0][5]
+    check_diagnostics(
+        tmp_path / "types",
+        integrations_fixture(
+            """\
+event_broker:
+  type: «invalid_event_broker:rabbitmq»
+"""
+        ),
+    )
+    check_diagnostics(
+        tmp_path / "urls",
+        integrations_fixture(
+            """\
+event_broker:
+  type: sql
+  url: «invalid_event_broker:[db-1, db-2]»
+"""
+        ),
+    )
+    check_diagnostics(
+        tmp_path / "kafka",
+        integrations_fixture(
+            """\
+event_broker:
+  type: concurrent_kafka
+  url: [kafka-1, «invalid_event_broker:''»]
+"""
+        ),
+    )
+
+
+def test_value_errors_hide_the_section_rules(tmp_path: Path) -> None:
+    # like the engine: the whole-section rules (here: kafka needs url) wait for the values
+    check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            "event_broker:\n  type: kafka\n  topic: «invalid_event_broker:[events]»\n"
+        ),
+    )
+
+
+def test_redis_timer_and_lock_stores(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+timer_store:
+  type: redis
+  port: «invalid_timer_store:6379.5»
+  poll_interval: ${POLL}
+lock_store:
+  type: concurrent_redis
+  port: «invalid_lock_store:70000»
+  db: ${REDIS_DB}
+"""
+        ),
+    )
+    got = check_diagnostics(
+        tmp_path / "b",
+        integrations_fixture(
+            """\
+timer_store:
+  type: «invalid_timer_store:Redis»
+lock_store:
+  type: REDIS
+  «invalid_lock_store:password»: ${REDIS_PASSWORD}
+  deployment_mode: «invalid_lock_store:replica»
+"""
+        ),
+    )
+    assert "did you mean `redis`?" in got[0][5]
+    assert "needs `username` too" in got[1][5]
+    check_diagnostics(
+        tmp_path / "c",
+        integrations_fixture(
+            """\
+timer_store:
+  type: redis
+  deployment_mode: «invalid_timer_store:sentinel»
+  key_prefix: «invalid_timer_store:rasa-timers»
+lock_store:
+  password: «literal_secret:only-used-by-redis»
+"""
+        ),
+    )
+    check_diagnostics(
+        tmp_path / "d",
+        integrations_fixture(
+            """\
+timer_store:
+  type: redis
+  «invalid_timer_store:url»: redis-1
+  host: redis-2
+"""
+        ),
+    )
+
+
+def test_tracker_store(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+tracker_store:
+  type: «invalid_tracker_store:postgres»
+"""
+        ),
+    )
+    check_diagnostics(
+        tmp_path / "b",
+        integrations_fixture(
+            """\
+tracker_store:
+  type: mongod
+  username: «invalid_tracker_store:{source: vault, secret_key: user}»
+  region: «invalid_tracker_store:5»
+"""
+        ),
+    )
+
+
+def test_secrets_manager(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+secrets_manager:
+  type: «invalid_secrets_manager:aws»
+"""
+        ),
+    )
+    check_diagnostics(
+        tmp_path / "b",
+        integrations_fixture(
+            """\
+«invalid_secrets_manager:secrets_manager»:
+  url: https://vault:8200
+  «invalid_secrets_manager:role_id»: agent
+"""
+        ),
+    )
+
+
+def test_recordings(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        integrations_fixture("recordings:\n  enabled: «invalid_recordings:true»\n"),
+    )
+    check_diagnostics(
+        tmp_path / "b",
+        integrations_fixture("recordings:\n  enabled: yes\n  provider: «invalid_recordings:gcs»\n"),
+    )
+    check_diagnostics(
+        tmp_path / "c",
+        integrations_fixture("recordings:\n  enabled: 1\n  provider: «invalid_recordings:ftp»\n"),
+    )
+    check_diagnostics(
+        tmp_path / "d",
+        integrations_fixture(
+            """\
+recordings:
+  enabled: ${RECORD_CALLS}
+  s3: {bucket: calls, «invalid_recordings:acl»: private}
+  azure: {«invalid_recordings:container»: calls}
+  local: {path: «invalid_recordings:null»}
+"""
+        ),
+    )
+
+
+def test_tracing(tmp_path: Path) -> None:
+    got = check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+tracing:
+  - type: «invalid_tracing:langfuse»
+    public_key: ${LF_PUBLIC}
+  - type: otlp
+    endpoint: «invalid_tracing:''»
+    «invalid_tracing:headers»: {}
+  - type: «invalid_tracing:jaeger»
+  - type: «invalid_tracing:zipkin»
+  - «invalid_tracing:otlp»
+"""
+        ),
+    )
+    assert "needs `private_key` and `host`" in got[0][5]
+    assert "only one backend tracer" in got[3][5]
+    got = check_diagnostics(
+        tmp_path / "keys",
+        integrations_fixture(
+            """\
+tracing:
+  type: langfuse
+  public_key: «invalid_tracing:pk-lf-123»
+  private_key: ${LF_SECRET}
+  host: https://cloud.langfuse.com
+  environment: «invalid_tracing:langfuse-prod»
+"""
+        ),
+    )
+    assert all("pk-lf-123" not in g[5] for g in got)
+    check_diagnostics(
+        tmp_path / "jaeger",
+        integrations_fixture(
+            """\
+tracing:
+  type: jaeger
+  port: «invalid_tracing:${JAEGER_PORT}»
+"""
+        ),
+    )
+    check_diagnostics(
+        tmp_path / "jaeger-credentials",
+        integrations_fixture(
+            """\
+tracing:
+  type: jaeger
+  «invalid_tracing:username»: agent
+"""
+        ),
+    )
+
+
+def test_metrics(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path, integrations_fixture("metrics:\n  type: «invalid_metrics:jaeger»\n")
+    )
+    check_diagnostics(
+        tmp_path / "b",
+        integrations_fixture(
+            "metrics:\n  type: otlp\n  endpoint: x\n  service_name: «invalid_metrics:''»\n"
+        ),
+    )
+    check_diagnostics(tmp_path / "c", integrations_fixture("«invalid_metrics:metrics»: {}\n"))
+
+
+def test_rasa_model_server(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+«invalid_model_server:rasa_model_server»:
+  token: ${MODEL_TOKEN}
+  «invalid_model_server:wait»: 10
+"""
+        ),
+    )
+    check_diagnostics(
+        tmp_path / "b",
+        integrations_fixture(
+            """\
+rasa_model_server:
+  url: «invalid_model_server:models.example.com»
+  wait_time_between_pulls: «invalid_model_server:-1»
+  basic_auth: {username: «invalid_model_server:''», password: «invalid_model_server:5»}
+"""
+        ),
+    )
+
+
+def test_yaml_12_words_are_strings(tmp_path: Path) -> None:
+    # the engine reads integrations.yml as YAML 1.2: a plain `on` is the string "on"
+    got = check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+secrets_manager:
+  type: vault
+  token: «literal_secret:on»
+"""
+        ),
+        {"literal_secret": "warning"},
+    )
+    assert len(got) == 1
 
 
 def test_type_env_placeholder_skips_the_section(tmp_path: Path) -> None:
@@ -776,11 +1093,12 @@ tracker_store:
   password: hunter2
 lock_store:
   type: «type_env_placeholder:"redis-${ENV}"»
+  port: not-checked
 recordings:
-  type: ${NOT_A_TYPED_SECTION}
+  «invalid_recordings:type»: ${NOT_A_TYPED_SECTION}
 """
         ),
-        {"type_env_placeholder": "warning"},
+        {"type_env_placeholder": "warning", "invalid_recordings": "error"},
     )
     assert all("hunter2" not in g[5] for g in got)
 
@@ -797,21 +1115,37 @@ tracker_store:
 lock_store:
   type: redis
   token: «literal_secret:'abc'»
+  username: agent
   password: ${REDIS_PASSWORD}
 secrets_manager:
   type: vault
-  aws_access_key_id: «literal_secret:AKIA123»
-  aws_secret_access_key: «literal_secret:xyz»
+  token: «literal_secret:hvs.123»
   url: "https://vault:«literal_secret:pw»@vault.example.com"
 event_broker:
   type: kafka
+  url: kafka:9092
   password: not-checked-here
 """
         ),
         {"literal_secret": "warning"},
     )
-    for secret in ("hunter2", "s3cret", "AKIA123", "xyz", "pw@"):
+    for secret in ("hunter2", "s3cret", "hvs.123", "pw@"):
         assert all(secret not in g[5] for g in got)
+
+
+def test_no_literal_secret_warning_on_an_invalid_section(tmp_path: Path) -> None:
+    # the engine warns about literal secrets only once the section is valid
+    check_diagnostics(
+        tmp_path,
+        integrations_fixture(
+            """\
+secrets_manager:
+  type: vault
+  token: hvs.123
+  «invalid_secrets_manager:aws_secret_access_key»: xyz
+"""
+        ),
+    )
 
 
 # =============================================================================================

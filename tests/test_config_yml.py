@@ -338,11 +338,25 @@ def test_integrations_top_level_keys() -> None:
     ]
 
 
+# sections that need settings: an empty mapping is rejected (as the engine does)
+NEEDS_SETTINGS = {
+    "event_broker": C.C_EVENT_BROKER,  # the default broker (pika) needs url, username, password
+    "metrics": C.C_METRICS,  # type: otlp
+    "rasa_model_server": C.C_INT_MODELS,  # url
+    "secrets_manager": C.C_SECRETS_MANAGER,  # type: vault
+    "tracing": C.C_TRACING,  # type
+}
+
+
 @pytest.mark.parametrize("key", C.INTEGRATION_KEYS)
 def test_every_known_integration_key_is_silent(key: str) -> None:
+    assert parse_integrations_yml(f"{key}:\n").issues == []  # null: not configured
     empty = "[]" if key in ("mcp_servers", "model_groups", "knowledge_stores") else "{}"
     doc = parse_integrations_yml(f"{key}: {empty}\n")
-    assert doc.issues == []
+    if key in NEEDS_SETTINGS:
+        assert [(i.code, i.severity) for i in doc.issues] == [(NEEDS_SETTINGS[key], "error")]
+    else:
+        assert doc.issues == []
 
 
 # ---------------------------------------------------------------------------------------------

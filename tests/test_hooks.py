@@ -150,8 +150,39 @@ from lib.types import Payload
 async def steer(payload: Payload) -> Payload:
     return payload
 """
-        ),
+        )
+        + """\
+//- lib/__init__.py
+//- lib/types.py
+from rasa.mantle.hooks import ToolCallPayload as Payload
+""",
     )
+
+
+def test_a_missing_lib_module_fails_the_import(tmp_path: Path) -> None:
+    # the engine imports hook modules with the project root on sys.path
+    got = check_diagnostics(
+        tmp_path,
+        hooks(
+            """\
+import «hooks.import_failed:lib.audit» as audit
+from «hooks.import_failed:lib.types» import Payload
+from lib import helpers
+
+try:
+    import lib.optional
+except ImportError:
+    pass
+
+
+@on_tool_call()
+async def seen(payload: ToolCallPayload) -> None:
+    audit.log(payload, helpers, Payload)
+"""
+        )
+        + "//- lib/helpers.py\nX = 1\n",
+    )
+    assert "lib/types.py" in got[1][5]
 
 
 # =============================================================================================

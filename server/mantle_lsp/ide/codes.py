@@ -297,7 +297,7 @@ _ALL = [
     _e("mantle.validation.config.unexpected_llm", "top-level `llm:` in integrations.yml"),
     _e(
         "mantle.validation.config.invalid_model_server",
-        "top-level `models:` in integrations.yml, or a `rasa_model_server` that is not a mapping",
+        "top-level `models:` in integrations.yml, or a `rasa_model_server` the engine rejects",
     ),
     _e(
         "mantle.validation.config.unknown_model_group",
@@ -329,17 +329,38 @@ _ALL = [
         "a malformed `knowledge_stores` entry (id, type, embeddings, top_k)",
     ),
     _e("mantle.validation.config.duplicate_knowledge_store_id", "two knowledge stores share an id"),
-    _e("mantle.validation.config.invalid_tracing", "`tracing` that is not a mapping or a list"),
-    _e("mantle.validation.config.invalid_metrics", "`metrics` that is not a mapping"),
-    _e("mantle.validation.config.invalid_event_broker", "`event_broker` that is not a mapping"),
-    _e("mantle.validation.config.invalid_timer_store", "`timer_store` that is not a mapping"),
-    _e("mantle.validation.config.invalid_tracker_store", "`tracker_store` that is not a mapping"),
-    _e("mantle.validation.config.invalid_lock_store", "`lock_store` that is not a mapping"),
+    _e(
+        "mantle.validation.config.invalid_tracing",
+        "a `tracing` section the engine rejects (types, required keys, one tracer per kind)",
+    ),
+    _e(
+        "mantle.validation.config.invalid_metrics",
+        "a `metrics` section that is not an OTLP collector",
+    ),
+    _e(
+        "mantle.validation.config.invalid_event_broker",
+        "an `event_broker` the engine cannot build (type, url, credentials)",
+    ),
+    _e(
+        "mantle.validation.config.invalid_timer_store",
+        "a `timer_store` the engine cannot build (type, Redis settings)",
+    ),
+    _e(
+        "mantle.validation.config.invalid_tracker_store",
+        "a `tracker_store` the engine cannot build (type, settings)",
+    ),
+    _e(
+        "mantle.validation.config.invalid_lock_store",
+        "a `lock_store` the engine cannot build (type, Redis settings)",
+    ),
     _e(
         "mantle.validation.config.invalid_secrets_manager",
-        "`secrets_manager` that is not a mapping",
+        "a `secrets_manager` that is not a Vault configuration",
     ),
-    _e("mantle.validation.config.invalid_recordings", "`recordings` that is not a mapping"),
+    _e(
+        "mantle.validation.config.invalid_recordings",
+        "a `recordings` section the engine rejects (keys, provider)",
+    ),
     _e(
         "mantle.validation.config.type_env_placeholder",
         "a store or broker `type:` written as `${VAR}` (never expanded)",

@@ -24,6 +24,7 @@ from ..syntax.hooks_py import (
     Annotation,
     BadName,
     Hook,
+    HookModule,
 )
 from ..syntax.text import TextRange
 from ..syntax.yaml_tree import YMap, YScalar
@@ -113,6 +114,7 @@ def check_hooks(ck: Checker) -> None:
             continue  # the syntax error is reported by the parser
         for bad in mod.bad_names:
             ck.emit(pf.path, bad.range, C_IMPORT_FAILED, _bad_name_message(bad))
+        _check_lib_imports(ck, pf.path, mod)
         for mp in mod.manual_points:
             if mp.point not in HOOK_POINTS:
                 ck.emit(
@@ -140,6 +142,27 @@ def check_hooks(ck: Checker) -> None:
                 f"`{first[1].func}`{at} already modifies `{h.point}`: a point takes one modify "
                 f"hook; merge `{h.func}` into it, or make it an observer (`@on_{h.point}()`)",
             )
+
+
+def _check_lib_imports(ck: Checker, path: Path, mod: HookModule) -> None:
+    """Imports of the project's `lib` helper package that name a module that does not exist:
+    the engine loads hooks with the project root on `sys.path`, so `lib.*` must be there.
+    (Other missing modules may be installed packages: not judged.)"""
+    for imp in mod.imports:
+        parts = imp.module.split(".")
+        if parts[0] != "lib":
+            continue
+        base = ck.p.root.joinpath(*parts)
+        if base.is_dir() or base.with_suffix(".py").is_file():
+            continue
+        where = "/".join(parts)
+        ck.emit(
+            path,
+            imp.range,
+            C_IMPORT_FAILED,
+            f"`{imp.module}` does not exist in this project ({where}.py or a {where}/ "
+            "package), so the engine cannot import this hook module",
+        )
 
 
 def _bad_name_message(bad: BadName) -> str:

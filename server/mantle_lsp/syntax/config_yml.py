@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from .errors import SyntaxIssue
 from .sites import ConditionSite, site_from_scalar
@@ -53,7 +54,7 @@ C_TYPE_ENV = "mantle.validation.config.type_env_placeholder"
 C_LITERAL_SECRET = "mantle.validation.config.literal_secret"
 C_LEGACY = "lsp.legacy.syntax"
 C_IGNORED = "lsp.config.ignored_key"
-# integrations.yml sections whose only rule we state is their shape, with their codes
+# integrations.yml runtime sections (checked at the end of this module), with their codes
 C_TRACING = "mantle.validation.config.invalid_tracing"
 C_METRICS = "mantle.validation.config.invalid_metrics"
 C_EVENT_BROKER = "mantle.validation.config.invalid_event_broker"
@@ -435,8 +436,20 @@ def _whole(node: YNode) -> int | None:
     return int(n)
 
 
+def _value12(node: YScalar) -> object:
+    """The scalar's value as the engine reads agent.yml and integrations.yml (YAML 1.2):
+    a plain `yes`, `no`, `on`, `off`, `y` or `n` is a string there, not a boolean."""
+    v = node.value
+    if isinstance(v, bool) and node.style is None:
+        raw = node.raw.strip()
+        if raw.lower() not in ("true", "false"):
+            return raw
+    return v
+
+
 def _str(node: YNode) -> str | None:
-    return None if isinstance(node, YScalar) and isinstance(node.value, str) else "a string"
+    ok = isinstance(node, YScalar) and isinstance(_value12(node), str)
+    return None if ok else "a string"
 
 
 def _opt_str(node: YNode) -> str | None:
@@ -509,6 +522,8 @@ def _str_list(node: YNode) -> str | None:
 
 def _found(node: YNode) -> str:
     """What a value is, for a message: short scalars are quoted, others described."""
+    if isinstance(node, YScalar) and node.value == "":
+        return "an empty string"
     if isinstance(node, YScalar) and node.value is not None:
         raw = node.raw.strip()
         if raw and "\n" not in raw and "`" not in raw and len(raw) <= 40:
@@ -529,16 +544,21 @@ def _check_fields(
     fields: dict[str, Check | None],
     *,
     closed: bool = True,
-) -> None:
+    extra: Literal["forbid", "ignore", "allow"] | None = None,
+) -> bool:
     """Check each key of ``node`` against ``fields`` (``None``: checked by the caller).
 
-    An unknown key is an error when the engine rejects it (``closed``) and a warning when
-    it ignores it."""
+    ``extra`` says what the engine does with other keys: ``forbid`` (an error), ``ignore``
+    (a warning: the setting has no effect) or ``allow`` (passed on to the component as
+    is: not reported). ``closed`` is the short form for forbid/ignore. Returns whether
+    nothing was reported."""
+    mode = extra or ("forbid" if closed else "ignore")
+    before = len(issues)
     allowed = list(fields)
     for k, v in node.pairs():
         key = k.value
         if not isinstance(key, str) or key not in fields:
-            if closed:
+            if mode == "forbid":
                 _err(
                     issues,
                     code,
@@ -546,7 +566,7 @@ def _check_fields(
                     f"{_suggest(str(k.raw), allowed)}",
                     k.range,
                 )
-            else:
+            elif mode == "ignore":
                 _err(
                     issues,
                     C_IGNORED,
@@ -560,6 +580,7 @@ def _check_fields(
         problem = check(v) if check is not None else None
         if problem is not None:
             _err(issues, code, f"`{path}.{key}` must be {problem} (found {_found(v)})", v.range)
+    return len(issues) == before
 
 
 def _mapping(
@@ -1047,36 +1068,45 @@ def _check_integrations(doc: IntegrationsDoc, root: YMap) -> None:
     _check_knowledge_stores(doc, root.get("knowledge_stores"))
     for section, code in _SHAPE_CODES.items():
         node = root.get(section)
-        if node is None or _is_null(node):
+        key = root.key_node(section)
+        if node is None or key is None or _is_null(node):
             continue
         if isinstance(node, YMap) or (section == "tracing" and isinstance(node, YSeq)):
-            if isinstance(node, YMap):
-                _check_typed_section(doc.issues, section, node)
+            if isinstance(node, YMap) and _type_is_placeholder(doc.issues, section, node):
+                continue  # the engine skips the rest of the section
+            valid = _SECTION_CHECKS[section](doc.issues, _Section(section, code, key, node))
+            if valid and section in SECRET_SECTIONS and isinstance(node, YMap):
+                _literal_secrets(doc.issues, section, node)
             continue
         shape = "a mapping or a list" if section == "tracing" else "a mapping"
         _err(doc.issues, code, f"`{section}` must be {shape} (found {_found(node)})", node.range)
 
 
-def _check_typed_section(issues: list[SyntaxIssue], section: str, node: YMap) -> None:
-    if section in TYPED_SECTIONS:
-        t = node.get("type")
-        if isinstance(t, YScalar) and isinstance(t.value, str) and _ENV_RE.search(t.value):
-            _err(
-                issues,
-                C_TYPE_ENV,
-                f"`{section}.type` is never expanded from the environment: write the store "
-                "type itself (the engine skips the other checks of this section)",
-                t.range,
-                "warning",
-            )
-            return
-    if section not in SECRET_SECTIONS:
-        return
+def _type_is_placeholder(issues: list[SyntaxIssue], section: str, node: YMap) -> bool:
+    if section not in TYPED_SECTIONS:
+        return False
+    t = node.get("type")
+    if isinstance(t, YScalar) and isinstance(t.value, str) and _ENV_RE.search(t.value):
+        _err(
+            issues,
+            C_TYPE_ENV,
+            f"`{section}.type` is never expanded from the environment: write the store "
+            "type itself (the engine skips the other checks of this section)",
+            t.range,
+            "warning",
+        )
+        return True
+    return False
+
+
+def _literal_secrets(issues: list[SyntaxIssue], section: str, node: YMap) -> None:
     for k, v in node.pairs():
-        if not (isinstance(v, YScalar) and isinstance(v.value, str)):
+        text = _str_value(v)
+        if text is None:
             continue
+        assert isinstance(v, YScalar)
         if k.value in SECRET_KEYS:
-            if not _ENV_RE.search(v.value):
+            if not _ENV_RE.search(text):
                 _err(
                     issues,
                     C_LITERAL_SECRET,
@@ -1086,7 +1116,7 @@ def _check_typed_section(issues: list[SyntaxIssue], section: str, node: YMap) ->
                     "warning",
                 )
             continue
-        m = _URL_PASSWORD.search(v.value)
+        m = _URL_PASSWORD.search(text)
         if m is not None and not _ENV_RE.search(m.group(1)):
             _err(
                 issues,
@@ -1487,3 +1517,702 @@ def _check_knowledge_stores(doc: IntegrationsDoc, node: YNode | None) -> None:
                 f"{_suggest(gid, sorted(declared))}",
                 emb.range,
             )
+
+
+# =============================================================================================
+# integrations.yml runtime sections: the settings each component accepts (engine-rules §7.9)
+#
+# The engine validates each section in two steps: the value of every known key (a section
+# whose keys all fit is then checked as a whole: required keys, the `type`, combinations).
+# A section reports the second step only when the first one passed, like the engine.
+
+
+@dataclass(frozen=True)
+class _Section:
+    name: str  # e.g. "event_broker"
+    code: str
+    key: YScalar  # the section's key in integrations.yml
+    node: YNode  # its value: a mapping (a list too for `tracing`)
+
+    @property
+    def map(self) -> YMap:
+        assert isinstance(self.node, YMap)
+        return self.node
+
+    def err(self, issues: list[SyntaxIssue], msg: str, rng: TextRange) -> None:
+        _err(issues, self.code, msg, rng)
+
+    def anchor(self, key: str) -> TextRange:
+        """The value of ``key`` when the section has it, else the section's key."""
+        v = self.map.get(key)
+        return v.range if v is not None else self.key.range
+
+
+def _str_value(node: YNode | None) -> str | None:
+    v = _value12(node) if isinstance(node, YScalar) else None
+    return v if isinstance(v, str) else None
+
+
+def _truthy(node: YNode | None) -> bool:
+    """What Python's ``bool()`` says about the value (absent and null are false)."""
+    if node is None:
+        return False
+    if isinstance(node, YScalar):
+        return bool(_value12(node))
+    return bool(node.items) if isinstance(node, (YMap, YSeq)) else True
+
+
+def _is_placeholder(node: YNode | None) -> bool:
+    v = _str_value(node)
+    return v is not None and _ENV_RE.search(v) is not None
+
+
+def _custom_path(type_name: str) -> bool:
+    """`package.module.Class`: a component class the engine imports (we cannot check it)."""
+    module, dot, cls = type_name.rpartition(".")
+    return bool(dot and module and cls)
+
+
+def _env_ok(check: Check) -> Check:
+    """``check``, but a `${VAR}` string passes: the engine leaves typed placeholders for
+    startup, when they are expanded."""
+
+    def wrapped(node: YNode) -> str | None:
+        return None if _is_placeholder(node) else check(node)
+
+    return wrapped
+
+
+def _scalar(node: YNode) -> str | None:
+    return None if isinstance(node, YScalar) else "a number or a string"
+
+
+def _non_empty_str(node: YNode) -> str | None:
+    v = _str_value(node)
+    return None if v else "a non-empty string"
+
+
+def _number_check(node: YNode) -> str | None:
+    return None if _number(node) is not None else "a number"
+
+
+def _whole_check(node: YNode) -> str | None:
+    return None if _whole(node) is not None else "a whole number"
+
+
+def _map_check(node: YNode) -> str | None:
+    return None if isinstance(node, YMap) else "a mapping"
+
+
+def _str_seq(node: YNode) -> str | None:
+    ok = isinstance(node, YSeq) and all(_str(i) is None for i in node.items)
+    return None if ok else "a list of strings"
+
+
+def _str_or_str_seq(node: YNode) -> str | None:
+    return None if _str(node) is None or _str_seq(node) is None else "a string or a list of strings"
+
+
+def _secret_location(node: YNode) -> bool:
+    """`{source: secrets_manager.<name>, secret_key: <key>}`."""
+    if not isinstance(node, YMap) or any(
+        k.value not in ("source", "secret_key") for k, _ in node.pairs()
+    ):
+        return False
+    parts = (_str_value(node.get("source")) or "").split(".")
+    ok_source = len(parts) == 2 and parts[0] == "secrets_manager" and parts[1] != ""
+    return ok_source and bool(_str_value(node.get("secret_key")))
+
+
+def _str_or_secret(node: YNode) -> str | None:
+    if _str(node) is None or _secret_location(node):
+        return None
+    return "a string or `{source: secrets_manager.vault, secret_key: …}`"
+
+
+def _fields(
+    issues: list[SyntaxIssue],
+    sec: _Section,
+    node: YMap,
+    path: str,
+    fields: dict[str, Check | None],
+    extra: Literal["forbid", "ignore", "allow"],
+    *,
+    nullable: bool = True,
+    env: bool = False,
+) -> bool:
+    """Value checks of a section (or sub-mapping): each optional and nullable unless
+    ``nullable`` is False; ``env``: a `${VAR}` string passes any check."""
+    wrapped: dict[str, Check | None] = {}
+    for k, c in fields.items():
+        if c is not None and nullable:
+            c = _opt(c)
+        if c is not None and env:
+            c = _env_ok(c)
+        wrapped[k] = c
+    return _check_fields(issues, sec.code, node, path, wrapped, extra=extra)
+
+
+def _require(
+    issues: list[SyntaxIssue], sec: _Section, node: YMap, path: str, keys: tuple[str, ...]
+) -> bool:
+    ok = True
+    for key in keys:
+        if node.get(key) is None:
+            ok = False
+            anchor = sec.key.range if node is sec.node else _first_key_range(node)
+            sec.err(issues, f"`{path}` needs `{key}`", anchor)
+    return ok
+
+
+def _bad_type(
+    issues: list[SyntaxIssue], sec: _Section, allowed: tuple[str, ...], custom: str
+) -> None:
+    t = sec.map.get("type")
+    shown = ", ".join(f"`{a}`" for a in allowed)
+    tail = f", or the import path of a custom {custom} class" if custom else ""
+    sec.err(
+        issues,
+        f"`{sec.name}.type` must be {shown}{tail} (found {_found(t) if t else 'nothing'})"
+        f"{_suggest(_str_value(t) or '', list(allowed))}",
+        sec.anchor("type"),
+    )
+
+
+# -- event_broker -----------------------------------------------------------------------------
+EVENT_BROKER_TYPES = ("pika", "sql", "file", "kafka", "concurrent_kafka")
+_KAFKA = ("kafka", "concurrent_kafka")
+
+
+def _check_event_broker(issues: list[SyntaxIssue], sec: _Section) -> bool:
+    node = sec.map
+    ok = _fields(
+        issues,
+        sec,
+        node,
+        sec.name,
+        {
+            "type": _str,
+            "url": _str_or_str_seq,
+            "username": _str,
+            "password": _str,
+            "queues": _str_or_str_seq,
+            "topic": _str,
+            "path": _str,
+            "dialect": _str,
+            "port": _scalar,
+            "db": _str,
+        },
+        "allow",
+    )
+    if not ok:
+        return False
+    before = len(issues)
+    raw = _str_value(node.get("type"))
+    kind = "pika" if raw is None else raw.lower() if raw.lower() in EVENT_BROKER_TYPES else raw
+    if kind not in EVENT_BROKER_TYPES:
+        if not _custom_path(kind):
+            _bad_type(issues, sec, EVENT_BROKER_TYPES, "EventBroker")
+        return len(issues) == before
+    url = node.get("url")
+    where = f"an event broker of type `{kind}`" + (" (the default)" if raw is None else "")
+    required = ("url", "username", "password") if kind == "pika" else ("url",)
+    if kind in ("pika", *_KAFKA):
+        absent = [k for k in required if node.get(k) is None]
+        if absent:
+            names = " and ".join(f"`{k}`" for k in absent)
+            sec.err(issues, f"{where} needs {names}", sec.anchor("type"))
+        for k in required:
+            v = node.get(k)
+            a_list = isinstance(v, YSeq) and kind not in _KAFKA  # reported below
+            if v is not None and not _truthy(v) and not a_list:
+                sec.err(issues, f"{where} needs a non-empty `{k}`", v.range)
+    if isinstance(url, YSeq):
+        if kind in _KAFKA:
+            for item in url.items:
+                if not _truthy(item):
+                    sec.err(issues, "each `url` of a Kafka broker must be non-empty", item.range)
+        else:
+            sec.err(issues, f"`url` of {where} must be one string, not a list", url.range)
+    if kind in ("pika", "sql"):
+        host = node.key_node("host")
+        if host is not None:
+            sec.err(
+                issues,
+                f"{where} takes its host from `url`: remove `host`"
+                + (" (put the address in `url`)" if url is None else ""),
+                host.range,
+            )
+    return len(issues) == before
+
+
+# -- timer_store / lock_store (Redis) ---------------------------------------------------------
+REDIS_MODES = ("standard", "cluster", "sentinel")
+_REDIS_FIELDS: dict[str, Check | None] = {
+    "type": _str,
+    "host": _str,
+    "url": _str,
+    "port": _scalar,
+    "db": _scalar,
+    "username": _str,
+    "password": _str,
+    "key_prefix": _str,
+    "socket_timeout": _scalar,
+    "use_ssl": _bool,
+    "deployment_mode": _str,
+    "endpoints": _str_seq,
+    "sentinel_service": _str,
+}
+
+
+def _redis_host_and_url(issues: list[SyntaxIssue], sec: _Section) -> None:
+    node = sec.map
+    if _truthy(node.get("url")) and _truthy(node.get("host")):
+        k = node.key_node("url")
+        assert k is not None
+        sec.err(issues, "set either `host` or `url` (its old name), not both", k.range)
+
+
+def _redis_value(issues: list[SyntaxIssue], sec: _Section, key: str, check: Check) -> None:
+    """A Redis setting the store itself types more strictly (placeholders pass)."""
+    v = sec.map.get(key)
+    if v is None or _is_null(v) or _is_placeholder(v):
+        return
+    problem = check(v)
+    if problem is not None:
+        sec.err(issues, f"`{sec.name}.{key}` must be {problem} (found {_found(v)})", v.range)
+
+
+def _redis_mode(
+    issues: list[SyntaxIssue], sec: _Section, *, sentinel_needs_endpoints: bool
+) -> None:
+    mode = sec.map.get("deployment_mode")
+    value = _str_value(mode)
+    if mode is None or value is None or _is_placeholder(mode):
+        return
+    if value not in REDIS_MODES:
+        sec.err(
+            issues,
+            f"`{sec.name}.deployment_mode` must be one of {', '.join(REDIS_MODES)}"
+            f"{_suggest(value, list(REDIS_MODES))}",
+            mode.range,
+        )
+    elif sentinel_needs_endpoints and value == "sentinel" and not _truthy(sec.map.get("endpoints")):
+        sec.err(issues, "sentinel mode needs `endpoints` (`host:port` entries)", mode.range)
+
+
+TIMER_STORE_TYPES = ("in_memory", "redis")
+
+
+def _check_timer_store(issues: list[SyntaxIssue], sec: _Section) -> bool:
+    node = sec.map
+    fields = dict(_REDIS_FIELDS)
+    fields.update(
+        {
+            "poll_interval": _scalar,
+            "ssl_certfile": _str,
+            "ssl_keyfile": _str,
+            "ssl_ca_certs": _str,
+        }
+    )
+    if not _fields(issues, sec, node, sec.name, fields, "allow", env=True):
+        return False
+    before = len(issues)
+    raw = _str_value(node.get("type"))
+    kind = "in_memory" if raw is None else raw
+    if kind == "in_memory":
+        return True
+    if kind != "redis":
+        if not _custom_path(kind):
+            _bad_type(issues, sec, TIMER_STORE_TYPES, "SessionTimerStore")
+        return len(issues) == before
+    _redis_host_and_url(issues, sec)
+    for key, check in (
+        ("port", _whole_check),
+        ("db", _whole_check),
+        ("socket_timeout", _number_check),
+        ("poll_interval", _number_check),
+    ):
+        _redis_value(issues, sec, key, check)
+    if len(issues) > before:
+        return False
+    _redis_mode(issues, sec, sentinel_needs_endpoints=True)
+    prefix = node.get("key_prefix")
+    pv = _str_value(prefix)
+    if prefix is not None and pv is not None and not _is_placeholder(prefix) and not pv.isalnum():
+        sec.err(
+            issues,
+            f"`{sec.name}.key_prefix` must be letters and digits only (found {_found(prefix)})",
+            prefix.range,
+        )
+    return len(issues) == before
+
+
+LOCK_STORE_TYPES = ("in_memory", "redis", "concurrent_redis")
+
+
+def _check_lock_store(issues: list[SyntaxIssue], sec: _Section) -> bool:
+    node = sec.map
+    fields = dict(_REDIS_FIELDS)
+    if not _fields(issues, sec, node, sec.name, fields, "allow", env=True):
+        return False
+    before = len(issues)
+    raw = _str_value(node.get("type"))
+    kind = "in_memory" if raw is None else raw.lower() if raw.lower() in LOCK_STORE_TYPES else raw
+    if kind == "in_memory":
+        return True
+    if kind not in LOCK_STORE_TYPES:
+        if not _custom_path(kind):
+            _bad_type(issues, sec, LOCK_STORE_TYPES, "LockStore")
+        return len(issues) == before
+    _redis_host_and_url(issues, sec)
+    _redis_value(issues, sec, "port", _int_min(0, high=65535))
+    _redis_value(issues, sec, "db", _int_min(0))
+    _redis_value(issues, sec, "socket_timeout", _number_check)
+    _redis_mode(issues, sec, sentinel_needs_endpoints=False)
+    user, password = node.get("username"), node.get("password")
+    if _truthy(user) != _truthy(password):
+        given, missing = ("username", "password") if _truthy(user) else ("password", "username")
+        k = node.key_node(given)
+        assert k is not None
+        sec.err(
+            issues,
+            f"a Redis lock store with `{given}` needs `{missing}` too (set both or neither)",
+            k.range,
+        )
+    return len(issues) == before
+
+
+# -- tracker_store ----------------------------------------------------------------------------
+TRACKER_STORE_TYPES = ("in_memory", "redis", "mongod", "sql", "dynamo")
+
+
+def _check_tracker_store(issues: list[SyntaxIssue], sec: _Section) -> bool:
+    node = sec.map
+    ok = _fields(
+        issues,
+        sec,
+        node,
+        sec.name,
+        {
+            "type": _str,
+            "url": _str,
+            "host": _str,
+            "dialect": _str,
+            "port": _scalar,
+            "db": _scalar,
+            "username": _str_or_secret,
+            "password": _str_or_secret,
+            "login_db": _str,
+            "collection": _str,
+            "auth_source": _str,
+            "region": _str,
+            "table_name": _str,
+            "key_prefix": _str,
+        },
+        "allow",
+    )
+    if not ok:
+        return False
+    raw = _str_value(node.get("type"))
+    if raw is None or raw.lower() in TRACKER_STORE_TYPES or _custom_path(raw):
+        return True
+    _bad_type(issues, sec, TRACKER_STORE_TYPES, "TrackerStore")
+    return False
+
+
+# -- secrets_manager --------------------------------------------------------------------------
+SECRETS_MANAGER_KEYS = (
+    "type",
+    "url",
+    "token",
+    "secrets_path",
+    "transit_mount_point",
+    "namespace",
+    "mount_point",
+)
+
+
+def _check_secrets_manager(issues: list[SyntaxIssue], sec: _Section) -> bool:
+    node = sec.map
+    fields: dict[str, Check | None] = dict.fromkeys(SECRETS_MANAGER_KEYS, _str)
+    fields["type"] = _str
+    ok = _fields(issues, sec, node, sec.name, fields, "forbid")
+    t = node.get("type")
+    if t is None:
+        sec.err(issues, "`secrets_manager` needs `type: vault`", sec.key.range)
+        return False
+    if _is_null(t):
+        sec.err(issues, "`secrets_manager.type` must be `vault`", t.range)
+        return False
+    if ok and _str_value(t) != "vault":
+        sec.err(issues, f"`secrets_manager.type` must be `vault` (found {_found(t)})", t.range)
+        return False
+    return ok
+
+
+# -- recordings -------------------------------------------------------------------------------
+RECORDING_PROVIDERS = ("s3", "gcs", "azure", "local")
+_RECORDING_BLOCKS: dict[str, tuple[dict[str, Check | None], tuple[str, ...]]] = {
+    "s3": (
+        {"bucket": _str, "region": _opt_str, "prefix": _str, "endpoint_url": _opt_str},
+        ("bucket",),
+    ),
+    "gcs": ({"bucket": _str, "prefix": _str}, ("bucket",)),
+    "azure": (
+        {"container": _str, "account_name": _str, "prefix": _str, "endpoint_url": _opt_str},
+        ("container", "account_name"),
+    ),
+    "local": ({"path": _str}, ("path",)),
+}
+
+
+def _check_recordings(issues: list[SyntaxIssue], sec: _Section) -> bool:
+    node = sec.map
+    # `enabled` defaults to false but may not be null; the rest is optional
+    fields: dict[str, Check | None] = {"enabled": _bool, "provider": _opt_str}
+    fields.update(dict.fromkeys(RECORDING_PROVIDERS, _opt(_map_check)))
+    ok = _fields(issues, sec, node, sec.name, fields, "forbid", nullable=False, env=True)
+    for block_name, (sub_fields, required) in _RECORDING_BLOCKS.items():
+        block = node.get(block_name)
+        if not isinstance(block, YMap):
+            continue
+        path = f"recordings.{block_name}"
+        ok = _check_fields(issues, sec.code, block, path, sub_fields) and ok
+        ok = _require(issues, sec, block, path, required) and ok
+    if not ok:
+        return False
+    enabled = node.get("enabled")
+    if enabled is None or _is_placeholder(enabled) or not _bool_true(enabled):
+        return True
+    provider = node.get("provider")
+    name = _str_value(provider)
+    if provider is None or name is None:
+        anchor = provider.range if provider is not None else enabled.range
+        sec.err(
+            issues,
+            f"enabled recordings need `provider` ({', '.join(RECORDING_PROVIDERS)})",
+            anchor,
+        )
+        return False
+    if name not in RECORDING_PROVIDERS:
+        sec.err(
+            issues,
+            f"`recordings.provider` must be one of {', '.join(RECORDING_PROVIDERS)} "
+            f"(found {_found(provider)}){_suggest(name, list(RECORDING_PROVIDERS))}",
+            provider.range,
+        )
+        return False
+    block = node.get(name)
+    if block is None or _is_null(block):
+        sec.err(
+            issues,
+            f"provider `{name}` needs its settings under `recordings.{name}`",
+            provider.range,
+        )
+        return False
+    return True
+
+
+def _bool_true(node: YNode) -> bool:
+    if not isinstance(node, YScalar):
+        return False
+    v = node.value
+    if isinstance(v, str):
+        return v.strip().lower() in ("1", "on", "t", "true", "y", "yes")
+    return bool(v)
+
+
+# -- rasa_model_server ------------------------------------------------------------------------
+def _http_url(value: str) -> bool:
+    from urllib.parse import urlparse
+
+    try:
+        u = urlparse(value)
+    except ValueError:
+        return False
+    if u.scheme == "file":
+        return bool(u.path)
+    return u.scheme in ("http", "https", "ftp", "ftps") and bool(u.netloc)
+
+
+def _check_model_server(issues: list[SyntaxIssue], sec: _Section) -> bool:
+    node = sec.map
+    ok = _fields(
+        issues,
+        sec,
+        node,
+        sec.name,
+        {
+            "url": _non_empty_str,
+            "token": _non_empty_str,
+            "token_name": _non_empty_str,
+            "params": _map_check,
+            "headers": _map_check,
+            "basic_auth": _map_check,
+            "cafile": _non_empty_str,
+            "wait_time_between_pulls": _int_min(0),
+        },
+        "forbid",
+        env=True,
+    )
+    url = node.get("url")
+    if url is None or _is_null(url):
+        anchor = url.range if url is not None else sec.key.range
+        sec.err(issues, "`rasa_model_server` needs `url`, the model server's address", anchor)
+        ok = False
+    elif (v := _str_value(url)) and not _is_placeholder(url) and not _http_url(v):
+        sec.err(
+            issues,
+            f"`rasa_model_server.url` must be an http(s) URL or a `${{VAR}}` placeholder "
+            f"(found {_found(url)})",
+            url.range,
+        )
+        ok = False
+    auth = node.get("basic_auth")
+    if isinstance(auth, YMap):
+        path = "rasa_model_server.basic_auth"
+        ok = (
+            _check_fields(
+                issues, sec.code, auth, path, {"username": _non_empty_str, "password": _str}
+            )
+            and ok
+        )
+        ok = _require(issues, sec, auth, path, ("username", "password")) and ok
+    return ok
+
+
+# -- tracing / metrics ------------------------------------------------------------------------
+TRACING_TYPES = ("langfuse", "otlp", "jaeger")
+_OTLP_FIELDS: dict[str, Check | None] = {
+    "type": None,
+    "endpoint": _non_empty_str,
+    "insecure": _opt_bool,
+    "root_certificates": _opt(_non_empty_str),
+    "service_name": _opt(_non_empty_str),
+}
+_JAEGER_FIELDS: dict[str, Check | None] = {
+    "type": None,
+    "host": _opt(_non_empty_str),
+    "port": _int_min(1, nullable=True, high=65535),
+    "username": _opt(_non_empty_str),
+    "password": _opt(_non_empty_str),
+    "insecure": _opt_bool,
+    "root_certificates": _opt(_non_empty_str),
+    "service_name": _opt(_non_empty_str),
+    "sync_export": _opt_bool,
+}
+_LANGFUSE_REQUIRED = ("public_key", "private_key", "host")
+_LANGFUSE_KEY = re.compile(r"\$\{\w+\}")
+_LANGFUSE_ENV = re.compile(r"(?!langfuse)[a-z0-9_-]+\Z")
+
+
+def _check_tracing(issues: list[SyntaxIssue], sec: _Section) -> bool:
+    entries = list(sec.node.items) if isinstance(sec.node, YSeq) else [sec.node]
+    before = len(issues)
+    seen: dict[str, YNode] = {}
+    for i, entry in enumerate(entries):
+        label = "tracing" if isinstance(sec.node, YMap) else f"tracing[{i}]"
+        if not isinstance(entry, YMap):
+            sec.err(issues, f"`{label}` must be a mapping (found {_found(entry)})", entry.range)
+            continue
+        t = entry.get("type")
+        kind = _str_value(t)
+        if kind not in TRACING_TYPES:
+            shown = _found(t) if t is not None else "nothing"
+            sec.err(
+                issues,
+                f"`{label}.type` must be one of {', '.join(TRACING_TYPES)} (found {shown})"
+                f"{_suggest(kind or '', list(TRACING_TYPES))}",
+                t.range if t is not None else _first_key_range(entry),
+            )
+            continue
+        assert t is not None and kind is not None
+        slot = "langfuse" if kind == "langfuse" else "backend"
+        if slot in seen:
+            what = "Langfuse tracer" if slot == "langfuse" else "backend tracer (otlp or jaeger)"
+            sec.err(issues, f"`tracing` may declare only one {what}", t.range)
+        seen.setdefault(slot, entry)
+        if kind == "langfuse":
+            _check_langfuse(issues, sec, entry, label)
+        elif kind == "otlp":
+            _check_fields(issues, sec.code, entry, label, _OTLP_FIELDS)
+            _require(issues, sec, entry, label, ("endpoint",))
+        else:
+            if _check_fields(issues, sec.code, entry, label, _JAEGER_FIELDS):
+                creds = [
+                    entry.key_node(k) for k in ("username", "password") if _truthy(entry.get(k))
+                ]
+                ins = entry.get("insecure")
+                if creds and (ins is None or _is_null(ins)):
+                    first = creds[0]
+                    assert first is not None
+                    sec.err(
+                        issues,
+                        "Jaeger credentials need an explicit `insecure:` (`false` to send them "
+                        "over TLS, `true` to send them unencrypted)",
+                        first.range,
+                    )
+    return len(issues) == before
+
+
+def _check_langfuse(issues: list[SyntaxIssue], sec: _Section, entry: YMap, label: str) -> None:
+    before = len(issues)
+    absent = [k for k in _LANGFUSE_REQUIRED if entry.get(k) is None]
+    if absent:
+        anchor = entry.get("type") or entry
+        names = " and ".join(f"`{k}`" for k in absent)
+        sec.err(issues, f"a Langfuse tracer needs {names}", anchor.range)
+    for key in _LANGFUSE_REQUIRED:
+        v = entry.get(key)
+        if v is not None and (problem := _non_empty_str(v)) is not None:
+            sec.err(issues, f"`{label}.{key}` must be {problem} (found {_found(v)})", v.range)
+    if len(issues) > before:
+        return
+    for key in ("public_key", "private_key"):
+        v = entry.get(key)
+        if not _LANGFUSE_KEY.match(_str_value(v) or ""):
+            assert v is not None
+            sec.err(
+                issues,
+                f"`{label}.{key}` must come from the environment: write `${{LANGFUSE_"
+                f"{key.upper()}}}`, never the key itself",
+                v.range,
+            )
+    env = entry.get("environment")
+    if _truthy(env):
+        assert env is not None
+        ev = _str_value(env)
+        if ev is None or len(ev) > 40 or not _LANGFUSE_ENV.match(ev):
+            sec.err(
+                issues,
+                f"`{label}.environment` must be at most 40 lowercase letters, digits, `-` or "
+                "`_`, and must not start with `langfuse`",
+                env.range,
+            )
+
+
+def _check_metrics(issues: list[SyntaxIssue], sec: _Section) -> bool:
+    node = sec.map
+    t = node.get("type")
+    if _str_value(t) != "otlp":
+        shown = _found(t) if t is not None else "nothing"
+        sec.err(issues, f"`metrics.type` must be `otlp` (found {shown})", sec.anchor("type"))
+        return False
+    before = len(issues)
+    _check_fields(issues, sec.code, node, "metrics", _OTLP_FIELDS)
+    _require(issues, sec, node, "metrics", ("endpoint",))
+    return len(issues) == before
+
+
+_SECTION_CHECKS: dict[str, Callable[[list[SyntaxIssue], _Section], bool]] = {
+    "tracing": _check_tracing,
+    "metrics": _check_metrics,
+    "event_broker": _check_event_broker,
+    "timer_store": _check_timer_store,
+    "tracker_store": _check_tracker_store,
+    "lock_store": _check_lock_store,
+    "secrets_manager": _check_secrets_manager,
+    "recordings": _check_recordings,
+    "rasa_model_server": _check_model_server,
+}

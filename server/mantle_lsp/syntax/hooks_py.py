@@ -146,10 +146,19 @@ class ManualPoint:
 
 
 @dataclass(frozen=True)
+class ModuleImport:
+    """An absolute import the module runs when it is loaded (not guarded by `try`)."""
+
+    module: str  # the dotted module path, e.g. "lib.types"
+    range: TextRange  # the dotted path in the source
+
+
+@dataclass(frozen=True)
 class HookModule:
     hooks: tuple[Hook, ...] = ()
     bad_names: tuple[BadName, ...] = ()
     manual_points: tuple[ManualPoint, ...] = ()
+    imports: tuple[ModuleImport, ...] = ()
     ok: bool = True  # False: the module does not parse
 
 
@@ -399,7 +408,32 @@ class _Analyzer:
             hooks=tuple(hooks.values()),
             bad_names=tuple(self.bad),
             manual_points=tuple(self.manual_points()),
+            imports=tuple(self.unguarded_imports()),
         )
+
+    def unguarded_imports(self) -> list[ModuleImport]:
+        """Absolute imports at module level, also inside `if` / `with`, but not inside
+        `try` (an import there may be expected to fail)."""
+        out: list[ModuleImport] = []
+        stack = list(reversed(self.tree.body))
+        while stack:
+            st = stack.pop()
+            if isinstance(st, ast.If):
+                stack.extend(reversed(st.body + st.orelse))
+            elif isinstance(st, (ast.With, ast.AsyncWith)):
+                stack.extend(reversed(st.body))
+            elif isinstance(st, ast.Import):
+                for a in st.names:
+                    start = self.pos.node(a).start if hasattr(a, "lineno") else -1
+                    if start >= 0 and self.text.startswith(a.name, start):
+                        out.append(ModuleImport(a.name, TextRange(start, start + len(a.name))))
+            elif isinstance(st, ast.ImportFrom) and st.level == 0 and st.module:
+                r = self.pos.node(st)
+                m = re.compile(r"from\s+").match(self.text, r.start)
+                if m is not None and self.text.startswith(st.module, m.end()):
+                    end = m.end() + len(st.module)
+                    out.append(ModuleImport(st.module, TextRange(m.end(), end)))
+        return out
 
     def signal_raises(self) -> dict[str, tuple[Raise, ...]]:
         """Control signals raised (by their bare name) in each async def, anywhere."""
