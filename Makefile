@@ -122,7 +122,8 @@ $(VSIX): $(STAMP) $(CLIENT_DEPS) $(VSIX_SRC)
 
 # apt packages: the native build of code-server, and Chromium (as root on CI)
 e2e-apt:
-	@missing=$$(for p in $(APT_E2E); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	@missing=$$(for p in $(APT_E2E); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "apt-get install" $$missing; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
