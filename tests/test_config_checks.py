@@ -512,10 +512,14 @@ model_groups:
     models:
       - provider: azure
         deployment: gpt
+        api_base: https://bank.openai.azure.com
+        api_version: "2024-02-01"
         oauth:
           type: azure_entra_id_client_secret
           client_id: «invalid_model_group_credentials:my-client»
           client_secret: ${AZURE_SECRET}
+          tenant_id: ${AZURE_TENANT}
+          scopes: https://cognitiveservices.azure.com/.default
 """,
         ),
     )
