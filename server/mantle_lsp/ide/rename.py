@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model.defaults import DEFAULT_SKILLS, RESERVED_SKILL_IDS, RESERVED_TOOL_NAMES
-from ..model.layout import FileKind
+from ..model.layout import FileKind, inside
 from ..model.project import Project
 from ..model.symbols import Reference, SymbolKey, content_range, qualified_name
 from ..syntax.text import TextRange
@@ -276,12 +276,20 @@ class _Plan:
     def result(self, include_renames: bool = True) -> WorkspaceEdit | FeatureError:
         if self.problems:
             return FeatureError("cannot rename every occurrence: " + "; ".join(self.problems[:3]))
+        root = self.project.root
+        outside = [p for p in self.edits if not inside(root, p)]
+        outside += [a for a, b in self.renames if not (inside(root, a) and inside(root, b))]
+        if outside:
+            return FeatureError(
+                f"cannot rename: {outside[0]} is outside the project folder (reached through "
+                "a symbolic link), and mantle-lsp never edits files outside the project"
+            )
         return self.edit(include_renames)
 
     def edit(self, include_renames: bool) -> WorkspaceEdit:
         out: dict[Path, tuple[TextEdit, ...]] = {}
         for path, by_range in sorted(self.edits.items(), key=lambda p: str(p[0])):
-            if not _inside(self.project.root, path):
+            if not inside(self.project.root, path):
                 continue
             ordered = sorted(by_range.items())
             kept: list[TextEdit] = []
@@ -295,17 +303,9 @@ class _Plan:
         renames = tuple(
             (a, b)
             for a, b in self.renames
-            if include_renames and _inside(self.project.root, a) and _inside(self.project.root, b)
+            if include_renames and inside(self.project.root, a) and inside(self.project.root, b)
         )
         return WorkspaceEdit(out, renames)
-
-
-def _inside(root: Path, path: Path) -> bool:
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        return False
-    return ".." not in rel.parts
 
 
 def _file_text(project: Project, path: Path) -> str:

@@ -12,6 +12,7 @@ locations in other files are converted with *their* current text (open buffer or
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ IndexOf = Callable[[Path], LineIndex]
 """The line index of a file's current normalized text."""
 
 SOURCE = "mantle-lsp"
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # -- URIs and paths ---------------------------------------------------------------------
 
@@ -53,6 +55,53 @@ def path_to_uri(path: Path) -> str:
 
 def to_offset(index: LineIndex, pos: lsp.Position) -> int:
     return index.offset_from_utf16(pos.line, pos.character)
+
+
+def raw_offset(text: str, pos: lsp.Position) -> int:
+    """The code-point offset of an LSP position in a document's *raw* text (any line
+    breaks). Only ``\\n``, ``\\r\\n`` and ``\\r`` end a line, as in the protocol; a
+    position past the end of its line is at the end of the line, one past the last line is
+    the end of the text."""
+    if pos.line < 0:
+        return 0
+    start = 0
+    if "\r" not in text:
+        for _ in range(pos.line):
+            nl = text.find("\n", start)
+            if nl == -1:
+                return len(text)
+            start = nl + 1
+        eol = text.find("\n", start)
+    else:
+        for _ in range(pos.line):
+            m = _LINE_BREAK.search(text, start)
+            if m is None:
+                return len(text)
+            start = m.end()
+        m = _LINE_BREAK.search(text, start)
+        eol = m.start() if m is not None else -1
+    if eol == -1:
+        eol = len(text)
+    i, units = start, 0
+    while i < eol and units < pos.character:
+        units += 2 if ord(text[i]) > 0xFFFF else 1
+        i += 1
+    return i
+
+
+def apply_change(text: str, change: lsp.TextDocumentContentChangeEvent) -> str:
+    """A document's raw text after one ``didChange`` content change.
+
+    pygls splits lines with ``str.splitlines``, which also breaks at form feeds, ``\\x85``,
+    U+2028 and friends: after such a character its copy of the document would no longer
+    match the editor's. This follows the protocol's line breaks only."""
+    if not isinstance(change, lsp.TextDocumentContentChangePartial):
+        return change.text
+    start = raw_offset(text, change.range.start)
+    end = raw_offset(text, change.range.end)
+    if end < start:
+        start, end = end, start
+    return text[:start] + change.text + text[end:]
 
 
 def to_text_range(index: LineIndex, rng: lsp.Range) -> TextRange:

@@ -26,6 +26,7 @@ from ..ide import rename as ide_rename
 from ..ide import semantic_tokens as ide_semantic_tokens
 from ..ide import structure as ide_structure
 from ..ide.types import FeatureError, Location, WorkspaceEdit
+from ..model import layout
 from ..syntax.text import LineIndex, TextRange
 from . import convert
 from .server import FeatureFailed
@@ -83,7 +84,15 @@ def register(server: MantleServer) -> None:
     def locations(found: list[Location]) -> list[lsp.Location]:
         return [convert.to_location(loc, server.index_of, server.uri_of) for loc in found]
 
-    def workspace_edit(edit: WorkspaceEdit) -> lsp.WorkspaceEdit:
+    def workspace_edit(edit: WorkspaceEdit, roots: list[Path]) -> lsp.WorkspaceEdit:
+        # the last line of defence: nothing outside the project(s), links resolved
+        touched = [*edit.edits, *edit.new_files, *(p for pair in edit.renames for p in pair)]
+        for path in touched:
+            if not any(layout.inside(root, path) for root in roots):
+                raise FeatureFailed(
+                    f"this edit would change {path}, which is outside the project folder; "
+                    "mantle-lsp never edits files outside the project"
+                )
         doc_changes = server.client_supports("workspace.workspace_edit.document_changes")
         ops = get_resource_operations(server) if doc_changes else []
         if edit.renames and lsp.ResourceOperationKind.Rename not in ops:
@@ -199,7 +208,7 @@ def register(server: MantleServer) -> None:
         found = ide_rename.rename(doc.project, doc.path, offset, params.new_name)
         if isinstance(found, FeatureError):
             raise FeatureFailed(found.message)
-        return workspace_edit(found)
+        return workspace_edit(found, [doc.project.root])
 
     @server.request(lsp.WORKSPACE_WILL_RENAME_FILES, SKILL_FOLDERS)
     def will_rename_files(params: lsp.RenameFilesParams) -> lsp.WorkspaceEdit | None:
@@ -218,7 +227,7 @@ def register(server: MantleServer) -> None:
             merged.update(edit.edits)
         if not merged:
             return None
-        return workspace_edit(WorkspaceEdit(merged))
+        return workspace_edit(WorkspaceEdit(merged), list(by_project))
 
     # -- outline ------------------------------------------------------------------------
     @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
@@ -385,7 +394,7 @@ def register(server: MantleServer) -> None:
             if only and not any(action.kind == k or action.kind.startswith(f"{k}.") for k in only):
                 continue
             try:
-                edit = workspace_edit(action.edit)
+                edit = workspace_edit(action.edit, [doc.project.root])
             except FeatureFailed:
                 continue  # e.g. it creates a file and the client cannot
             fixes = [d for d in incoming if str(d.code) in action.diagnostic_codes]

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
@@ -92,6 +93,32 @@ class MantleProtocol(LanguageServerProtocol):
             general.position_encodings = [lsp.PositionEncodingKind.Utf16]
         result: lsp.InitializeResult = yield from super().lsp_initialize(params)
         return result
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: lsp.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        """Apply the changes with the protocol's line breaks (``convert.apply_change``),
+        not pygls' own; a change to a document that was never opened is ignored."""
+        uri = params.text_document.uri
+        doc = self.workspace.text_documents.get(unquote(uri))
+        if doc is None:
+            log.warning("didChange for %s, which is not open: ignored", uri)
+            return
+        text = doc.source
+        for change in params.content_changes:
+            text = convert.apply_change(text, change)
+        self.workspace.put_text_document(
+            lsp.TextDocumentItem(
+                uri=uri,
+                language_id=doc.language_id or "",
+                version=params.text_document.version,
+                text=text,
+            )
+        )
+        handler = self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)
+        if handler is not None:
+            yield handler, (params,), None
 
 
 class MantleServer(LanguageServer):

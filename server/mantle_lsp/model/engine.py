@@ -8,13 +8,16 @@ pyproject.toml, Pipfile, setup.cfg), and can be forced from the CLI or the edito
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 PROFILES = ("3.21", "3.22")
 DEFAULT_PROFILE = "3.21"
 
 _REQ = re.compile(r"rasa[-_]pro\s*(?:\[[^\]]*\])?[\s\"'=:<>~^!]*(\d+)\.(\d+)", re.I)
+MAX_PIN_FILE_BYTES = 1024 * 1024
 _FILES = ("requirements.txt", "requirements-dev.txt", "pyproject.toml", "Pipfile", "setup.cfg")
 
 
@@ -28,9 +31,8 @@ def detect_profile(root: Path, max_up: int = 3) -> str | None:
     for _ in range(max_up + 1):
         names = sorted({*_FILES, *(p.name for p in _glob_requirements(folder))})
         for name in names:
-            try:
-                text = (folder / name).read_text(encoding="utf-8", errors="replace")
-            except OSError:
+            text = _read_small(folder / name)
+            if text is None:
                 continue
             m = _REQ.search(text)
             if m:
@@ -39,6 +41,18 @@ def detect_profile(root: Path, max_up: int = 3) -> str | None:
             break
         folder = folder.parent
     return None
+
+
+def _read_small(path: Path) -> str | None:
+    """The start of a regular file (None for anything else): a FIFO or a device named
+    like a requirements file must not block or exhaust memory."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, "rb") as f:
+            return f.read(MAX_PIN_FILE_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 def _glob_requirements(folder: Path) -> list[Path]:

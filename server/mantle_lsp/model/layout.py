@@ -121,6 +121,24 @@ def find_project_for(path: Path) -> Path | None:
     return None
 
 
+def inside(root: Path, path: Path) -> bool:
+    """``path`` is ``root`` or lies below it, both as written and once symbolic links are
+    resolved: edits never reach a file outside the project through a link (a skill folder
+    that is a symlink to elsewhere) or through ``..``."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return False
+    if ".." in rel.parts:
+        return False
+    try:
+        real_root = os.path.realpath(root)
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return False
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
 def classify(path: Path, root: Path) -> tuple[FileKind, str | None] | None:
     """What ``path`` is inside the project at ``root``: (kind, skill id or None)."""
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,11 +36,17 @@ class Source:
 
 def source_from_text(path: Path, text: str, version: int | None = None) -> Source:
     """An open editor buffer (already decoded)."""
-    src = Source(path, normalize_newlines(text), version=version)
-    if len(src.text) > MAX_FILE_BYTES:
-        src.issues.append(_too_large(len(src.text)))
-        src.analyzable = False
-    return src
+    size = _utf8_size(text)
+    if size > MAX_FILE_BYTES:
+        return Source(path, "", [_too_large(size)], analyzable=False, version=version)
+    return Source(path, normalize_newlines(text), version=version)
+
+
+def _utf8_size(text: str) -> int:
+    """The size of ``text`` saved as UTF-8 (what the limit is about), cheaply bounded."""
+    if len(text) * 4 <= MAX_FILE_BYTES:
+        return len(text)  # cannot be over the limit: the exact size does not matter
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def source_from_bytes(path: Path, data: bytes) -> Source:
@@ -80,17 +88,28 @@ def source_from_bytes(path: Path, data: bytes) -> Source:
 
 
 def read_source(path: Path) -> Source:
+    """Read a file from disk. Only regular files are read (a FIFO, a device or a socket
+    could block or never end), and never more than the size limit."""
     try:
-        data = path.read_bytes()
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return _unreadable(path, "not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            return Source(path, "", [_too_large(st.st_size)], analyzable=False)
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        return Source(
-            path,
-            "",
-            [SyntaxIssue(C_UNREADABLE, f"cannot read this file: {reason}", TextRange(0, 0))],
-            analyzable=False,
-        )
+        return _unreadable(path, exc.strerror or type(exc).__name__)
     return source_from_bytes(path, data)
+
+
+def _unreadable(path: Path, reason: str) -> Source:
+    return Source(
+        path,
+        "",
+        [SyntaxIssue(C_UNREADABLE, f"cannot read this file: {reason}", TextRange(0, 0))],
+        analyzable=False,
+    )
 
 
 def _too_large(n: int) -> SyntaxIssue:

@@ -1057,7 +1057,12 @@ class _Builder(Transformer_NonRecursive[Token, Any]):
         tok: Token = children[2]
         seg_range = TextRange(_start(tok), _end(tok))
         rng = TextRange(base.full.start, seg_range.end)
-        chain = None if base.chain is None else (*base.chain, (_nfkc(str(tok.value)), seg_range))
+        chain = base.chain
+        if chain is not None and len(chain) < _MAX_CHAIN:
+            chain = (*chain, (_nfkc(str(tok.value)), seg_range))
+        elif chain is not None and chain[-1][0] != "…":
+            # long past valid: stop copying the chain (quadratic on `session.a.a.a…`)
+            chain = (*chain, ("…", seg_range))
         if chain is not None and len(chain) == 3 and chain[0][0] == "session":
             ref = MemoryRef(
                 namespace=chain[1][0],
@@ -1210,6 +1215,9 @@ def _unknown_name_message(name: str) -> str:
         f"Unknown name `{name}`: memory is referenced as {_REF_FORM}; literals are strings, "
         "numbers, `True`, `False` and `None`."
     )
+
+
+_MAX_CHAIN = 6  # attribute segments kept (and quoted in messages); a reference has three
 
 
 def _invalid_reference_message(chain: tuple[Segment, ...] | None) -> str:

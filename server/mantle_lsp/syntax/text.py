@@ -13,9 +13,11 @@ points (for the CLI) or in UTF-16 code units (for the Language Server Protocol).
 from __future__ import annotations
 
 import bisect
+import re
 from typing import NamedTuple
 
 BOM = "\ufeff"
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 class TextRange(NamedTuple):
@@ -45,18 +47,14 @@ def normalize_newlines(text: str) -> str:
     return text
 
 
-def _utf16_len(s: str) -> int:
-    """Number of UTF-16 code units needed for ``s``."""
-    return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
-
-
 class LineIndex:
     """Maps offsets in normalized text to (line, column) and back. Lines are 0-based."""
 
-    __slots__ = ("_line_starts", "_text")
+    __slots__ = ("_astral", "_line_starts", "_text")
 
     def __init__(self, text: str) -> None:
         self._text = text
+        self._astral: list[int] | None = None  # offsets of astral characters, on demand
         starts = [0]
         find = text.find
         i = find("\n")
@@ -97,7 +95,9 @@ class LineIndex:
         offset = min(max(offset, 0), len(self._text))
         line = self.line_of(offset)
         start = self._line_starts[line]
-        return line, _utf16_len(self._text[start:offset])
+        astral = self._astral_offsets()
+        wide = bisect.bisect_left(astral, offset) - bisect.bisect_left(astral, start)
+        return line, offset - start + wide
 
     def offset(self, line: int, column: int) -> int:
         """Offset of a (line, code-point column); clamped into the document."""
@@ -116,9 +116,23 @@ class LineIndex:
             return len(self._text)
         start = self._line_starts[line]
         end = self.line_end(line)
-        units = 0
-        i = start
-        while i < end and units < character:
-            units += 2 if ord(self._text[i]) > 0xFFFF else 1
-            i += 1
-        return i
+        if character <= 0:
+            return start
+        # walk the astral characters of the line only (each takes two UTF-16 units): the
+        # cost does not grow with the length of the line
+        astral = self._astral_offsets()
+        i, units = start, 0
+        for k in range(bisect.bisect_left(astral, start), len(astral)):
+            a = astral[k]
+            if a >= end or units + (a - i) >= character:
+                break
+            units += a - i + 2
+            i = a + 1
+            if units >= character:
+                return i  # inside a surrogate pair: after the pair
+        return min(i + (character - units), end)
+
+    def _astral_offsets(self) -> list[int]:
+        if self._astral is None:
+            self._astral = [m.start() for m in _ASTRAL.finditer(self._text)]
+        return self._astral
