@@ -1085,6 +1085,13 @@ secrets_manager:
         {"literal_secret": "warning"},
     )
     assert len(got) == 1
+    check_diagnostics(
+        tmp_path / "number",
+        integrations_fixture(
+            "timer_store:\n  type: redis\n  socket_timeout: «invalid_timer_store:yes»\n"
+            "tracker_store:\n  type: mongod\n  db: «invalid_tracker_store:1.5»\n"
+        ),
+    )
 
 
 def test_type_env_placeholder_skips_the_section(tmp_path: Path) -> None:

@@ -411,7 +411,7 @@ def _is_null(node: YNode | None) -> bool:
 def _number(node: YNode) -> float | None:
     if not isinstance(node, YScalar):
         return None
-    v = node.value
+    v = _value12(node)
     if isinstance(v, bool):
         return float(v)
     if isinstance(v, (int, float)):
@@ -428,9 +428,10 @@ def _whole(node: YNode) -> int | None:
     n = _number(node)
     if n is None or not math.isfinite(n) or not n.is_integer():
         return None
-    if isinstance(node, YScalar) and isinstance(node.value, str):
+    v12 = _value12(node) if isinstance(node, YScalar) else None
+    if isinstance(v12, str):
         try:
-            int(node.value.strip())
+            int(v12.strip())
         except ValueError:
             return None
     return int(n)
@@ -1600,6 +1601,10 @@ def _whole_check(node: YNode) -> str | None:
     return None if _whole(node) is not None else "a whole number"
 
 
+def _str_or_whole(node: YNode) -> str | None:
+    return None if _str(node) is None or _whole(node) is not None else "a string or a whole number"
+
+
 def _map_check(node: YNode) -> str | None:
     return None if isinstance(node, YMap) else "a mapping"
 
@@ -1900,7 +1905,7 @@ def _check_tracker_store(issues: list[SyntaxIssue], sec: _Section) -> bool:
             "host": _str,
             "dialect": _str,
             "port": _scalar,
-            "db": _scalar,
+            "db": _str_or_whole,
             "username": _str_or_secret,
             "password": _str_or_secret,
             "login_db": _str,
