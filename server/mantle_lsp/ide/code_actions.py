@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..model.layout import FileKind
+from ..model.layout import FileKind, inside
 from ..model.project import ParsedFile, Project, Skill
 from ..model.symbols import Reference, SymbolKey, content_range
 from ..syntax.conditions import (
@@ -118,12 +118,19 @@ def code_actions(
         if d.path != path:
             continue
         for action in fixer.fixes(d):
+            if not _stays_inside(project, action.edit):
+                continue  # e.g. a skill folder that is a symlink to elsewhere
             key = (action.title, repr(sorted(action.edit.edits.items())))
             if key not in seen:
                 seen.add(key)
                 out.append(action)
     out.sort(key=lambda a: not a.preferred)  # stable: preferred fixes first
     return out
+
+
+def _stays_inside(project: Project, edit: WorkspaceEdit) -> bool:
+    paths = [*edit.edits, *edit.new_files, *(p for pair in edit.renames for p in pair)]
+    return all(inside(project.root, p) for p in paths)
 
 
 # ---------------------------------------------------------------------------------------

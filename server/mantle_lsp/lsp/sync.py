@@ -4,6 +4,7 @@ documents, files changed outside the editor and workspace folders."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 import uuid
 from pathlib import Path
@@ -13,6 +14,7 @@ from lsprotocol import types as lsp
 
 from ..model import layout
 from ..model.engine import PROFILES
+from ..model.workspace import resolve
 from . import convert
 from .diagnostics import register_pull
 from .server import Settings
@@ -43,7 +45,7 @@ def register(server: MantleServer) -> None:
         if not folders:
             root = params.root_uri and convert.uri_to_path(params.root_uri)
             if not root and params.root_path:
-                root = Path(params.root_path).resolve()
+                root = resolve(Path(params.root_path))
             if root:
                 folders.append(root)
         server.folders = folders
@@ -227,6 +229,11 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
         server.diagnostics.request_refresh()
     else:
         server.diagnostics.publish_all()
+    # The index is long-lived: move it out of the cyclic collector's sight so that later
+    # collections (while typing) scan only new objects instead of ~10^6 old ones. The
+    # parsed trees have no reference cycles, so replaced files are still freed.
+    gc.collect()
+    gc.freeze()
     ms = int((time.monotonic() - started) * 1000)
     summary = f"indexed {len(roots)} project(s), {nfiles} file(s) in {ms} ms"
     if token is not None:

@@ -9,6 +9,15 @@ from .project import Project
 from .source import Source, read_source, source_from_text
 
 
+def resolve(path: Path) -> Path:
+    """``path`` made absolute with links resolved; a symlink loop (which ``Path.resolve``
+    raises on) or an unreadable component leaves the path as written."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
 class Workspace:
     def __init__(self) -> None:
         self.projects: dict[Path, Project] = {}
@@ -40,7 +49,7 @@ class Workspace:
 
     # -- projects ---------------------------------------------------------------------------
     def add_folder(self, folder: Path) -> list[Project]:
-        folder = folder.resolve()
+        folder = resolve(folder)
         added = []
         for root in layout.find_projects(folder):
             if root not in self.projects:
@@ -48,7 +57,7 @@ class Workspace:
         return added
 
     def remove_folder(self, folder: Path) -> list[Path]:
-        folder = folder.resolve()
+        folder = resolve(folder)
         gone = [r for r in self.projects if r == folder or folder in r.parents]
         for r in gone:
             del self.projects[r]
@@ -56,7 +65,7 @@ class Workspace:
 
     def project_for(self, path: Path) -> Project | None:
         """The innermost known project whose layout includes ``path``."""
-        path = path.resolve()
+        path = resolve(path)
         best: Project | None = None
         for root, proj in self.projects.items():
             inside = root == path or root in path.parents
@@ -69,7 +78,7 @@ class Workspace:
         proj = self.project_for(path)
         if proj is not None:
             return proj
-        root = layout.find_project_for(path.resolve())
+        root = layout.find_project_for(resolve(path))
         if root is None:
             return None
         if root in self.projects:  # loaded already; the path is just not a Mantle file
@@ -78,18 +87,18 @@ class Workspace:
 
     # -- changes ----------------------------------------------------------------------------
     def open_buffer(self, path: Path, text: str, version: int | None) -> set[Path]:
-        path = path.resolve()
+        path = resolve(path)
         self.overlays[path] = source_from_text(path, text, version)
         return self._refresh(path)
 
     def close_buffer(self, path: Path) -> set[Path]:
-        path = path.resolve()
+        path = resolve(path)
         self.overlays.pop(path, None)
         return self._refresh(path)
 
     def file_changed(self, path: Path) -> set[Path]:
         """A file changed (or appeared, or vanished) on disk."""
-        path = path.resolve()
+        path = resolve(path)
         if path.name in ("agent.yml", "integrations.yml", "skill.md") and (
             self.project_for(path) is None
         ):

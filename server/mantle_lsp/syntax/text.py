@@ -118,19 +118,25 @@ class LineIndex:
         end = self.line_end(line)
         if character <= 0:
             return start
-        # walk the astral characters of the line only (each takes two UTF-16 units): the
-        # cost does not grow with the length of the line
         astral = self._astral_offsets()
-        i, units = start, 0
-        for k in range(bisect.bisect_left(astral, start), len(astral)):
-            a = astral[k]
-            if a >= end or units + (a - i) >= character:
-                break
-            units += a - i + 2
-            i = a + 1
-            if units >= character:
-                return i  # inside a surrogate pair: after the pair
-        return min(i + (character - units), end)
+        first = bisect.bisect_left(astral, start)
+        if first == len(astral) or astral[first] >= end:  # no astral character on the line
+            return min(start + character, end)
+
+        def units(offset: int) -> int:  # UTF-16 units from the line start to ``offset``
+            return offset - start + bisect.bisect_left(astral, offset, first) - first
+
+        if units(end) < character:
+            return end
+        # the first offset at or past ``character`` units (inside a surrogate pair: after it)
+        lo, hi = start, end
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if units(mid) >= character:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
 
     def _astral_offsets(self) -> list[int]:
         if self._astral is None:
