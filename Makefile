@@ -161,3 +161,8 @@ e2e: $(VSIX) e2e-deps
 .PHONY: bench
 bench: $(STAMP)
 	$(PY) bench/run.py --sizes 100 1000 --out docs/performance-results.md
+
+## bench-engine: the reference engine on the same generated projects, for the speed-up
+.PHONY: bench-engine
+bench-engine: $(STAMP) $(ORACLE_STAMP)
+	$(PY) bench/engine.py $(abspath $(ORACLE_PY)) 60 300
