@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate import generate  # noqa: E402
+from generate import generate
 
 ROOT = Path(__file__).resolve().parents[1]
 

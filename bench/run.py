@@ -22,7 +22,6 @@ import asyncio
 import os
 import platform
 import re
-import statistics
 import subprocess
 import sys
 import time
@@ -34,7 +33,9 @@ from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate import generate  # noqa: E402
+import contextlib
+
+from generate import generate
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "bench"
@@ -211,10 +212,8 @@ async def measure_server(project: Path, n: int, rounds: int) -> ServerFigures:
         waiters.append((reader, None, dep))
         t = time.perf_counter()
         figs.edit_memory.append(await edit(mem_uri, mversion, changed))
-        try:
+        with contextlib.suppress(TimeoutError):
             figs.dependent.append(await asyncio.wait_for(dep, 30) - t)
-        except TimeoutError:
-            pass
     pid = getattr(getattr(client, "_server", None), "pid", None)
     if pid:
         status = Path(f"/proc/{pid}/status").read_text()
@@ -254,16 +253,13 @@ def main() -> int:
         table.append(
             f"| {n} | {floor:.2f} s | {check:.2f} s | {check / floor:.1f}x | "
             f"{f.first_diagnostics:.2f} s | {f.first_diagnostics / floor:.1f}x | "
-            f"{ms(pct(f.completion, .5))} / {ms(pct(f.completion, .95))} | "
-            f"{ms(pct(f.hover, .5))} / {ms(pct(f.hover, .95))} | "
-            f"{ms(pct(f.edit_skill, .5))} / {ms(pct(f.edit_skill, .95))} | "
-            f"{ms(pct(f.edit_memory, .5))} / {ms(pct(f.edit_memory, .95))} | "
-            f"{ms(pct(f.dependent, .95)) if f.dependent else 'n/a'} | {f.peak_rss_mb:.0f} MB |"
+            f"{ms(pct(f.completion, 0.5))} / {ms(pct(f.completion, 0.95))} | "
+            f"{ms(pct(f.hover, 0.5))} / {ms(pct(f.hover, 0.95))} | "
+            f"{ms(pct(f.edit_skill, 0.5))} / {ms(pct(f.edit_skill, 0.95))} | "
+            f"{ms(pct(f.edit_memory, 0.5))} / {ms(pct(f.edit_memory, 0.95))} | "
+            f"{ms(pct(f.dependent, 0.95)) if f.dependent else 'n/a'} | {f.peak_rss_mb:.0f} MB |"
         )
-    machine = (
-        f"{platform.platform()}, Python {platform.python_version()}, "
-        f"{os.cpu_count()} cores"
-    )
+    machine = f"{platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} cores"
     report = "\n".join(table)
     print(report)
     print(f"\nmachine: {machine}")
