@@ -72,7 +72,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     { dispose: () => void stop() },
   );
   vscode.workspace.textDocuments.forEach((doc) => void handBack(doc));
-  await start();
+  void start(); // resolving may take a few seconds (probing Pythons): do not hold activation
 }
 
 export function deactivate(): Thenable<void> | undefined {

@@ -296,6 +296,19 @@ async function shot(name, failure = false) {
   }
 }
 
+/** The extension's "Mantle" output channel, from its log file on disk. */
+function mantleLog() {
+  const logs = path.join(dirs.data, 'logs');
+  let text = '';
+  for (const run of fs.existsSync(logs) ? fs.readdirSync(logs) : []) {
+    const file = path.join(logs, run, 'exthost1', 'mantle-lsp.mantle', 'Mantle.log');
+    if (fs.existsSync(file)) {
+      text += fs.readFileSync(file, 'utf8');
+    }
+  }
+  return text;
+}
+
 /** The Mantle status bar item's accessible label (its tooltip), or ''. */
 async function mantleStatus() {
   return page.evaluate(() => {
@@ -611,6 +624,45 @@ async function main() {
       return /Found \d+ errors?/.test(t) ? t : false;
     }, 45000);
     return text.match(/Found [^\n]*?\(\d+ projects?\)/)?.[0] ?? 'summary seen';
+  }, { retries: 1 });
+
+  await check('a reference-count code lens opens the references peek', async () => {
+    await closePanel();
+    await openFile(skillRel);
+    const at = lineOf(':::ordered_block id=apply_change');
+    await goTo(at.line, 1);
+    const lens = page
+      .locator('.editor-group-container.active .codelens-decoration a', { hasText: /\d+ references?/ })
+      .first();
+    await lens.waitFor({ timeout: 20000 });
+    const title = ((await lens.textContent()) ?? '').trim();
+    await lens.click();
+    const peek = page.locator('.peekview-widget').first();
+    await peek.waitFor({ state: 'visible', timeout: 10000 });
+    const head = ((await peek.locator('.peekview-title').first().textContent()) ?? '').trim();
+    assert(/skill\.md/.test(head), `peek title: ${head}`);
+    await page.keyboard.press('Escape');
+    return `"${title}" -> ${head}`;
+  }, { retries: 1 });
+
+  await check('Mantle: Restart Server restarts it, Mantle: Show Output shows the log', async () => {
+    const starts = () => (mantleLog().match(/starting the server/g) ?? []).length;
+    const before = starts();
+    assert(before > 0, 'no "starting the server" in the Mantle log file');
+    await runCommand('Mantle: Restart Server');
+    await until('a new "starting the server" in the Mantle log', async () => starts() > before, 30000);
+    await until('the server to be ready again', async () => /ready/.test(await mantleStatus()), 60000);
+    await runCommand('Mantle: Show Output');
+    const text = await until('the Mantle output in the panel', async () => {
+      const t = await page.evaluate(() =>
+        [...document.querySelectorAll('.part.panel .monaco-editor .view-line')]
+          .map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' '))
+          .join('\n'),
+      );
+      return /initial index/.test(t) ? t : false;
+    }, 20000);
+    await closePanel();
+    return `${starts() - before} restart; output shows "${text.split('\n').filter((l) => l.includes('initial index')).pop()?.replace(/^.*\[info\] /, '').slice(0, 60)}…"`;
   }, { retries: 1 });
 
   await check('without mantle.interpreter: the Python extension\'s environment (mantle_lsp importable there)', async () => {
