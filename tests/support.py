@@ -7,7 +7,8 @@ and ``$0`` marks a cursor. For diagnostics the label is the end of the expected 
 example ``unknown_memory_key`` or ``prose.unknown_memory_key``).
 
 Unless the fixture defines them, a minimal valid ``agent.yml`` and ``integrations.yml``
-are added so that the project is detected and complete.
+are added so that the project is detected and complete, and a minimal skill when the
+fixture has no ``skills/`` path at all.
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ model_groups:
       - provider: openai
         model: gpt-4o
         api_key: ${OPENAI_API_KEY}
+"""
+
+DEFAULT_SKILL = """\
+---
+description: An example skill.
+---
+Help the customer.
 """
 
 _MARK = re.compile(r"«([^:«»]*):([^«»]*)»")
@@ -111,6 +119,8 @@ def write_fixture(tmp_path: Path, fixture: str, defaults: bool = True) -> Fixtur
     if defaults:
         files.setdefault("agent.yml", DEFAULT_AGENT)
         files.setdefault("integrations.yml", DEFAULT_INTEGRATIONS)
+        if not any(rel.startswith("skills/") for rel in files):
+            files["skills/example/skill.md"] = DEFAULT_SKILL
     for rel, text in files.items():
         p = tmp_path / rel
         p.parent.mkdir(parents=True, exist_ok=True)

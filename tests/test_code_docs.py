@@ -88,6 +88,9 @@ def check_examples(tmp_path: Path, pg: Page) -> None:
     for s in pg.wrong:
         assert not s.path.startswith("/") and ".." not in s.path.split("/"), s.path
         files[s.path] = s.text
+    if not any(path.startswith("skills/") for path in files):
+        # a project needs a skill (else config.project_structure.missing_skills)
+        files["skills/example/skill.md"] = "---\ndescription: An example skill.\n---\nHelp.\n"
     fixed = dict(files)
     for s in pg.fixed:
         fixed[s.path] = s.text

@@ -240,3 +240,17 @@ description: Card.
 Use @tool.lock.
 """,
     )
+
+
+def test_structure_mixed_layout_and_no_skills(tmp_path: Path) -> None:
+    fx = write_fixture(
+        tmp_path / "a", "//- skills/_draft/skill.md\n---\ndescription: D.\n---\nT.\n"
+    )
+    got = diagnostics_of(fx.root)
+    assert [(g[0], g[3]) for g in got] == [("agent.yml", "config.project_structure.missing_skills")]
+    fx = write_fixture(
+        tmp_path / "b",
+        "//- domain.yml\nslots: {}\n//- skills/a/skill.md\n---\ndescription: A.\n---\nT.\n",
+    )
+    got = diagnostics_of(fx.root)
+    assert [(g[0], g[3]) for g in got] == [("agent.yml", "config.project_structure.mixed_layout")]

@@ -401,6 +401,11 @@ _ALL = [
         "mantle.validation.hooks.unsupported_control_signal",
         "a modify hook raises `HookRejection` / `RetryModel` where its point does not allow it",
     ),
+    _e(
+        "config.project_structure.missing_skills",
+        "a Mantle project without any skill (the engine refuses to start)",
+    ),
+    _e("config.project_structure.mixed_layout", "a CALM domain.yml next to a Mantle project"),
     # -- more engine checks (entry structure, tools, buttons, preconditions, defaults) -----
     _e(
         "mantle.validation.skill.no_entry_block",

@@ -214,6 +214,22 @@ class Checker:
                 "mantle.validation.config.missing_integrations",
                 f"this project ({self.p.root.name}) has no integrations.yml next to agent.yml",
             )
+        if not any(sk.skill_md is not None for sk in self.p.skills.values()):
+            self.emit(
+                anchor.path,
+                TextRange(0, 0),
+                "config.project_structure.missing_skills",
+                "this project has no skill: add skills/<skill_id>/skill.md (folders starting "
+                "with `_` are skipped)",
+            )
+        if (self.p.root / "domain.yml").is_file():
+            self.emit(
+                anchor.path,
+                TextRange(0, 0),
+                "config.project_structure.mixed_layout",
+                "a CALM domain.yml next to a Mantle project: the engine refuses mixed layouts; "
+                "remove domain.yml (Mantle declares memory in memory.yml)",
+            )
 
     # -- skills ----------------------------------------------------------------------------
     def check_skill(self, sid: str, sk: Skill) -> None:
