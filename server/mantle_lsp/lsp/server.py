@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import functools
 import inspect
+import json
 import logging
 import sys
 import traceback
@@ -23,7 +24,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -81,8 +82,42 @@ class FeatureFailed(Exception):
     """A request that cannot be served; the message is shown to the user."""
 
 
+class _Unreadable:
+    """A message that could not be read; already answered (a request) or logged."""
+
+
+_UNREADABLE = _Unreadable()
+
+
 class MantleProtocol(LanguageServerProtocol):
-    """Always negotiates UTF-16 positions: ``convert`` speaks UTF-16 only."""
+    """Always negotiates UTF-16 positions (``convert`` speaks UTF-16 only), applies
+    document changes itself, and answers every request, even one it cannot read."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """pygls drops a request whose params do not fit its method without answering it
+        (the client would wait forever) and pops up "Error in server" for each one: answer
+        it with the error instead; a notification that cannot be read is logged."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            method = data.get("method")
+            msg_id = data.get("id")
+            is_id = isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool)
+            if isinstance(method, str) and isinstance(msg_id, (int, str)) and is_id:
+                error = lsp.ResponseError(
+                    code=exc.code, message=f"{exc.message}: the params of {method} are not valid"
+                )
+                self._send_response(msg_id, error=error)
+            log.warning("ignored a message (%.40r): %s", method, exc.message)
+            return _UNREADABLE
+
+    def handle_message(self, message: Any) -> None:
+        if message is _UNREADABLE:
+            return
+        if not hasattr(message, "jsonrpc"):  # valid JSON, not a JSON-RPC message (`[]`, `42`)
+            log.warning("ignored a message that is not JSON-RPC: %.80r", message)
+            return
+        super().handle_message(message)
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(
@@ -180,6 +215,20 @@ class MantleServer(LanguageServer):
             return None
         doc = self.workspace.text_documents.get(uri)
         return doc.version if doc is not None else None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Errors outside a request (e.g. a message that is not JSON) go to the log, not to
+        a pop-up; unreadable JSON is answered with a parse error (id null, as JSON-RPC
+        wants)."""
+        if isinstance(error, json.JSONDecodeError):
+            self.protocol._send_data(
+                lsp.ResponseErrorMessage(
+                    id=None, error=lsp.ResponseError(code=-32700, message=f"Parse error: {error}")
+                )
+            )
+        if source is FeatureRequestError:
+            return  # already answered to the request
+        self.log(f"protocol error: {type(error).__name__}: {error}", lsp.MessageType.Error)
 
     # -- logging ------------------------------------------------------------------------
     def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
