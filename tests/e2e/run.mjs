@@ -563,8 +563,10 @@ async function main() {
     const bad = lineOf('if: session.plan_change.contract_end_date');
     await goTo(bad.line, bad.column + 'if: session.plan_change.'.length);
     await filterProblems('plan_change');
-    await sleep(300);
+    await page.keyboard.press('Control+B'); // hide the side bar: room for the messages
+    await sleep(500);
     await shot('problems');
+    await page.keyboard.press('Control+B');
     await filterProblems('');
     return `${ours.filter((r) => r.text.includes('contract_end_date')).length} rows about contract_end_date`;
   }, { retries: 1 });
