@@ -152,11 +152,16 @@ $(E2E_DEPS): tests/e2e/package.json tests/e2e/package-lock.json
 
 e2e-deps: e2e-apt $(CS_STAMP) $(E2E_DEPS)
 
-## e2e: the extension in a real VS Code (code-server + headless Chromium); saves docs/screenshots
+## e2e: the extension in a real VS Code (code-server + headless Chromium); screenshots go
+## to .cache/e2e/screenshots (`make screenshots` refreshes the ones in docs/screenshots)
 e2e: $(VSIX) e2e-deps
 	E2E_NODE24=$(abspath $(NODE24)) E2E_CODE_SERVER=$(abspath $(CS_DIR))/node_modules/.bin/code-server \
 	E2E_VSIX=$(abspath $(VSIX)) E2E_PYTHON=$(abspath $(PY)) \
 	  node tests/e2e/run.mjs
+
+.PHONY: screenshots
+screenshots: $(VSIX) e2e-deps
+	E2E_SHOTS=$(abspath docs/screenshots) $(MAKE) e2e
 
 ## bench: speed and memory on generated projects (100 and 1,000 skills); writes docs/performance-results.md
 .PHONY: bench

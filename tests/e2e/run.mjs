@@ -6,7 +6,7 @@
 //   E2E_VSIX         the .vsix to install
 //   E2E_PYTHON       a Python with mantle-lsp installed (the repo's .venv) for mantle.interpreter
 // Optional: E2E_CHROMIUM (default /usr/bin/chromium), E2E_KEEP=1 keeps the temp folder,
-// E2E_SHOTS (default docs/screenshots).
+// E2E_SHOTS (default .cache/e2e/screenshots; `make screenshots` writes docs/screenshots).
 // Prints one line per check and `e2e: N passed, M failed`; exits non-zero on any failure.
 import { spawn, execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import { chromium } from 'playwright-core';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const SHOTS = path.resolve(process.env.E2E_SHOTS || path.join(REPO, 'docs', 'screenshots'));
+const SHOTS = path.resolve(process.env.E2E_SHOTS || path.join(REPO, '.cache', 'e2e', 'screenshots'));
 const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 const EXAMPLE = path.join(REPO, 'examples', 'telecom-broken');
 const WATCHDOG_MS = 8 * 60 * 1000;
