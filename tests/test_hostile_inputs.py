@@ -224,15 +224,19 @@ def test_a_long_attribute_chain_is_parsed_in_linear_time() -> None:
 TEN_MB = 10 * 1024 * 1024
 
 
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
 def test_a_ten_megabyte_skill_md_gets_one_diagnostic_from_check(tmp_path: Path) -> None:
     line = "Read @memory.s.reasn and {x} if: session.s.a == 1 ;\n"
     big = "---\ndescription: D.\n---\n" + line * (TEN_MB // len(line))
     root = project_with(tmp_path, {"skills/s/skill.md": big})
+    # peak memory of this process only: VmHWM (ru_maxrss would include the memory of the
+    # parent it was forked from)
     probe = (
-        "import resource, sys\n"
+        "import re, sys\n"
         "from mantle_lsp.cli.main import main\n"
         "rc = main(['check', '--format', 'json', sys.argv[1]])\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "status = open('/proc/self/status').read()\n"
+        "print(re.search(r'VmHWM:\\s*(\\d+)', status).group(1), file=sys.stderr)\n"
         "raise SystemExit(rc)\n"
     )
     started = time.monotonic()
@@ -246,8 +250,8 @@ def test_a_ten_megabyte_skill_md_gets_one_diagnostic_from_check(tmp_path: Path) 
     )
     took = time.monotonic() - started
     assert took < 10, f"check took {took:.1f} s"
-    max_rss_kb = int(run.stderr.strip().splitlines()[-1])
-    assert max_rss_kb < 400 * 1024, f"peak memory {max_rss_kb // 1024} MB"
+    max_rss_kb = int(run.stderr.strip().splitlines()[-1])  # kB
+    assert max_rss_kb < 120 * 1024, f"peak memory {max_rss_kb // 1024} MB"
     skill_rows = [r for r in __import__("json").loads(run.stdout) if r["path"].endswith("skill.md")]
     assert [(r["code"], r["line"], r["column"]) for r in skill_rows] == [(C_TOO_LARGE, 1, 1)]
     assert f"{len(big):,} bytes" in skill_rows[0]["message"]

@@ -62,7 +62,7 @@ def line_spans(text: str) -> list[tuple[int, int]]:
 
 
 def units(s: str) -> int:
-    return len(s.encode("utf-16-le")) // 2
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def lsp_pos(text: str, offset: int) -> lsp.Position:
@@ -92,7 +92,7 @@ def apply(text: str, change: lsp.TextDocumentContentChangeEvent) -> str:
 
 
 INSERTS = [
-    "", "x", "😀", "𝄞x😀", "\t", "\r\n", "\n", "\n\n", "\u2028", "\x0c", "\x85", "é",
+    "", "x", "😀", "𝄞x😀", "\t", "\r\n", "\n", "\n\n", "\u2028", "\x0c", "\x85", "é", "\ud800",
     "session.", "session.roaming_pass.destination", "@memory.", "{", "}", ": ", "- ",
     "if: session.roaming_pass.pass_length == 'day'\n  Say so.\n",
     "\n  - id: extra\n    collect: destination\n", ":::", "---\n", "'", '"',
