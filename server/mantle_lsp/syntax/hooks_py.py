@@ -30,6 +30,7 @@ from typing import Literal
 
 from .errors import SyntaxIssue
 from .text import BOM, TextRange
+from .tools_py import SourcePositions
 
 IMPORT_FAILED = "mantle.validation.hooks.import_failed"
 
@@ -164,46 +165,13 @@ class HookModule:
 
 EMPTY = HookModule(ok=False)
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 _BUILTINS = frozenset(dir(builtins))
-
-
-class _Positions:
-    """ast (1-based line, UTF-8 byte column) → code-point offsets."""
-
-    def __init__(self, text: str, base: int) -> None:
-        self.text = text
-        self.starts = [base]
-        self.ends: list[int] = []
-        for m in _NEWLINE.finditer(text, base):
-            self.ends.append(m.start())
-            self.starts.append(m.end())
-        self.ends.append(len(text))
-
-    def offset(self, lineno: int | None, col: int | None, chars: bool = False) -> int:
-        if lineno is None:
-            return 0
-        i = min(max(lineno - 1, 0), len(self.starts) - 1)
-        start, end = self.starts[i], self.ends[i]
-        column = max(col or 0, 0)
-        if not chars:
-            line = self.text[start:end]
-            if not line.isascii():
-                column = len(
-                    line.encode("utf-8", "surrogatepass")[:column].decode("utf-8", "ignore")
-                )
-        return min(start + column, end)
-
-    def node(self, n: ast.AST) -> TextRange:
-        s = self.offset(getattr(n, "lineno", None), getattr(n, "col_offset", None))
-        e = self.offset(getattr(n, "end_lineno", None), getattr(n, "end_col_offset", None))
-        return TextRange(s, max(s, e))
 
 
 def parse_hooks_module(text: str) -> tuple[HookModule, tuple[SyntaxIssue, ...]]:
     """Analyse a hook module's source without importing it. Never raises on any input."""
     base = 1 if text.startswith(BOM) else 0
-    pos = _Positions(text, base)
+    pos = SourcePositions(text, base)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -216,7 +184,7 @@ def parse_hooks_module(text: str) -> tuple[HookModule, tuple[SyntaxIssue, ...]]:
         return HookModule(), ()
 
 
-def _syntax_issue(text: str, pos: _Positions, base: int, exc: BaseException) -> SyntaxIssue:
+def _syntax_issue(text: str, pos: SourcePositions, base: int, exc: BaseException) -> SyntaxIssue:
     start = end = base
     if isinstance(exc, SyntaxError):
         msg = f"Python syntax error: {exc.msg}"
@@ -266,7 +234,7 @@ def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
 
 
 class _Analyzer:
-    def __init__(self, text: str, pos: _Positions, tree: ast.Module) -> None:
+    def __init__(self, text: str, pos: SourcePositions, tree: ast.Module) -> None:
         self.text = text
         self.pos = pos
         self.tree = tree
@@ -329,9 +297,9 @@ class _Analyzer:
 
     def alias_range(self, st: ast.ImportFrom, a: ast.alias) -> TextRange:
         if hasattr(a, "lineno"):  # Python 3.10+
-            r = self.pos.node(a)
+            r = self.pos.range_of(a)
             return TextRange(r.start, r.start + len(a.name))
-        return self.pos.node(st)
+        return self.pos.range_of(st)
 
     # -- expressions ---------------------------------------------------------------------------
     def resolve(self, e: ast.expr) -> tuple[str, str] | None:
@@ -367,7 +335,7 @@ class _Analyzer:
     def annotation(self, e: ast.expr | None, deferred: bool = False) -> Annotation:
         if e is None:
             return Annotation("missing")
-        rng = self.pos.node(e)
+        rng = self.pos.range_of(e)
         deferred = deferred or self.future
         if isinstance(e, ast.Constant):
             if e.value is None:
@@ -424,11 +392,11 @@ class _Analyzer:
                 stack.extend(reversed(st.body))
             elif isinstance(st, ast.Import):
                 for a in st.names:
-                    start = self.pos.node(a).start if hasattr(a, "lineno") else -1
+                    start = self.pos.range_of(a).start if hasattr(a, "lineno") else -1
                     if start >= 0 and self.text.startswith(a.name, start):
                         out.append(ModuleImport(a.name, TextRange(start, start + len(a.name))))
             elif isinstance(st, ast.ImportFrom) and st.level == 0 and st.module:
-                r = self.pos.node(st)
+                r = self.pos.range_of(st)
                 m = re.compile(r"from\s+").match(self.text, r.start)
                 if m is not None and self.text.startswith(st.module, m.end()):
                     end = m.end() + len(st.module)
@@ -446,7 +414,9 @@ class _Analyzer:
                     continue
                 callee = child.exc.func if isinstance(child.exc, ast.Call) else child.exc
                 if isinstance(callee, ast.Name) and callee.id in CONTROL_SIGNALS:
-                    out.setdefault(node.name, []).append(Raise(callee.id, self.pos.node(callee)))
+                    out.setdefault(node.name, []).append(
+                        Raise(callee.id, self.pos.range_of(callee))
+                    )
         return {k: tuple(v) for k, v in out.items()}
 
     def decorator_of(
@@ -466,7 +436,7 @@ class _Analyzer:
         return None
 
     def name_range(self, e: ast.expr) -> TextRange:
-        r = self.pos.node(e)
+        r = self.pos.range_of(e)
         if isinstance(e, ast.Attribute):
             return TextRange(max(r.start, r.end - len(e.attr)), r.end)
         return r
@@ -489,9 +459,11 @@ class _Analyzer:
         params.sort(key=lambda p: (p.lineno, p.col_offset))
         name_range = self.def_name_range(fn)
         if params:
-            first, last = self.pos.node(params[0]), self.pos.node(params[-1])
+            first, last = self.pos.range_of(params[0]), self.pos.range_of(params[-1])
             params_range = TextRange(first.start, last.end)
-            extra = TextRange(self.pos.node(params[1]).start, last.end) if len(params) > 1 else None
+            extra = (
+                TextRange(self.pos.range_of(params[1]).start, last.end) if len(params) > 1 else None
+            )
         else:
             params_range, extra = name_range, None
         first_param = params[0] if params else None
@@ -544,7 +516,7 @@ class _Analyzer:
                     and target.id not in _BUILTINS
                     and _API_LIKE.match(target.id)
                 ):
-                    self.bad.append(BadName(target.id, self.pos.node(target), "undefined"))
+                    self.bad.append(BadName(target.id, self.pos.range_of(target), "undefined"))
 
     def manual_points(self) -> list[ManualPoint]:
         funcs = {
@@ -574,5 +546,5 @@ class _Analyzer:
                 and isinstance(value, ast.Constant)
                 and isinstance(value.value, str)
             ):
-                out.append(ManualPoint(target.id, value.value, self.pos.node(value)))
+                out.append(ManualPoint(target.id, value.value, self.pos.range_of(value)))
         return out

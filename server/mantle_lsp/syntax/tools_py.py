@@ -144,7 +144,7 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 _LINE_SPACE = " \t\f"
 
 
-class _Positions:
+class SourcePositions:
     """Converts ast (1-based line, UTF-8 byte column) positions to code-point offsets."""
 
     __slots__ = ("_encoded", "_line_ends", "_starts", "text")
@@ -387,7 +387,7 @@ def _description(call: ast.Call | None) -> tuple[str | None, bool]:
 class _ToolCollector:
     """Walks module-level statements in source order and records the bindings."""
 
-    def __init__(self, text: str, pos: _Positions) -> None:
+    def __init__(self, text: str, pos: SourcePositions) -> None:
         self._text = text
         self._pos = pos
         self._tool_aliases: set[str] = {"tool"}
@@ -660,7 +660,7 @@ def _walk_with_params(
 
 
 class _Analyzer:
-    def __init__(self, text: str, pos: _Positions) -> None:
+    def __init__(self, text: str, pos: SourcePositions) -> None:
         self._text = text
         self._pos = pos
         self.memory_calls: list[MemoryCall] = []
@@ -806,7 +806,7 @@ class _Analyzer:
 # Entry point
 
 
-def _error_issue(text: str, pos: _Positions, base: int, exc: BaseException) -> SyntaxIssue:
+def _error_issue(text: str, pos: SourcePositions, base: int, exc: BaseException) -> SyntaxIssue:
     size = len(text)
     start = end = base
     if isinstance(exc, SyntaxError):
@@ -846,7 +846,7 @@ def _error_issue(text: str, pos: _Positions, base: int, exc: BaseException) -> S
 def parse_tools_module(text: str) -> tuple[ToolModule, tuple[SyntaxIssue, ...]]:
     """Analyse a tool module's source without importing it. Never raises on any input."""
     base = 1 if text.startswith(BOM) else 0
-    pos = _Positions(text, base)
+    pos = SourcePositions(text, base)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
