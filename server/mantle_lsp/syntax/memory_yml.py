@@ -209,9 +209,7 @@ def _parse_project(doc: MemoryDoc, root: YNode) -> None:
         if isinstance(v, YScalar) and v.is_null:
             continue
         if not isinstance(v, YMap):
-            hint = ""
-            if isinstance(v, YScalar) and isinstance(v.value, str):
-                hint = f"; did you mean `{k.raw}: {{type: {v.raw}}}`?"
+            hint = _mapping_hint(k, v)
             _err(
                 doc,
                 C_FIELD_NOT_MAP,
@@ -222,6 +220,13 @@ def _parse_project(doc: MemoryDoc, root: YNode) -> None:
             )
             continue
         _parse_attrs(doc, f, v)
+
+
+def _mapping_hint(key: YScalar, value: YNode | None) -> str:
+    """`authenticated: bool` was probably meant as `authenticated: {type: bool}`."""
+    if isinstance(value, YScalar) and isinstance(value.value, str):
+        return f"; did you mean `{key.raw}: {{type: {value.raw}}}`?"
+    return ""
 
 
 def _parse_skill(doc: MemoryDoc, root: YNode) -> None:
@@ -322,9 +327,7 @@ def _parse_skill(doc: MemoryDoc, root: YNode) -> None:
             f = MemoryField(k.value, scope, k, v)
             doc.fields.append(f)
             if not isinstance(v, YMap):
-                hint = ""
-                if isinstance(v, YScalar) and isinstance(v.value, str):
-                    hint = f"; did you mean `{k.raw}: {{type: {v.raw}}}`?"
+                hint = _mapping_hint(k, v)
                 _err(
                     doc,
                     C_SKILL_LOAD,
