@@ -15,7 +15,14 @@ import {
   WorkDoneProgress,
   WorkDoneProgressCreateRequest,
 } from 'vscode-languageclient/node';
-import { pythonExtensionApi, ResolveError, resolveServer, ServerCommand } from './resolve';
+import {
+  pythonExtensionApi,
+  ResolveError,
+  resolveServer,
+  SAFE_CWD,
+  SAFE_ENV,
+  ServerCommand,
+} from './resolve';
 import { Status } from './status';
 
 /**
@@ -136,7 +143,7 @@ async function doStart(): Promise<void> {
     command: cmd.command,
     args: [...cmd.args, 'serve'],
     transport: TransportKind.stdio,
-    options: { env: { ...process.env, ...cmd.env } },
+    options: { cwd: SAFE_CWD, env: { ...process.env, ...SAFE_ENV, ...cmd.env } },
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: DOCUMENT_SELECTOR,
@@ -367,8 +374,8 @@ async function checkWorkspace(): Promise<void> {
     name: 'Mantle: check',
     shellPath: cmd.command,
     shellArgs: args,
-    cwd: folders[0].uri,
-    env: cmd.env,
+    cwd: SAFE_CWD, // not a workspace folder: see SAFE_CWD; the folders are passed as paths
+    env: { ...SAFE_ENV, ...cmd.env },
     isTransient: true,
   });
   terminal.show(true);

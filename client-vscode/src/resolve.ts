@@ -21,6 +21,15 @@ export interface ServerCommand {
 export class ResolveError extends Error {}
 
 export const MIN_PYTHON: [number, number] = [3, 10];
+
+/**
+ * Every Python we start runs from the extension's own folder, never from a workspace
+ * folder, and with PYTHONSAFEPATH (3.11+): `python -m` puts the working directory first on
+ * sys.path, so a workspace holding a `mantle_lsp/` or `runpy.py` would otherwise run its
+ * own code (docs/security.md).
+ */
+export const SAFE_CWD = __dirname;
+export const SAFE_ENV: Record<string, string> = { PYTHONSAFEPATH: '1' };
 const MODULE = 'mantle_lsp.cli.main';
 const PROBE = [
   'import sys',
@@ -53,7 +62,12 @@ export function probePython(
     execFile(
       python,
       [...prefix, '-c', PROBE],
-      { timeout: 20000, env: { ...process.env, ...env }, windowsHide: true },
+      {
+        timeout: 20000,
+        cwd: SAFE_CWD,
+        env: { ...process.env, ...SAFE_ENV, ...env },
+        windowsHide: true,
+      },
       (err, stdout) => {
         if (err) {
           resolve(undefined);
