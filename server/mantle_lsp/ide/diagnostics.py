@@ -945,17 +945,14 @@ class Checker:
             )
 
     def response_users_of(self, sp: Any) -> set[str]:
-        # skills that deliver a root-file response: found through its name's references
-        out: set[str] = set()
+        """The skills that deliver the root-file response holding the button ``sp``."""
         prf = self.p.project_responses
         if prf is None or not isinstance(prf.doc, ResponsesDoc):
-            return out
+            return set()
         for r in prf.doc.responses:
             if any(b.set_payload is sp for v in r.variants for b in v.buttons):
-                for ref in self.p.index.references_to(("response", r.name)):
-                    if ref.skill and r.name.startswith("utter_"):
-                        out.add(ref.skill)
-        return out
+                return parity.response_users(self, r.name)
+        return set()
 
     # -- tools ------------------------------------------------------------------------------
     def check_shared_tools(self) -> None:

@@ -21,7 +21,7 @@ from ..syntax.config_yml import AgentDoc, IntegrationsDoc
 from ..syntax.memory_yml import MemoryDoc, MemoryField
 from ..syntax.responses_yml import Response, ResponsesDoc, Variant
 from ..syntax.skill_md import Block, GateTool, Paragraph, SkillDoc, Step, UtterTrigger
-from ..syntax.text import TextRange
+from ..syntax.text import TextRange, first_line
 from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq
 from .types import Location, SymbolKind
@@ -104,7 +104,7 @@ def _skill_md(text: str, doc: SkillDoc, skill_id: str) -> list[DocSymbol]:
     if fm is not None:
         children = [_gate_tool(text, gt, "tool constraint") for gt in doc.gate_tools]
         children += [_utter(text, u) for u in doc.utter]
-        sel = _first_line(text, fm)
+        sel = first_line(text, fm)
         if doc.frontmatter is not None:
             name_key = doc.frontmatter.key_node("name")
             name_value = doc.frontmatter.get("name")
@@ -169,7 +169,7 @@ def _block(text: str, blk: Block) -> DocSymbol:
 
 def _step(text: str, st: Step) -> DocSymbol:
     rng = yaml_span(text, st.node)
-    sel = st.id_node.range if st.id_node is not None else _first_line(text, rng)
+    sel = st.id_node.range if st.id_node is not None else first_line(text, rng)
     name = st.id or f"#{st.index + 1}"
     return _sym(name, "step", rng, sel, st.kind or "")
 
@@ -214,7 +214,7 @@ def _response(text: str, r: Response) -> DocSymbol:
 
 def _variant(text: str, v: Variant) -> DocSymbol:
     rng = yaml_span(text, v.node)
-    sel = v.text_node.range if v.text_node is not None else _first_line(text, rng)
+    sel = v.text_node.range if v.text_node is not None else first_line(text, rng)
     name = v.text.strip() if v.text and v.text.strip() else f"variant {v.index + 1}"
     cond = v.condition
     if isinstance(cond, YScalar) and isinstance(cond.value, str):
@@ -430,8 +430,3 @@ def frontmatter_span(text: str, doc: SkillDoc) -> TextRange | None:
     close_end = text.find("\n", fm.end)
     close_end = len(text) if close_end < 0 else close_end
     return TextRange(open_start, trim_end(text, fm.end, close_end))
-
-
-def _first_line(text: str, rng: TextRange) -> TextRange:
-    e = text.find("\n", rng.start, rng.end)
-    return TextRange(rng.start, rng.end if e < 0 else e)

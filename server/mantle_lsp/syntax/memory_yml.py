@@ -22,6 +22,7 @@ from .yaml_tree import (
     anchor_empty_ranges,
     describe,
     empty_value_keys,
+    lax_bool,
     parse_yaml,
     to_python,
 )
@@ -118,12 +119,8 @@ class MemoryField:
 
 
 def _truthy(v: Any) -> bool:
-    """True when the engine's lax boolean reading of ``v`` is true (see :func:`_lax_ok`)."""
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, str):
-        return v.strip().lower() in _LAX_TRUE
-    return isinstance(v, (int, float)) and v == 1
+    """True when the engine's lax boolean reading of ``v`` is true."""
+    return lax_bool(v) is True
 
 
 @dataclass(eq=False)
@@ -437,7 +434,7 @@ def _check_attr(
                 "warning",
             )
     elif name in ("llm_settable", "pii", "seed"):
-        if isinstance(v, YScalar) and (v.is_null or _lax_ok(v.value)):
+        if isinstance(v, YScalar) and (v.is_null or lax_bool(v.value) is not None):
             return
         bad(f"must be true or false (found {describe(v)})")
     elif name == "enum_values":
@@ -484,19 +481,6 @@ def _check_attr(
 
 
 # pydantic's lax booleans (the engine's field model): also the strings t/f and y/n
-_LAX_TRUE = ("true", "yes", "on", "1", "y", "t")
-_LAX_FALSE = ("false", "no", "off", "0", "n", "f")
-
-
-def _lax_ok(v: Any) -> bool:
-    """``v`` reads as a boolean in pydantic's lax mode: a bool, 0/1, 0.0/1.0, or a string."""
-    if isinstance(v, bool):
-        return True
-    if isinstance(v, (int, float)):
-        return v in (0, 1)
-    return isinstance(v, str) and v.strip().lower() in _LAX_TRUE + _LAX_FALSE
-
-
 def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
     close = difflib.get_close_matches(word.lower(), choices, n=1, cutoff=0.7)
     return f"; did you mean `{close[0]}`?" if close else ""

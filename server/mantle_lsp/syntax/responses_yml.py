@@ -13,7 +13,7 @@ from typing import Literal
 
 from .errors import SyntaxIssue
 from .sites import ConditionSite, site_from_scalar
-from .text import TextRange
+from .text import TextRange, first_line
 from .yaml_tree import (
     YMap,
     YNode,
@@ -190,7 +190,7 @@ class _P:
                         C_MULTI,
                         f"response '{name}' has more than one variant without "
                         f"`condition:` (variants {nums}); keep exactly one default",
-                        _first_line(self.text, d.node.range),
+                        first_line(self.text, d.node.range),
                     )
 
     def variant(self, r: Response, item: YNode, idx: int) -> None:
@@ -232,7 +232,7 @@ class _P:
             self.err(
                 C_EMPTY,
                 f"variant {idx + 1} of '{r.name}' has no `text`",
-                _first_line(self.text, item.range),
+                first_line(self.text, item.range),
             )
         elif isinstance(text, YScalar):
             var.text = text.raw if isinstance(text.value, str) else str(text.value)
@@ -439,8 +439,3 @@ class _P:
             vm.range(v_s, v_s + len(value)),
             vm.range(ref_start, ref_start + len(ref)),
         )
-
-
-def _first_line(text: str, rng: TextRange) -> TextRange:
-    e = text.find("\n", rng.start, rng.end)
-    return TextRange(rng.start, rng.end if e < 0 else e)

@@ -18,7 +18,7 @@ from typing import Literal
 
 from .errors import SyntaxIssue
 from .sites import ConditionSite, SiteKind, site_from_scalar, site_from_text
-from .text import TextRange
+from .text import TextRange, first_line
 from .yaml_tree import (
     YMap,
     YNode,
@@ -27,6 +27,7 @@ from .yaml_tree import (
     anchor_empty_ranges,
     describe,
     empty_value_keys,
+    lax_bool,
     parse_yaml,
 )
 
@@ -285,7 +286,7 @@ class SkillDoc:
         if isinstance(r, YMap):
             v = r.get(key)
             if isinstance(v, YScalar):
-                return _lax_bool(v.value)
+                return lax_bool(v.value)
         return None
 
     def block(self, block_id: str) -> Block | None:
@@ -296,21 +297,6 @@ class SkillDoc:
 
     def steps(self) -> list[tuple[Block, Step]]:
         return [(b, s) for b in self.blocks for s in b.steps]
-
-
-def _lax_bool(v: object) -> bool | None:
-    """A boolean read the way pydantic's lax mode reads it, or None when it is not one."""
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, (int, float)) and v in (0, 1):
-        return bool(v)
-    if isinstance(v, str):
-        low = v.strip().lower()
-        if low in ("true", "yes", "on", "1", "y", "t"):
-            return True
-        if low in ("false", "no", "off", "0", "n", "f"):
-            return False
-    return None
 
 
 # ---------------------------------------------------------------------------------------
@@ -705,7 +691,7 @@ class _Parser:
                 C_STEP,
                 "every step needs a string `id:`"
                 + ("" if idn is None else f" (found {describe(idn)})"),
-                idn.range if idn is not None else _first_line(self.text, item.range),
+                idn.range if idn is not None else first_line(self.text, item.range),
             )
         # kind inference (engine order)
         noop = item.get("noop")
@@ -724,7 +710,7 @@ class _Parser:
                 C_STEP,
                 "cannot tell what this step does: give it one of `instructions`, `collect`, "
                 "`action`, `execute_tool`, `set_memory`, `call`, `link`, or `noop: true`",
-                step.id_node.range if step.id_node else _first_line(self.text, item.range),
+                step.id_node.range if step.id_node else first_line(self.text, item.range),
             )
             return step
         step.kind = "action" if kind == "utter" else kind
@@ -1116,7 +1102,7 @@ class _Parser:
                     f"unknown `routing` key `{rk.raw}` (allowed: is_default, engine_managed)",
                     rk.range,
                 )
-            elif not isinstance(rv, YScalar) or _lax_bool(rv.value) is None:
+            elif not isinstance(rv, YScalar) or lax_bool(rv.value) is None:
                 self.err(C_ROUTING, f"`routing.{rk.raw}` must be true or false", rv.range)
 
     def _fm_knowledge_answering(self, k: YScalar, v: YNode) -> None:
@@ -1317,11 +1303,6 @@ class _Parser:
                 self.err(C_CW, "this criterion is listed twice", it.range)
             else:
                 seen.add(it.value)
-
-
-def _first_line(text: str, rng: TextRange) -> TextRange:
-    e = text.find("\n", rng.start, rng.end)
-    return TextRange(rng.start, rng.end if e < 0 else e)
 
 
 def scan_instruction_tokens(

@@ -38,6 +38,12 @@ class TextRange(NamedTuple):
         return self.end - self.start
 
 
+def first_line(text: str, rng: TextRange) -> TextRange:
+    """The part of ``rng`` on its first line (where to report a multi-line node)."""
+    e = text.find("\n", rng.start, rng.end)
+    return TextRange(rng.start, rng.end if e < 0 else e)
+
+
 def normalize_newlines(text: str) -> str:
     """Return ``text`` with ``\\n`` line breaks only and without a leading BOM."""
     if text.startswith(BOM):

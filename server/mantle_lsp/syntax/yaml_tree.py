@@ -108,6 +108,26 @@ class YMap(YNode):
         return self.key_node(key) is not None
 
 
+_LAX_TRUE = ("true", "yes", "on", "1", "y", "t")
+_LAX_FALSE = ("false", "no", "off", "0", "n", "f")
+
+
+def lax_bool(v: object) -> bool | None:
+    """A YAML value read as a boolean the way the engine's models read it (pydantic's lax
+    mode: a bool, 0/1, 0.0/1.0, or a yes/no-like string), or None when it is not one."""
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, str):
+        low = v.strip().lower()
+        if low in _LAX_TRUE:
+            return True
+        if low in _LAX_FALSE:
+            return False
+    return None
+
+
 def describe(node: YNode | None) -> str:
     return "nothing" if node is None else node.describe()
 
