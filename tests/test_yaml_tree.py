@@ -421,13 +421,17 @@ def test_empty_value_keys_and_anchor_empty_ranges() -> None:
             SyntaxIssue("y", "not empty", TextRange(0, 1), "warning"),
             SyntaxIssue("z", "empty elsewhere", TextRange(1, 1)),
         ],
-        anchors,
+        None,
+        root,
     )
     assert [(i.code, i.range, i.severity) for i in moved] == [
         ("x", r[0], "error"),
         ("y", TextRange(0, 1), "warning"),
         ("z", TextRange(1, 1), "error"),
     ]
+    # without an empty range nothing is walked or moved
+    kept = [SyntaxIssue("y", "not empty", TextRange(0, 1))]
+    assert anchor_empty_ranges(kept, root) == kept
     assert empty_value_keys(None) == {}
     cyc = parse_ok("a: &a {k: *a, e: }\n")
     assert len(empty_value_keys(cyc)) == 1
@@ -589,11 +593,31 @@ def test_value_map_methods() -> None:
     assert vm.offset(-1) == 10 and vm.offset(99) == 13
     assert [vm.index_of(o) for o in (9, 10, 12, 13, 14)] == [None, 0, 2, 3, None]
     sub = vm.sub(1, 3)
-    assert sub.starts == (11, 12) and sub.range(0, 2) == TextRange(11, 13)
+    assert list(sub.starts) == [11, 12] and sub.range(0, 2) == TextRange(11, 13)
     empty = ValueMap((), (), True, TextRange(5, 7))
     assert empty.range(0, 0) == TextRange(5, 5)
     assert empty.offset(3) == 5
     assert empty.index_of(5) == 0 and empty.index_of(6) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "spans"),
+    [
+        ("k: plain text", ["p", "l", "a", "i", "n", " ", "t", "e", "x", "t"]),
+        ("k: 'single'", list("single")),
+        ('k: "double"', list("double")),
+        ("k: 'it''s'", ["i", "t", "''", "s"]),  # the doubled quote is one character
+        ('k: "a\\tb"', ["a", "\\t", "b"]),  # an escape is one character
+        ("k: &x anchored", list("anchored")),  # the range starts at the anchor
+        ("k: folded\n  line", [*"folded", "\n", *"line"]),  # the line break is a space
+    ],
+)
+def test_value_map_points_each_character_at_its_source(line: str, spans: list[str]) -> None:
+    text = line + "\n"
+    node = scalar_at(parse_ok(text), "k")
+    vm = scalar_value_map(text, node)
+    assert vm.exact
+    assert [text[s:e] for s, e in zip(vm.starts, vm.ends, strict=True)] == spans
 
 
 def test_value_map_fallbacks() -> None:

@@ -26,7 +26,6 @@ from .yaml_tree import (
     YSeq,
     anchor_empty_ranges,
     describe,
-    empty_value_keys,
     parse_yaml,
 )
 
@@ -143,7 +142,7 @@ def parse_agent_yml(text: str) -> AgentDoc:
     _parse_agent(doc, text)
     if doc.root is not None:
         _check_agent_sections(doc, doc.root)
-    doc.issues = anchor_empty_ranges(doc.issues, empty_value_keys(doc.root))
+    doc.issues = anchor_empty_ranges(doc.issues, doc.root)
     return doc
 
 
@@ -390,7 +389,7 @@ def parse_integrations_yml(text: str) -> IntegrationsDoc:
                     if isinstance(n, YScalar) and isinstance(n.value, str):
                         target[n.value] = n
     _check_integrations(doc, root)
-    doc.issues = anchor_empty_ranges(doc.issues, empty_value_keys(root))
+    doc.issues = anchor_empty_ranges(doc.issues, root)
     return doc
 
 

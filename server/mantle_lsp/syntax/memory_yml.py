@@ -21,7 +21,6 @@ from .yaml_tree import (
     YSeq,
     anchor_empty_ranges,
     describe,
-    empty_value_keys,
     lax_bool,
     parse_yaml,
     to_python,
@@ -161,7 +160,7 @@ def parse_memory_yml(text: str, kind: Literal["skill", "project"]) -> MemoryDoc:
         _parse_project(doc, root)
     else:
         _parse_skill(doc, root)
-    doc.issues = anchor_empty_ranges(doc.issues, empty_value_keys(root))
+    doc.issues = anchor_empty_ranges(doc.issues, root)
     return doc
 
 

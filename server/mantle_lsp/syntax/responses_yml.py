@@ -21,7 +21,6 @@ from .yaml_tree import (
     YSeq,
     anchor_empty_ranges,
     describe,
-    empty_value_keys,
     parse_yaml,
     scalar_value_map,
 )
@@ -148,7 +147,7 @@ def parse_responses_yml(text: str) -> ResponsesDoc:
         return doc
     for k, v in resp.pairs():
         p.response(k, v)
-    doc.issues = anchor_empty_ranges(doc.issues, empty_value_keys(root))
+    doc.issues = anchor_empty_ranges(doc.issues, root)
     return doc
 
 

@@ -26,7 +26,6 @@ from .yaml_tree import (
     YSeq,
     anchor_empty_ranges,
     describe,
-    empty_value_keys,
     lax_bool,
     parse_yaml,
 )
@@ -306,10 +305,7 @@ def parse_skill_md(text: str, skill_id: str) -> SkillDoc:
     """Parse normalized ``skill.md`` text. Never raises."""
     doc = SkillDoc(text=text, skill_id=skill_id)
     _Parser(doc).run()
-    anchors: dict[int, TextRange] = {}
-    for root in [doc.frontmatter, *(b.root for b in doc.blocks)]:
-        anchors.update(empty_value_keys(root))
-    doc.issues = anchor_empty_ranges(doc.issues, anchors)
+    doc.issues = anchor_empty_ranges(doc.issues, doc.frontmatter, *(b.root for b in doc.blocks))
     return doc
 
 

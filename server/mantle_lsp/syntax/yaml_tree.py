@@ -13,7 +13,7 @@ alias produces a cyclic graph, which :func:`to_python` handles.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ YAML_SYNTAX = "lsp.yaml.syntax_error"
 YAML_DUPLICATE_KEY = "lsp.yaml.duplicate_key"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class YNode:
     range: TextRange
     tag: str
@@ -40,7 +40,7 @@ class YNode:
         return "value"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class YScalar(YNode):
     value: Any = None
     raw: str = ""  # the scalar's string value before type resolution
@@ -67,7 +67,7 @@ class YScalar(YNode):
         return self.value if isinstance(self.value, str) else None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class YSeq(YNode):
     items: list[YNode] = field(default_factory=list)
     flow: bool = False  # written as `[…]`
@@ -76,7 +76,7 @@ class YSeq(YNode):
         return "a list"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class YMap(YNode):
     items: list[tuple[YNode, YNode]] = field(default_factory=list)
     flow: bool = False  # written as `{…}`
@@ -179,10 +179,11 @@ def parse_yaml(text: str, base: int = 0) -> tuple[YNode | None, list[SyntaxIssue
         return None, issues
     memo: dict[int, YNode] = {}
     merging: list[YMap] = []
-    root = _convert(pyroot, base, memo, issues, merging)
+    blocks: list[YNode] = []
+    root = _convert(pyroot, base, memo, issues, merging, blocks)
     # Children are created after their parents: in reverse, each block collection is
     # trimmed after its children were.
-    for node in reversed(list(memo.values())):
+    for node in reversed(blocks):
         _trim_block_end(node)
     _flatten_merges(merging, issues)
     return root, issues
@@ -194,17 +195,25 @@ def _trim_block_end(node: YNode) -> None:
     The loader ends a block mapping or sequence where the next token starts, which takes
     in the blank lines, comments and indentation that follow it.
     """
-    if isinstance(node, YMap) and not node.flow:
-        children = [n for pair in node.items for n in pair]
-    elif isinstance(node, YSeq) and not node.flow:
-        children = node.items
-    else:
-        return
     start, end = node.range
+    best = -1
     # an alias child is the anchored node, which sits elsewhere in the text
-    ends = [c.range.end for c in children if start <= c.range.start and c.range.end <= end]
-    if ends:
-        node.range = TextRange(start, max(ends))
+    if isinstance(node, YMap):
+        for k, v in node.items:
+            ks, ke = k.range
+            if start <= ks and ke <= end and ke > best:
+                best = ke
+            vs, ve = v.range
+            if start <= vs and ve <= end and ve > best:
+                best = ve
+    else:
+        assert isinstance(node, YSeq)
+        for c in node.items:
+            cs, ce = c.range
+            if start <= cs and ce <= end and ce > best:
+                best = ce
+    if best >= 0:
+        node.range = _new_range(TextRange, (start, best))
 
 
 def _is_merge_key(node: YNode) -> bool:
@@ -287,33 +296,42 @@ def _convert(
     memo: dict[int, YNode],
     issues: list[SyntaxIssue],
     merging: list[YMap],
+    blocks: list[YNode],
 ) -> YNode:
-    # Iterative to survive deep (libyaml-bounded) nesting without recursion limits.
+    # Iterative to survive deep (libyaml-bounded) nesting without recursion limits. This
+    # runs for every node of every YAML document of a project: dispatch on exact classes
+    # (libyaml's composer builds exactly these three) and skip the constructor for plain
+    # strings, whose value is their text.
     existing = memo.get(id(n))
     if existing is not None:
         return existing
-    root = _make(n, base, memo, issues)
-    stack: list[tuple[yaml.Node, YNode]] = [(n, root)]
+    root = _make(n, base, memo, issues, blocks)
+    stack: list[tuple[Any, Any]] = [(n, root)]  # (libyaml node, our node), same kind
+    push = stack.append
     while stack:
         pn, yn = stack.pop()
-        if isinstance(pn, yaml.MappingNode) and isinstance(yn, YMap):
+        cls = pn.__class__
+        if cls is _MappingNode:
             seen: dict[Any, YScalar] = {}
+            items = yn.items
             for pk, pv in pn.value:
-                k = memo.get(id(pk)) or _make(pk, base, memo, issues, key=True)
+                k: Any = memo.get(id(pk)) or _make(pk, base, memo, issues, blocks, key=True)
                 v = memo.get(id(pv))
                 if v is None:
-                    v = _make(pv, base, memo, issues)
-                    stack.append((pv, v))
-                if isinstance(k, YScalar):
-                    try:
-                        hashable_key = k.value
-                        hash(hashable_key)
-                    except TypeError:
-                        hashable_key = k.raw
-                    if _is_merge_key(k):
+                    v = _make(pv, base, memo, issues, blocks)
+                    if pv.__class__ is not _ScalarNode:
+                        push((pv, v))
+                if k.__class__ is YScalar:
+                    hashable_key = k.value
+                    if hashable_key.__class__ is not str:
+                        try:
+                            hash(hashable_key)
+                        except TypeError:
+                            hashable_key = k.raw
+                    if k.tag == _MERGE_TAG:
                         if not merging or merging[-1] is not yn:
                             merging.append(yn)
-                        yn.items.append((k, v))
+                        items.append((k, v))
                         continue
                     prev = seen.get(hashable_key)
                     if prev is not None:
@@ -327,32 +345,55 @@ def _convert(
                         )
                     seen[hashable_key] = k
                 else:
-                    stack.append((pk, k))
-                yn.items.append((k, v))
-        elif isinstance(pn, yaml.SequenceNode) and isinstance(yn, YSeq):
+                    push((pk, k))
+                items.append((k, v))
+        elif cls is _SequenceNode:
+            seq = yn.items
             for pi in pn.value:
                 item = memo.get(id(pi))
                 if item is None:
-                    item = _make(pi, base, memo, issues)
-                    stack.append((pi, item))
-                yn.items.append(item)
+                    item = _make(pi, base, memo, issues, blocks)
+                    if pi.__class__ is not _ScalarNode:
+                        push((pi, item))
+                seq.append(item)
     return root
 
 
+_ScalarNode = yaml.ScalarNode
+_MappingNode = yaml.MappingNode
+_SequenceNode = yaml.SequenceNode
+_STR_TAG = "tag:yaml.org,2002:str"
+_new_range = tuple.__new__  # TextRange(a, b) without the NamedTuple constructor's overhead
+
+
 def _make(
-    n: yaml.Node, base: int, memo: dict[int, YNode], issues: list[SyntaxIssue], key: bool = False
+    n: Any,  # a libyaml ScalarNode, MappingNode or SequenceNode
+    base: int,
+    memo: dict[int, YNode],
+    issues: list[SyntaxIssue],
+    blocks: list[YNode],
+    key: bool = False,
 ) -> YNode:
-    rng = TextRange(n.start_mark.index + base, n.end_mark.index + base)
+    rng: TextRange = _new_range(TextRange, (n.start_mark.index + base, n.end_mark.index + base))
     node: YNode
-    if isinstance(n, yaml.ScalarNode):
-        value, err = _scalar_value(n, key)
-        if err is not None:
-            issues.append(SyntaxIssue(YAML_SYNTAX, f"YAML error: {err}", rng))
-        node = YScalar(rng, n.tag, value=value, raw=n.value, style=n.style or None)
-    elif isinstance(n, yaml.MappingNode):
+    cls = n.__class__
+    if cls is _ScalarNode:
+        if n.tag == _STR_TAG:  # what the constructor would build: the text itself
+            node = YScalar(rng, _STR_TAG, value=n.value, raw=n.value, style=n.style or None)
+        else:
+            value, err = _scalar_value(n, key)
+            if err is not None:
+                issues.append(SyntaxIssue(YAML_SYNTAX, f"YAML error: {err}", rng))
+            node = YScalar(rng, n.tag, value=value, raw=n.value, style=n.style or None)
+    elif cls is _MappingNode:
         node = YMap(rng, n.tag, flow=bool(n.flow_style))
+        if not n.flow_style:
+            blocks.append(node)
     else:
-        node = YSeq(rng, n.tag, flow=bool(getattr(n, "flow_style", False)))
+        flow = bool(getattr(n, "flow_style", False))
+        node = YSeq(rng, n.tag, flow=flow)
+        if not flow:
+            blocks.append(node)
     memo[id(n)] = node
     return node
 
@@ -382,10 +423,14 @@ def empty_value_keys(root: YNode | None) -> dict[int, TextRange]:
     return out
 
 
-def anchor_empty_ranges(
-    issues: list[SyntaxIssue], anchors: dict[int, TextRange]
-) -> list[SyntaxIssue]:
-    """``issues`` with each empty range that sits on an empty value moved onto its key."""
+def anchor_empty_ranges(issues: list[SyntaxIssue], *roots: YNode | None) -> list[SyntaxIssue]:
+    """``issues`` with each empty range that sits on an empty value of one of ``roots``
+    moved onto its key. The trees are walked only when some issue has an empty range."""
+    if not any(i.range.start == i.range.end for i in issues):
+        return list(issues)
+    anchors: dict[int, TextRange] = {}
+    for root in roots:
+        anchors.update(empty_value_keys(root))
     out: list[SyntaxIssue] = []
     for i in issues:
         r = i.range
@@ -444,10 +489,13 @@ def _to_python(node: YNode | None, active: set[int], budget: list[int]) -> Any:
 
 @dataclass(frozen=True)
 class ValueMap:
-    """For each character of a scalar's string value, the source range it came from."""
+    """For each character of a scalar's string value, the source range it came from.
 
-    starts: tuple[int, ...]
-    ends: tuple[int, ...]
+    Text copied verbatim (nearly every scalar) is mapped by two ``range`` objects, which
+    cost nothing to build; other values by tuples."""
+
+    starts: Sequence[int]
+    ends: Sequence[int]
     exact: bool
     content: TextRange
 
@@ -455,8 +503,8 @@ class ValueMap:
     def contiguous(start: int, length: int) -> ValueMap:
         """The map of text copied verbatim from the source at ``start``."""
         return ValueMap(
-            tuple(range(start, start + length)),
-            tuple(range(start + 1, start + length + 1)),
+            range(start, start + length),
+            range(start + 1, start + length + 1),
             True,
             TextRange(start, start + length),
         )
@@ -528,7 +576,16 @@ def scalar_value_map(source: str, node: YScalar) -> ValueMap:
     not reproduce the value exactly (an exotic scalar form), the map degrades to one that
     points every character at the scalar's first content character (``exact=False``).
     """
-    raw = source[node.range.start : node.range.end]
+    start, end = node.range
+    value = node.raw
+    n = len(value)
+    # Fast path: a plain or quoted scalar whose source is exactly its value. Folding and
+    # escapes always change the length or the text, so equal text means a verbatim copy.
+    inner = 0 if node.style is None else 1 if node.style in ("'", '"') else -1
+    if inner >= 0 and end - start == n + 2 * inner and source.startswith(value, start + inner):
+        s0 = start + inner
+        return ValueMap(range(s0, s0 + n), range(s0 + 1, s0 + n + 1), True, node.range)
+    raw = source[start:end]
     skip = _properties_end(raw)  # the node's range starts at its anchor or tag, if any
     for decoded in _decodings(source, raw[skip:], node.range.start + skip, node.style):
         if "".join(c for c, _, _ in decoded) == node.raw:
@@ -543,10 +600,7 @@ def scalar_value_map(source: str, node: YScalar) -> ValueMap:
     if pos >= 0:
         s0 = node.range.start + pos
         return ValueMap(
-            tuple(range(s0, s0 + len(node.raw))),
-            tuple(range(s0 + 1, s0 + len(node.raw) + 1)),
-            True,
-            node.range,
+            range(s0, s0 + len(node.raw)), range(s0 + 1, s0 + len(node.raw) + 1), True, node.range
         )
     s0 = node.range.start
     return ValueMap(tuple(s0 for _ in node.raw), tuple(s0 + 1 for _ in node.raw), False, node.range)
