@@ -229,12 +229,22 @@ def ms(x: float) -> str:
     return f"{x * 1000:.1f} ms"
 
 
+def compile_bytecode() -> None:
+    """Write the package's bytecode first, as installing a wheel does: an editable install
+    under ``PYTHONDONTWRITEBYTECODE`` would otherwise compile every module from source at
+    each start (~0.1 s of every `check`)."""
+    import compileall
+
+    compileall.compile_dir(str(ROOT / "server" / "mantle_lsp"), quiet=1)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
+    compile_bytecode()
     rows = []
     for n in args.sizes:
         project = generate(CACHE / f"skills-{n}", n)

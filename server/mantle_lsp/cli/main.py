@@ -107,6 +107,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_USAGE  # pragma: no cover
 
 
+def entry() -> None:
+    """The ``mantle-lsp`` console script: :func:`main`, then leave at once.
+
+    A ``check`` of a large project builds a graph of millions of objects; a normal exit
+    would free them one by one (~0.2 s on 1,000 skills) although the process is over.
+    Output is flushed first, so nothing is lost.
+    """
+    rc = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):  # reader went away, or stream closed
+        rc = rc or EXIT_ERRORS
+    os._exit(rc)
+
+
 def _codes(values: list[str]) -> list[str]:
     return [c.strip() for v in values for c in v.split(",") if c.strip()]
 
@@ -330,4 +346,4 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    entry()
