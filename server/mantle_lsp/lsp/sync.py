@@ -229,17 +229,19 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
         server.diagnostics.request_refresh()
     else:
         server.diagnostics.publish_all()
-    # The index is long-lived: move it out of the cyclic collector's sight so that later
-    # collections (while typing) scan only new objects instead of ~10^6 old ones. The
-    # parsed trees have no reference cycles, so replaced files are still freed.
-    gc.collect()
-    gc.freeze()
     ms = int((time.monotonic() - started) * 1000)
     summary = f"indexed {len(roots)} project(s), {nfiles} file(s) in {ms} ms"
     if token is not None:
         server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=summary))
     where = ", ".join(str(f) for f in folders) or "no workspace folder"
     server.log(f"{'initial index' if initial else 'added folders'} ({where}): {summary}")
+    # The index is long-lived: move it out of the cyclic collector's sight so that later
+    # collections (while typing) scan only new objects instead of ~10^6 old ones. The
+    # parsed trees have no reference cycles, so replaced files are still freed. Done after
+    # the diagnostics and the end of the progress went out: the editor does not wait for it.
+    await asyncio.sleep(0)
+    gc.collect()
+    gc.freeze()
 
 
 async def register_watchers(server: MantleServer) -> None:

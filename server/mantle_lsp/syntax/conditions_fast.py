@@ -15,10 +15,13 @@ import re
 import warnings
 from typing import TYPE_CHECKING
 
+from . import conditions as _c  # a cycle: only attributes used at call time
 from .text import TextRange
 
 if TYPE_CHECKING:
     from .conditions import Expr, MemoryRef, ParsedCondition
+
+_new_range = tuple.__new__  # TextRange(a, b) without the NamedTuple constructor's overhead
 
 _OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _OP_RE = re.compile(r"==|!=|<=|>=|<|>")
@@ -31,8 +34,6 @@ class _Reject(Exception):
 
 
 def parse_fast(source: str) -> ParsedCondition | None:
-    from .conditions import ParsedCondition
-
     if (
         not source
         or not source.isascii()
@@ -52,7 +53,11 @@ def parse_fast(source: str) -> ParsedCondition | None:
         expr = _Build(source, refs).expr(tree.body)
     except _Reject:
         return None
-    return ParsedCondition(source, expr, tuple(sorted(refs, key=lambda r: r.range.start)), ())
+    return _c.ParsedCondition(source, expr, tuple(sorted(refs, key=_ref_start)), ())
+
+
+def _ref_start(ref: MemoryRef) -> int:
+    return ref.range.start
 
 
 class _Build:
@@ -64,20 +69,24 @@ class _Build:
         end = node.end_col_offset
         if node.lineno != 1 or node.end_lineno != 1 or end is None:
             raise _Reject
-        return TextRange(node.col_offset, end)
+        rng: TextRange = _new_range(TextRange, (node.col_offset, end))
+        return rng
 
     def expr(self, node: ast.expr) -> Expr:
-        from .conditions import BoolOpExpr, CompareExpr, LiteralExpr, NotExpr
-
+        cls = node.__class__
+        if cls is ast.Attribute:
+            return self.ref(node)  # type: ignore[arg-type]
+        if cls is ast.Constant:
+            return self.constant(node)  # type: ignore[arg-type]
         if isinstance(node, ast.BoolOp):
             values = tuple(self.expr(v) for v in node.values)
             if isinstance(node.op, ast.And):
-                return BoolOpExpr("and", values, self.rng(node))
-            return BoolOpExpr("or", values, self.rng(node))
+                return _c.BoolOpExpr("and", values, self.rng(node))
+            return _c.BoolOpExpr("or", values, self.rng(node))
         if isinstance(node, ast.UnaryOp):
             if not isinstance(node.op, ast.Not):
                 raise _Reject
-            return NotExpr(self.expr(node.operand), self.rng(node))
+            return _c.NotExpr(self.expr(node.operand), self.rng(node))
         if isinstance(node, ast.Compare):
             left = self.expr(node.left)
             comps = tuple(self.expr(c) for c in node.comparators)
@@ -94,36 +103,33 @@ class _Build:
                 ops.append(sym)
                 op_ranges.append(TextRange(m.start(), m.end()))
                 prev = comp.range.end
-            return CompareExpr(left, tuple(ops), comps, tuple(op_ranges), self.rng(node))
-        if isinstance(node, ast.Attribute):
-            return self.ref(node)
-        if isinstance(node, ast.Constant):
-            v = node.value
-            kind: str
-            if isinstance(v, bool):
-                kind = "bool"
-            elif v is None:
-                kind = "none"
-            elif v is Ellipsis:
-                kind = "ellipsis"
-            elif isinstance(v, str):
-                kind = "str"
-            elif isinstance(v, bytes):
-                kind = "bytes"
-            elif isinstance(v, int):
-                kind = "int"
-            elif isinstance(v, float):
-                kind = "float"
-            elif isinstance(v, complex):
-                kind = "complex"
-            else:
-                raise _Reject
-            return LiteralExpr(v, kind, self.rng(node))  # type: ignore[arg-type]
+            return _c.CompareExpr(left, tuple(ops), comps, tuple(op_ranges), self.rng(node))
         raise _Reject
 
-    def ref(self, node: ast.Attribute) -> Expr:
-        from .conditions import MemoryRef, RefExpr
+    def constant(self, node: ast.Constant) -> Expr:
+        v = node.value
+        kind: str
+        if isinstance(v, bool):
+            kind = "bool"
+        elif v is None:
+            kind = "none"
+        elif v is Ellipsis:
+            kind = "ellipsis"
+        elif isinstance(v, str):
+            kind = "str"
+        elif isinstance(v, bytes):
+            kind = "bytes"
+        elif isinstance(v, int):
+            kind = "int"
+        elif isinstance(v, float):
+            kind = "float"
+        elif isinstance(v, complex):
+            kind = "complex"
+        else:
+            raise _Reject
+        return _c.LiteralExpr(v, kind, self.rng(node))  # type: ignore[arg-type]
 
+    def ref(self, node: ast.Attribute) -> Expr:
         inner = node.value
         if not (
             isinstance(inner, ast.Attribute)
@@ -141,7 +147,7 @@ class _Build:
         whole = self.rng(node)
         if whole.end != m2.end() or whole.start != base.start:
             raise _Reject
-        ref = MemoryRef(
+        ref = _c.MemoryRef(
             inner.attr,
             node.attr,
             whole,
@@ -149,4 +155,4 @@ class _Build:
             TextRange(m2.start(1), m2.end(1)),
         )
         self.refs.append(ref)
-        return RefExpr(ref, whole)
+        return _c.RefExpr(ref, whole)
