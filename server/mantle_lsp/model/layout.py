@@ -236,18 +236,29 @@ def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
         pass
     for d in skill_dirs(root):
         sid = d.name
-        for name, kind in (
-            ("skill.md", FileKind.SKILL_MD),
-            ("memory.yml", FileKind.SKILL_MEMORY),
-            ("responses.yml", FileKind.SKILL_RESPONSES),
-            ("tools.py", FileKind.SKILL_TOOLS),
-        ):
-            p = d / name
-            if p.is_file():
-                yield p, kind, sid
+        try:  # one directory listing per skill instead of a stat per possible file
+            with os.scandir(d) as it:
+                entries = {e.name: e for e in it}
+        except OSError:
+            continue
+        for name, kind in _SKILL_FILES:
+            e = entries.get(name)
+            if e is not None and e.is_file():
+                yield d / name, kind, sid
+        sub = entries.get("tools")
+        if sub is None or not sub.is_dir():
+            continue
         try:
-            for e in sorted(os.scandir(d / "tools"), key=lambda e: e.name):
+            for e in sorted(os.scandir(sub.path), key=lambda e: e.name):
                 if e.name.endswith(".py") and e.name != "__init__.py" and e.is_file():
                     yield Path(e.path), FileKind.SKILL_TOOLS, sid
         except OSError:
             pass
+
+
+_SKILL_FILES = (
+    ("skill.md", FileKind.SKILL_MD),
+    ("memory.yml", FileKind.SKILL_MEMORY),
+    ("responses.yml", FileKind.SKILL_RESPONSES),
+    ("tools.py", FileKind.SKILL_TOOLS),
+)
