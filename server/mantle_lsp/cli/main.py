@@ -16,7 +16,7 @@ from ..ide.codes import REGISTRY, info, markdown_table
 from ..ide.diagnostics import Diagnostic, project_diagnostics
 from ..model import layout
 from ..model.engine import PROFILES
-from ..model.project import Project
+from ..model.project import Project, bulk_work
 from ..model.source import Source
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -132,6 +132,14 @@ def _match(code: str, patterns: list[str]) -> bool:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    # One batch from start to exit: the parsed projects live until the end, so the cyclic
+    # collector would only rescan them (each full pass over ~10^6 objects costs ~0.1 s);
+    # reference counting still frees everything that is not in a cycle.
+    with bulk_work():
+        return _check(args)
+
+
+def _check(args: argparse.Namespace) -> int:
     select, ignore = _codes(args.select), _codes(args.ignore)
     projects: dict[Path, Project] = {}
     only_files: dict[Path, set[Path] | None] = {}

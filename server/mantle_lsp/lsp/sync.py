@@ -14,6 +14,7 @@ from lsprotocol import types as lsp
 
 from ..model import layout
 from ..model.engine import PROFILES
+from ..model.project import bulk_work
 from ..model.workspace import resolve
 from . import convert
 from .diagnostics import register_pull
@@ -208,6 +209,26 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
                 cancellable=False,
             ),
         )
+    with bulk_work():  # loading, indexing and checking every project: one batch
+        nfiles = await _load_and_publish(server, roots, token)
+    ms = int((time.monotonic() - started) * 1000)
+    summary = f"indexed {len(roots)} project(s), {nfiles} file(s) in {ms} ms"
+    if token is not None:
+        server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=summary))
+    where = ", ".join(str(f) for f in folders) or "no workspace folder"
+    server.log(f"{'initial index' if initial else 'added folders'} ({where}): {summary}")
+    # The index is long-lived: move it out of the cyclic collector's sight so that later
+    # collections (while typing) scan only new objects instead of ~10^6 old ones. The
+    # parsed trees have no reference cycles, so replaced files are still freed. Done after
+    # the diagnostics and the end of the progress went out: the editor does not wait for it.
+    await asyncio.sleep(0)
+    gc.collect()
+    gc.freeze()
+
+
+async def _load_and_publish(server: MantleServer, roots: list[Path], token: str | None) -> int:
+    """Load (or reuse) each project, then publish the diagnostics of every project file;
+    returns how many files were loaded."""
     nfiles = 0
     for i, root in enumerate(roots):
         if token is not None:
@@ -229,19 +250,7 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
         server.diagnostics.request_refresh()
     else:
         server.diagnostics.publish_all()
-    ms = int((time.monotonic() - started) * 1000)
-    summary = f"indexed {len(roots)} project(s), {nfiles} file(s) in {ms} ms"
-    if token is not None:
-        server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=summary))
-    where = ", ".join(str(f) for f in folders) or "no workspace folder"
-    server.log(f"{'initial index' if initial else 'added folders'} ({where}): {summary}")
-    # The index is long-lived: move it out of the cyclic collector's sight so that later
-    # collections (while typing) scan only new objects instead of ~10^6 old ones. The
-    # parsed trees have no reference cycles, so replaced files are still freed. Done after
-    # the diagnostics and the end of the progress went out: the editor does not wait for it.
-    await asyncio.sleep(0)
-    gc.collect()
-    gc.freeze()
+    return nfiles
 
 
 async def register_watchers(server: MantleServer) -> None:

@@ -242,8 +242,8 @@ def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
         except OSError:
             continue
         for name, kind in _SKILL_FILES:
-            e = entries.get(name)
-            if e is not None and e.is_file():
+            found = entries.get(name)
+            if found is not None and found.is_file():
                 yield d / name, kind, sid
         sub = entries.get("tools")
         if sub is None or not sub.is_dir():
