@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from mantle_lsp.ide.completion import CompletionItem, CompletionResult, complete
+from mantle_lsp.ide.completion import CompletionItem, CompletionResult, complete, item_at
 from mantle_lsp.model.defaults import FRAMEWORK_TOOLS
 from mantle_lsp.model.project import Project
+from mantle_lsp.model.source import read_source
 from support import Fixture, write_fixture
 
 BASE = """\
@@ -129,13 +130,19 @@ def run(tmp_path: Path, fixture: str, base: str = BASE) -> Run:
     fx = write_fixture(tmp_path, base + fixture)
     assert fx.cursor is not None, "the fixture needs a $0 cursor"
     rel, offset = fx.cursor
-    r = complete(Project.load(fx.root), fx.root / rel, offset)
+    proj = Project.load(fx.root)
+    r = complete(proj, fx.root / rel, offset)
     out = Run(fx, r)
     for it in r.items:
         # every edit replaces only text before the cursor: the partial word typed so far
         assert it.edit is not None, it
         assert it.edit.range.end == offset, (it.label, it.edit.range, offset)
         assert it.edit.range.start <= offset
+        # documentation is built lazily; it builds, and resolve finds the same item
+        assert isinstance(it.documentation, str)
+        again = item_at(proj, fx.root / rel, offset, it.label)
+        assert again is not None and again.documentation == it.documentation, it.label
+        assert (again.kind, again.detail, again.edit) == (it.kind, it.detail, it.edit)
     return out
 
 
@@ -1134,3 +1141,55 @@ def test_a_long_list_is_capped_and_marked_incomplete(tmp_path: Path) -> None:
     labels = [i.label for i in result.items]
     assert result.is_incomplete and len(labels) == MAX_ITEMS
     assert labels[:10] == [f"k11{d}" for d in range(10)]  # the matches of "k11" first
+
+
+def test_resolve_finds_an_item_beyond_the_best_ones(tmp_path: Path) -> None:
+    """item_at (completionItem/resolve) finds any item offered at the position, also one
+    that was not among the best MAX_ITEMS, and nothing for a label not offered there."""
+    from mantle_lsp.ide.completion import MAX_ITEMS
+
+    files = "".join(
+        f"//- skills/k{i:03d}/memory.yml\nschema:\n  public:\n    x:\n      type: text\n"
+        f"//- skills/k{i:03d}/skill.md\n---\ndescription: Skill number {i}.\n---\nX.\n"
+        for i in range(MAX_ITEMS + 20)
+    )
+    skill = "//- skills/card/skill.md\n---\ndescription: C.\n---\nif: session.$0\nX.\n"
+    fx = write_fixture(tmp_path, files + skill)
+    proj = Project.load(fx.root)
+    assert fx.cursor is not None
+    path, offset = fx.root / fx.cursor[0], fx.cursor[1]
+    result = complete(proj, path, offset)
+    assert result.is_incomplete and "k110" not in [i.label for i in result.items]
+    found = item_at(proj, path, offset, "k110")
+    assert found is not None and found.detail == "skill · 1 public field"
+    assert "Skill number 110." in found.documentation and "`x`" in found.documentation
+    assert found.edit is not None and found.edit.range == (offset, offset)
+    assert item_at(proj, path, offset, "nonexistent") is None
+    assert item_at(proj, path, len(fx.files[fx.cursor[0]]) + 5, "k110") is None
+
+
+def test_namespace_documentation_follows_edits(tmp_path: Path) -> None:
+    """A namespace's detail and documentation follow edits of the skill's memory.yml and
+    of its description."""
+    fx = write_fixture(tmp_path, BASE + "//- skills/card_replace/skill.md\n---\n"
+                       "description: Replace a card.\n---\nif: session.$0\nX.\n")  # fmt: skip
+    proj = Project.load(fx.root)
+    assert fx.cursor is not None
+    path, offset = fx.root / fx.cursor[0], fx.cursor[1]
+
+    def billing() -> CompletionItem:
+        return next(i for i in complete(proj, path, offset).items if i.label == "billing")
+
+    assert billing().detail == "skill · 1 public field"
+    assert "Billing questions." in billing().documentation
+    skill_md = fx.root / "skills" / "billing" / "skill.md"
+    skill_md.write_text("---\ndescription: Money matters.\n---\nAnswer.\n")
+    proj.set_source(skill_md, read_source(skill_md))
+    assert "Money matters." in billing().documentation
+    memory = fx.root / "skills" / "billing" / "memory.yml"
+    memory.write_text(
+        "schema:\n  public:\n    amount:\n      type: float\n    due:\n      type: text\n"
+    )
+    proj.set_source(memory, read_source(memory))
+    assert billing().detail == "skill · 2 public fields"
+    assert "`due`" in billing().documentation

@@ -10,8 +10,16 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
+from pytest_lsp import client_capabilities
 
-from test_lsp_support import Session, copy_telecom, lsp_session, position_of, uri
+from test_lsp_support import (
+    Session,
+    copy_telecom,
+    lsp_session,
+    position_of,
+    uri,
+    vscode_capabilities,
+)
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(30)]
 
@@ -65,6 +73,7 @@ async def test_capabilities(s: Session) -> None:
     assert set(caps.completion_provider.trigger_characters or ()) == {
         ".", "@", "{", '"', "'", ":", " "
     }  # fmt: skip
+    assert caps.completion_provider.resolve_provider is True
     assert caps.diagnostic_provider is None  # VS Code 1.65 does not pull: we push
     assert caps.workspace is not None and caps.workspace.file_operations is not None
     will = caps.workspace.file_operations.will_rename
@@ -89,6 +98,131 @@ async def test_completion_after_session_dot(s: Session) -> None:
     assert isinstance(item.text_edit, lsp.TextEdit)
     assert item.text_edit.range == lsp.Range(start=pos, end=pos)
     assert item.text_edit.new_text == "roaming_pass"
+
+
+async def test_completion_documentation_comes_from_resolve(s: Session) -> None:
+    """A client that resolves items (VS Code) gets the list without documentation, and
+    each item's documentation from completionItem/resolve; an item that is no longer
+    offered where it was asked for comes back unchanged."""
+    path = skill_md(s, "device_troubleshooting")
+    line = "if: session.roaming_pass.\nSay hello.\n"
+    text = text_of(path) + "\n" + line
+    s.open(path, text)
+    try:
+        at_ns = position_of(text, line, len("if: session."))
+        result = await s.client.text_document_completion_async(
+            lsp.CompletionParams(text_document=s.doc(path), position=at_ns)
+        )
+        assert isinstance(result, lsp.CompletionList) and result.items
+        assert all(i.documentation is None for i in result.items)
+        item = next(i for i in result.items if i.label == "roaming_pass")
+        resolved = await s.client.completion_item_resolve_async(item)
+        assert isinstance(resolved.documentation, lsp.MarkupContent)
+        assert resolved.documentation.kind == lsp.MarkupKind.Markdown
+        doc = resolved.documentation.value
+        assert "Sells a roaming pass" in doc and "`destination`" in doc
+        assert "pass_length" not in doc  # private to roaming_pass
+        assert (resolved.label, resolved.detail, resolved.text_edit) == (
+            item.label,
+            item.detail,
+            item.text_edit,
+        )
+
+        at_entry = position_of(text, line, len("if: session.roaming_pass."))
+        result = await s.client.text_document_completion_async(
+            lsp.CompletionParams(text_document=s.doc(path), position=at_entry)
+        )
+        assert isinstance(result, lsp.CompletionList)
+        entry = next(i for i in result.items if i.label == "destination")
+        assert entry.documentation is None
+        resolved = await s.client.completion_item_resolve_async(entry)
+        assert isinstance(resolved.documentation, lsp.MarkupContent)
+        assert "public field of `roaming_pass`" in resolved.documentation.value
+        assert "skills/roaming_pass/memory.yml" in resolved.documentation.value
+
+        # the condition became prose: the items are stale and come back as they were
+        start = text.count("\n", 0, text.index(line))
+        s.change(path, (start, 0), (start, len("if: session.roaming_pass.")), "Plain prose.")
+        for stale in (item, entry):
+            assert await s.client.completion_item_resolve_async(stale) == stale
+        # data that is not ours
+        foreign = lsp.CompletionItem(label="roaming_pass", data={"something": "else"})
+        assert await s.client.completion_item_resolve_async(foreign) == foreign
+    finally:
+        s.close(path)
+
+
+@pytest.mark.parametrize("resolves", [None, ["additionalTextEdits", "command"]])
+async def test_completion_without_resolve_support_sends_documentation(
+    tmp_path: Path, resolves: list[str] | None
+) -> None:
+    """A client that does not say it resolves the documentation of completion items (no
+    completionItem.resolveSupport, or one without `documentation`, as Neovim's own)
+    gets every item's documentation in the list."""
+    root = copy_telecom(tmp_path)
+    caps = vscode_capabilities()
+    assert caps.text_document is not None and caps.text_document.completion is not None
+    options = caps.text_document.completion.completion_item
+    assert options is not None
+    options.resolve_support = (
+        lsp.ClientCompletionItemResolveOptions(properties=resolves) if resolves else None
+    )
+    path = root / "skills" / "device_troubleshooting" / "skill.md"
+    line = "if: session.\nSay hello.\n"
+    text = text_of(path) + "\n" + line
+    async with lsp_session(root, capabilities=caps) as sess:
+        sess.open(path, text)
+        result = await sess.client.text_document_completion_async(
+            lsp.CompletionParams(
+                text_document=sess.doc(path), position=position_of(text, line, len("if: session."))
+            )
+        )
+    assert isinstance(result, lsp.CompletionList)
+    item = next(i for i in result.items if i.label == "roaming_pass")
+    assert isinstance(item.documentation, lsp.MarkupContent)
+    assert "Sells a roaming pass" in item.documentation.value
+    assert all(i.data is None for i in result.items)
+
+
+async def test_completion_item_defaults(tmp_path: Path) -> None:
+    """A client that reads CompletionList.itemDefaults (Neovim) gets the shared edit range
+    and data once: each item carries only the text it inserts when that is not its label,
+    and resolves with the list's data, as the client merges it into the item."""
+    root = copy_telecom(tmp_path)
+    caps = client_capabilities("neovim")
+    assert caps.text_document is not None and caps.text_document.completion is not None
+    options = caps.text_document.completion.completion_item
+    assert options is not None and options.resolve_support is not None
+    # as nvim-cmp announces it (Neovim's own list leaves out `documentation`)
+    options.resolve_support.properties = ["documentation", "detail", "additionalTextEdits"]
+    path = root / "skills" / "device_troubleshooting" / "skill.md"
+    line = "if: session.roaming_pass.zone \nSay hello.\n\nif: session.\nSay bye.\n"
+    text = text_of(path) + "\n" + line
+    async with lsp_session(root, capabilities=caps) as sess:
+        sess.open(path, text)
+        after_operand = position_of(text, line, len("if: session.roaming_pass.zone "))
+        operators = await sess.client.text_document_completion_async(
+            lsp.CompletionParams(text_document=sess.doc(path), position=after_operand)
+        )
+        at_ns = position_of(text, "if: session.\nSay bye", len("if: session."))
+        namespaces = await sess.client.text_document_completion_async(
+            lsp.CompletionParams(text_document=sess.doc(path), position=at_ns)
+        )
+        assert isinstance(namespaces, lsp.CompletionList)
+        item = next(i for i in namespaces.items if i.label == "roaming_pass")
+        assert namespaces.item_defaults is not None
+        merged = lsp.CompletionItem(label=item.label, kind=item.kind, detail=item.detail)
+        merged.data = namespaces.item_defaults.data
+        resolved = await sess.client.completion_item_resolve_async(merged)
+    assert isinstance(operators, lsp.CompletionList) and operators.item_defaults is not None
+    assert operators.item_defaults.edit_range == lsp.Range(start=after_operand, end=after_operand)
+    eq = next(i for i in operators.items if i.label == "==")
+    assert eq.text_edit is None and eq.text_edit_text == "== "
+    assert namespaces.item_defaults.edit_range == lsp.Range(start=at_ns, end=at_ns)
+    assert item.text_edit is None and item.text_edit_text is None  # inserts its label
+    assert item.data is None and item.documentation is None
+    assert isinstance(resolved.documentation, lsp.MarkupContent)
+    assert "Sells a roaming pass" in resolved.documentation.value
 
 
 async def test_hover(s: Session) -> None:

@@ -14,15 +14,22 @@ project model supplies the names.
 
 Every item replaces exactly the partial word typed so far (``CompletionItem.edit``), so
 the client filters on what the user typed.
+
+Documentation is built only when asked for (``CompletionItem.documentation``): a list of
+1,000 namespaces builds none of it when the client resolves items lazily, and only the
+documentation of the items sent otherwise. :func:`item_at` finds one item again for
+``completionItem/resolve``.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple, TypeAlias
 
 from ..model.defaults import (
     DEFAULT_SKILLS,
@@ -33,7 +40,7 @@ from ..model.defaults import (
 from ..model.layout import FileKind
 from ..model.project import ParsedFile, Project, Skill
 from ..syntax.config_yml import AgentDoc
-from ..syntax.memory_yml import ATTRIBUTES, CANONICAL_TYPES, MemoryField
+from ..syntax.memory_yml import ATTRIBUTES, CANONICAL_TYPES, MemoryDoc, MemoryField
 from ..syntax.responses_yml import VARIANT_KEYS, Response, ResponsesDoc
 from ..syntax.sites import ConditionSite
 from ..syntax.skill_md import (
@@ -49,17 +56,25 @@ from ..syntax.skill_md import (
 from ..syntax.text import TextRange
 from .types import SymbolKind, TextEdit
 
+Doc: TypeAlias = str | Callable[[], str]  # markdown, or a function that builds it
+
 
 @dataclass(frozen=True)
 class CompletionItem:
     label: str
     kind: SymbolKind
     detail: str = ""
-    documentation: str = ""  # markdown
+    doc: Doc = ""  # read it through `documentation`
     edit: TextEdit | None = None  # replaces the partial word at the cursor; None = insert label
     sort_text: str | None = None
     filter_text: str | None = None
     snippet: bool = False  # edit.new_text is an LSP snippet ($1, ${1:x}, $0)
+
+    @property
+    def documentation(self) -> str:
+        """The item's Markdown documentation (built now when it is built lazily)."""
+        d = self.doc
+        return d if isinstance(d, str) else d()
 
 
 @dataclass(frozen=True)
@@ -76,10 +91,28 @@ def complete(project: Project, path: Path, offset: int) -> CompletionResult:
     pf = project.files.get(path)
     if pf is None or not pf.source.analyzable:
         return EMPTY
-    text = pf.text
-    offset = min(max(offset, 0), len(text))
+    offset = min(max(offset, 0), len(pf.text))
     c = _Ctx.make(project, pf, offset)
-    kind = pf.kind
+    unique = _unique(_items(c))
+    if len(unique) > MAX_ITEMS or c.capped:
+        return _capped(unique, pf.text, offset)
+    return CompletionResult(tuple(unique))
+
+
+def item_at(project: Project, path: Path, offset: int, label: str) -> CompletionItem | None:
+    """The item labelled ``label`` that :func:`complete` offers at ``offset``, whether or
+    not it was among the best ``MAX_ITEMS`` (for ``completionItem/resolve``); None when
+    the file is gone or nothing with that label is offered there (any more)."""
+    pf = project.files.get(path)
+    if pf is None or not pf.source.analyzable or not 0 <= offset <= len(pf.text):
+        return None
+    c = _Ctx.make(project, pf, offset)
+    c.only = label
+    return next((it for it in _unique(_items(c)) if it.label == label), None)
+
+
+def _items(c: _Ctx) -> list[CompletionItem]:
+    kind = c.pf.kind
     items: list[CompletionItem]
     if kind is FileKind.SKILL_MD:
         items = _skill_md(c)
@@ -93,15 +126,18 @@ def complete(project: Project, path: Path, offset: int) -> CompletionResult:
         items = _agent_yml(c)
     else:
         items = []
+    return items
+
+
+def _unique(items: list[CompletionItem]) -> list[CompletionItem]:
+    """The first item of each label."""
     seen: set[str] = set()
     unique: list[CompletionItem] = []
     for it in items:
         if it.label not in seen:
             seen.add(it.label)
             unique.append(it)
-    if len(unique) > MAX_ITEMS:
-        return _capped(unique, text, offset)
-    return CompletionResult(tuple(unique))
+    return unique
 
 
 MAX_ITEMS = 100
@@ -118,13 +154,28 @@ def _capped(items: list[CompletionItem], text: str, offset: int) -> CompletionRe
         return text[it.edit.range.start : min(offset, it.edit.range.end)].lower()
 
     def rank(it: CompletionItem) -> tuple[int, str]:
-        prefix = typed(it)
-        label = (it.filter_text or it.label).lower()
-        match = 0 if label.startswith(prefix) else 1 if prefix in label else 2
-        return (match, it.sort_text or it.label)
+        return (_match((it.filter_text or it.label).lower(), typed(it)), it.sort_text or it.label)
 
     ranked = sorted(items, key=rank)
     return CompletionResult(tuple(ranked[:MAX_ITEMS]), is_incomplete=True)
+
+
+def _match(label: str, typed: str) -> int:
+    """How well ``label`` (lower case) matches ``typed`` (lower case), as :func:`_capped`
+    ranks: 0 prefix, 1 substring, 2 neither."""
+    return 0 if label.startswith(typed) else 1 if typed in label else 2
+
+
+def _best(labels: Sequence[str], typed: str) -> list[int]:
+    """The positions of the best ``MAX_ITEMS`` of ``labels`` (lower case, in sort order,
+    unique) for ``typed``, in :func:`_capped`'s order, without building an item for
+    every one of them."""
+    if not typed:
+        return list(range(min(len(labels), MAX_ITEMS)))
+    buckets: tuple[list[int], list[int], list[int]] = ([], [], [])
+    for i, label in enumerate(labels):
+        buckets[_match(label, typed)].append(i)
+    return [*buckets[0], *buckets[1], *buckets[2]][:MAX_ITEMS]
 
 
 # ---------------------------------------------------------------------------------------
@@ -132,7 +183,7 @@ def _capped(items: list[CompletionItem], text: str, offset: int) -> CompletionRe
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Ctx:
     project: Project
     pf: ParsedFile
@@ -142,6 +193,8 @@ class _Ctx:
     line_start: int
     line_before: str  # the current line up to the cursor
     line_after: str  # the rest of the current line
+    capped: bool = False  # a long list was cut to its best MAX_ITEMS: it is incomplete
+    only: str | None = None  # only this label is wanted (long lists may leave out others)
 
     @staticmethod
     def make(project: Project, pf: ParsedFile, offset: int) -> _Ctx:
@@ -177,7 +230,7 @@ class _Out:
         label: str,
         kind: SymbolKind,
         detail: str = "",
-        doc: str = "",
+        doc: Doc = "",
         text: str | None = None,
         sort: str | None = None,
         filter_text: str | None = None,
@@ -287,15 +340,20 @@ def _all_fields(project: Project, sk: Skill) -> list[_Field]:
 
 
 def _project_fields(project: Project) -> list[_Field]:
-    pm = project.project_memory
-    pmf = project.file_of_kind(FileKind.PROJECT_MEMORY)
-    if pm is None:
+    pmf = project.project_memory_file()
+    pm = pmf.doc if pmf is not None else None
+    if not isinstance(pm, MemoryDoc):
         return []
+    # computed once per parse of the project memory.yml, as _all_fields
+    cached: list[_Field] | None = getattr(pm, "_completion_fields", None)
+    if cached is not None:
+        return cached
     out = []
     for name in dict.fromkeys(f.name for f in pm.fields):
         mf = pm.field(name)
         if mf is not None:
             out.append(_from_memory(project, mf, "project", pmf.path if pmf else None))
+    setattr(pm, "_completion_fields", out)  # noqa: B010
     return out
 
 
@@ -331,48 +389,119 @@ def _declared(project: Project, ns: str, entry: str) -> _Field | None:
     return next((f for f in fields if f.name == entry), None)
 
 
-def _namespaces(project: Project, sid: str | None) -> list[tuple[str, str, str, str]]:
-    """(namespace, detail, documentation, sort key) readable from ``sid``: the skill
-    itself first, then the skills with public fields (the project's, then the bundled
-    ones), then ``project``."""
-    out: list[tuple[str, str, str, str]] = []
-    own = project.skill(sid) if sid else None
-    if sid and own is not None:
-        fields = _readable(project, sid, sid)
-        out.append((sid, "this skill", _ns_doc(project, sid, fields), f"0{sid}"))
+class _Ns(NamedTuple):
+    """A namespace as a completion candidate."""
+
+    ns: str
+    detail: str
+    sort: str
+    lower: str  # ns in lower case, for ranking
+
+
+@dataclass
+class _NsCache:
+    key: list[object]  # what `shared` was computed from
+    shared: list[_Ns]  # see _shared_namespaces
+    sid: str | None = None  # the skill `unique` is for
+    unique: tuple[list[_Ns], list[str]] | None = None  # see _unique_namespaces
+
+
+_NS_CACHE: weakref.WeakKeyDictionary[Project, _NsCache] = weakref.WeakKeyDictionary()
+
+
+def _namespaces(project: Project, sid: str | None) -> list[_Ns]:
+    """The namespaces readable from ``sid``, in sort order: the skill itself first, then
+    the skills with public fields (the project's, then the bundled ones), then
+    ``project``."""
+    shared = _shared_namespaces(project)
+    if not sid:
+        return shared
+    own = [_Ns(sid, "this skill", f"0{sid}", sid.lower())] if project.skill(sid) else []
+    return [*own, *(n for n in shared if n.ns != sid)]
+
+
+def _shared_namespaces(project: Project) -> list[_Ns]:
+    """Every skill with public fields (the project's, then the bundled ones) and
+    ``project``, in sort order. Kept per project while the set of skills and every
+    memory.yml stay the same parse (a 1,000-skill project lists 1,000 on each keystroke)."""
+    return _ns_cache(project).shared
+
+
+def _ns_cache(project: Project) -> _NsCache:
+    skills = project.skills
+    key: list[object] = [skills, project.project_memory_file()]
+    key.extend([sk.memory for sk in skills.values()])
+    cached = _NS_CACHE.get(project)
+    if cached is not None and cached.key == key:  # identity first: ParsedFile has no __eq__
+        return cached
+    out: list[_Ns] = []
     for i, other in enumerate(project.catalog_ids()):
-        if other == sid:
+        detail = _public_summary(project, other)
+        if detail is None:
             continue
-        summary = _public_summary(project, other)
-        if summary is None:
-            continue
-        detail, doc = summary
         rank = "2" if project.skill(other) is None else "1"  # project skills first
-        out.append((other, detail, doc, f"{rank}{i:04d}"))
-    pfields = _project_fields(project)
-    if pfields:
-        out.append(("project", "project memory", _ns_doc(project, "project", pfields), "3"))
-    return sorted(out, key=lambda t: t[3])
+        out.append(_Ns(other, detail, f"{rank}{i:04d}", other.lower()))
+    if _project_fields(project):
+        out.append(_Ns("project", "project memory", "3", "project"))
+    out.sort(key=lambda n: n.sort)
+    cached = _NS_CACHE[project] = _NsCache(key, out)
+    return cached
 
 
-def _public_summary(project: Project, ns: str) -> tuple[str, str] | None:
-    """(detail, documentation) of another skill as a namespace, or None when it has no
-    public field; cached per parse of its memory.yml (a 1,000-skill project lists 1,000)."""
+def _unique_namespaces(project: Project, sid: str | None) -> tuple[list[_Ns], list[str]]:
+    """:func:`_namespaces` without repeated labels, and their labels in lower case; kept
+    for the last skill asked for (the one being edited)."""
+    cache = _ns_cache(project)
+    if cache.unique is not None and cache.sid == sid:
+        return cache.unique
+    seen: set[str] = set()
+    unique: list[_Ns] = []
+    for n in _namespaces(project, sid):
+        if n.ns not in seen:
+            seen.add(n.ns)
+            unique.append(n)
+    cache.sid, cache.unique = sid, (unique, [n.lower for n in unique])
+    return cache.unique
+
+
+def _public_summary(project: Project, ns: str) -> str | None:
+    """The detail of another skill as a namespace, or None when it has no public field;
+    cached per parse of its memory.yml."""
     sk = project.skill(ns)
     md = sk.memdoc if sk is not None else None
     if md is not None:
-        cached: tuple[tuple[str, str] | None] | None = getattr(md, "_completion_ns", None)
+        cached: tuple[str | None] | None = getattr(md, "_completion_ns", None)
         if cached is not None:
             return cached[0]
     fields = _readable(project, None, ns)
-    result: tuple[str, str] | None = None
+    result: str | None = None
     if fields:
         n = len(fields)
         kind = "bundled skill" if sk is None else "skill"
-        result = (f"{kind} · {n} public field{'s' * (n != 1)}", _ns_doc(project, ns, fields))
+        result = f"{kind} · {n} public field{'s' * (n != 1)}"
     if md is not None:
         setattr(md, "_completion_ns", (result,))  # noqa: B010
     return result
+
+
+def _namespace_doc(project: Project, sid: str | None, ns: str) -> str:
+    """The documentation of namespace ``ns`` as read from ``sid``; a skill's is cached per
+    parse of its memory.yml and skill.md (the description)."""
+    sk = project.skill(ns) if ns != "project" else None
+    md = sk.memdoc if sk is not None else None
+    if sk is None or md is None:
+        return _ns_doc(project, ns, _readable(project, sid, ns))
+    own = ns == sid  # reads the private fields too
+    cached: dict[bool, tuple[object, str]] | None = getattr(md, "_completion_ns_doc", None)
+    if cached is None:
+        cached = {}
+        setattr(md, "_completion_ns_doc", cached)  # noqa: B010
+    hit = cached.get(own)
+    if hit is not None and hit[0] is sk.doc:
+        return hit[1]
+    text = _ns_doc(project, ns, _readable(project, sid, ns))
+    cached[own] = (sk.doc, text)
+    return text
 
 
 def _ns_doc(project: Project, ns: str, fields: list[_Field]) -> str:
@@ -396,15 +525,26 @@ def _ns_doc(project: Project, ns: str, fields: list[_Field]) -> str:
     return "\n\n".join(out)
 
 
-def _add_namespaces(o: _Out, project: Project, sid: str | None) -> None:
-    for ns, detail, doc, sort in _namespaces(project, sid):
-        o.add(ns, "namespace", detail, doc, sort=sort)
+def _add_namespaces(c: _Ctx, o: _Out, sid: str | None) -> None:
+    """The namespaces readable from ``sid``; when there are more than ``MAX_ITEMS``, only
+    the best of them for what is typed (``complete`` then marks the list incomplete)."""
+    p = c.project
+    unique, lowers = _unique_namespaces(p, sid)
+    if c.only is not None:
+        unique = [n for n in unique if n.ns == c.only]
+    elif len(unique) > MAX_ITEMS:
+        typed = c.text[o.rng.start : min(c.offset, o.rng.end)].lower()
+        unique = [unique[i] for i in _best(lowers, typed)]
+        c.capped = True
+    for n in unique:
+        doc = functools.partial(_namespace_doc, p, sid, n.ns)
+        o.add(n.ns, "namespace", n.detail, doc, sort=n.sort)
 
 
 def _add_entries(o: _Out, fields: Iterable[_Field], prefix: str = "", suffix: str = "") -> None:
     for i, f in enumerate(fields):
         label = prefix + f.name
-        o.add(label, "field", f.detail, f.documentation(), text=label + suffix, sort=f"{i:04d}")
+        o.add(label, "field", f.detail, f.documentation, text=label + suffix, sort=f"{i:04d}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -456,7 +596,7 @@ def _condition(
     m = _NS_RE.search(before)
     if m:
         o = _Out(c.back(len(m.group(1))))
-        _add_namespaces(o, p, sid)
+        _add_namespaces(c, o, sid)
         return o.items
 
     toks: list[tuple[str, str]] = []
@@ -532,7 +672,7 @@ def _values(o: _Out, f: _Field | None, q: str, prefix: str, strings_only: bool) 
     if f is not None:
         for v in f.enum:
             label = _quote(v, q)
-            o.add(label, "value", f"{f.ns}.{f.name}", f.documentation(), prefix + label, f"{i:04d}")
+            o.add(label, "value", f"{f.ns}.{f.name}", f.documentation, prefix + label, f"{i:04d}")
             i += 1
         if f.type == "bool" and not strings_only:
             for v in ("True", "False"):
@@ -1097,7 +1237,7 @@ def _at_items(c: _Ctx, where: Literal["prose", "instructions"]) -> list[Completi
     kind = parts[0]
     if kind == "memory":
         if len(parts) == 2:
-            _add_namespaces(o, p, c.sid)
+            _add_namespaces(c, o, c.sid)
         elif len(parts) == 3:
             _add_entries(o, _readable(p, c.sid, parts[1]))
         return o.items
@@ -1306,7 +1446,7 @@ def _block_keys(c: _Ctx, y: _YCtx, in_step: bool) -> list[CompletionItem]:
             if f.name in y.siblings:
                 continue
             new = f.name if rest else f.name + ": "
-            o.add(f.name, "field", f.detail, f.documentation(), new, f"{i:04d}")
+            o.add(f.name, "field", f.detail, f.documentation, new, f"{i:04d}")
         return o.items
     if in_step and path[2:] == ("dtmf",):
         return _keys(c, y, ("length", "finish_on_key", "allow_audio_input"))
@@ -1527,7 +1667,7 @@ def _set_payload(c: _Ctx, y: _YCtx, m: re.Match[str]) -> list[CompletionItem]:
     o = _Out(c.back(len(value)))
     if f is not None:
         for i, v in enumerate(f.enum):
-            o.add(str(v), "value", f"{ns}.{entry}", f.documentation(), sort=f"{i:04d}")
+            o.add(str(v), "value", f"{ns}.{entry}", f.documentation, sort=f"{i:04d}")
         if f.type == "bool":
             o.add("true", "value", "bool")
             o.add("false", "value", "bool")
@@ -1549,16 +1689,16 @@ def _placeholders(c: _Ctx, y: _YCtx, inner: str) -> list[CompletionItem]:
             _add_entries(o, _readable(p, sid, ns), suffix=close)
             return o.items
         o = _Out(c.back(len(rest)))
-        _add_namespaces(o, p, sid)
+        _add_namespaces(c, o, sid)
         return o.items
     if "." in inner:
         return []
     o = _Out(c.back(len(inner)))
     i = 0
-    for ns, _, _, _ in _namespaces(p, sid):
+    for ns, *_ in _namespaces(p, sid):
         for f in _readable(p, sid, ns):
             label = f"session.{ns}.{f.name}"
-            o.add(label, "field", f.detail, f.documentation(), label + close, f"0{i:04d}")
+            o.add(label, "field", f.detail, f.documentation, label + close, f"0{i:04d}")
             i += 1
     # bare entries: the skill's own fields, then project fields
     owners: list[str] = [sid] if sid else _response_users(c, y)
@@ -1569,7 +1709,7 @@ def _placeholders(c: _Ctx, y: _YCtx, inner: str) -> list[CompletionItem]:
             bare.extend(_all_fields(p, sk))
     bare.extend(_project_fields(p))
     for f in bare:
-        o.add(f.name, "field", f.detail, f.documentation(), f.name + close, f"1{i:04d}")
+        o.add(f.name, "field", f.detail, f.documentation, f.name + close, f"1{i:04d}")
         i += 1
     return o.items
 
@@ -1624,7 +1764,7 @@ def _tools_py(c: _Ctx) -> list[CompletionItem]:
 
     def add(label: str, f: _Field) -> None:
         nonlocal i
-        o.add(label, "field", f.detail, f.documentation(), sort=f"{i:04d}")
+        o.add(label, "field", f.detail, f.documentation, sort=f"{i:04d}")
         i += 1
 
     sk = c.skill

@@ -114,7 +114,7 @@ def register(server: MantleServer) -> None:
     # -- completion ---------------------------------------------------------------------
     @server.request(
         lsp.TEXT_DOCUMENT_COMPLETION,
-        lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=False),
+        lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=True),
     )
     def completion(params: lsp.CompletionParams) -> lsp.CompletionList:
         doc = server.doc(params.text_document.uri)
@@ -122,11 +122,32 @@ def register(server: MantleServer) -> None:
             return lsp.CompletionList(is_incomplete=False, items=[])
         offset = convert.to_offset(doc.index, params.position)
         result = ide_completion.complete(doc.project, doc.path, offset)
-        snippets = server.client_supports(
-            "text_document.completion.completion_item.snippet_support"
-        )
-        items = [completion_item(it, doc.index, snippets) for it in result.items]
-        return lsp.CompletionList(is_incomplete=result.is_incomplete, items=items)
+        return completion_list(server, params.text_document.uri, offset, result, doc.index)
+
+    @server.request(lsp.COMPLETION_ITEM_RESOLVE)
+    def completion_resolve(item: lsp.CompletionItem) -> lsp.CompletionItem:
+        """Add the documentation to an item of a completion list. The item is found again
+        by its label where the list was asked for; when that is no longer possible (the
+        document is closed, or was edited so that the item is no longer offered there, or
+        the data is not ours) the item comes back unchanged."""
+        data = item.data
+        if item.documentation is not None or not isinstance(data, dict):
+            return item
+        uri, offset = data.get("uri"), data.get("offset")
+        if not isinstance(uri, str) or type(offset) is not int:
+            return item
+        doc = server.doc(uri)
+        if doc is None:
+            return item
+        found = ide_completion.item_at(doc.project, doc.path, offset, item.label)
+        if found is None or convert.completion_kind(found.kind) != item.kind:
+            return item
+        if item.detail is not None and item.detail != found.detail:
+            return item  # the same label, but something else now
+        markdown = found.documentation
+        if markdown:
+            item.documentation = lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=markdown)
+        return item
 
     # -- hover --------------------------------------------------------------------------
     @server.request(lsp.TEXT_DOCUMENT_HOVER)
@@ -416,10 +437,75 @@ def get_resource_operations(server: MantleServer) -> list[str]:
     return list(edit.resource_operations or ()) if edit is not None else []
 
 
+def completion_list(
+    server: MantleServer,
+    uri: str,
+    offset: int,
+    result: ide_completion.CompletionResult,
+    index: LineIndex,
+) -> lsp.CompletionList:
+    """The protocol's list for what ``complete`` found at ``offset`` of ``uri``."""
+    snippets = server.client_supports("text_document.completion.completion_item.snippet_support")
+    # A client that resolves the documentation of items gets it from completionItem/resolve
+    # (built for the one item it shows); any other gets it with every item.
+    caps = server.client_capabilities.text_document
+    completion = caps.completion if caps is not None else None
+    options = completion.completion_item if completion is not None else None
+    resolve = options.resolve_support if options is not None else None
+    lazy = resolve is not None and "documentation" in resolve.properties
+    data = {"uri": uri, "offset": offset} if lazy else None
+    # What the items share (their edit range, the data) is said once, in itemDefaults, to
+    # a client that reads them.
+    found = completion.completion_list if completion is not None else None
+    shared = frozenset(found.item_defaults or ()) if found is not None else frozenset()
+    edits = [it.edit for it in result.items]
+    default_range = None
+    if "editRange" in shared and edits and all(e is not None for e in edits):
+        default_range = edits[0].range if edits[0] is not None else None
+    shared_data = data is not None and "data" in shared
+    ranges: dict[TextRange, lsp.Range] = {}  # the items of a list share one or two
+    items = [
+        completion_item(
+            it,
+            index,
+            snippets,
+            lazy=lazy,
+            data=None if shared_data else data,
+            ranges=ranges,
+            default_range=default_range,
+        )
+        for it in result.items
+    ]
+    defaults = None
+    if default_range is not None or shared_data:
+        defaults = lsp.CompletionItemDefaults(
+            edit_range=(
+                convert.to_range(index, default_range) if default_range is not None else None
+            ),
+            data=data if shared_data else None,
+        )
+    return lsp.CompletionList(
+        is_incomplete=result.is_incomplete, items=items, item_defaults=defaults
+    )
+
+
 def completion_item(
-    it: ide_completion.CompletionItem, index: LineIndex, snippets: bool
+    it: ide_completion.CompletionItem,
+    index: LineIndex,
+    snippets: bool,
+    *,
+    lazy: bool = False,
+    data: dict[str, Any] | None = None,
+    ranges: dict[TextRange, lsp.Range] | None = None,
+    default_range: TextRange | None = None,
 ) -> lsp.CompletionItem:
+    """The protocol's item. ``lazy``: the documentation is left for
+    ``completionItem/resolve`` (``data``, here or in the list's itemDefaults, says where
+    the item was offered). An edit of ``default_range`` (the list's itemDefaults.editRange)
+    becomes ``textEditText`` (nothing when it inserts the label). ``ranges`` caches
+    converted edit ranges across the items of one list."""
     text_edit = None
+    edit_text = None
     fmt = lsp.InsertTextFormat.PlainText
     if it.edit is not None:
         new_text = it.edit.new_text
@@ -428,20 +514,31 @@ def completion_item(
                 fmt = lsp.InsertTextFormat.Snippet
             else:
                 new_text = plain_snippet(new_text)
-        text_edit = lsp.TextEdit(range=convert.to_range(index, it.edit.range), new_text=new_text)
+        if it.edit.range == default_range:
+            edit_text = new_text if new_text != it.label else None
+        else:
+            rng = ranges.get(it.edit.range) if ranges is not None else None
+            if rng is None:
+                rng = convert.to_range(index, it.edit.range)
+                if ranges is not None:
+                    ranges[it.edit.range] = rng
+            text_edit = lsp.TextEdit(range=rng, new_text=new_text)
+    documentation = None
+    if not lazy:
+        markdown = it.documentation
+        if markdown:
+            documentation = lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=markdown)
     return lsp.CompletionItem(
         label=it.label,
         kind=convert.completion_kind(it.kind),
         detail=it.detail or None,
-        documentation=(
-            lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=it.documentation)
-            if it.documentation
-            else None
-        ),
+        documentation=documentation,
         sort_text=it.sort_text,
         filter_text=it.filter_text,
         text_edit=text_edit,
+        text_edit_text=edit_text,
         insert_text_format=fmt,
+        data=data,
     )
 
 
