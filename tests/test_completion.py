@@ -1193,3 +1193,27 @@ def test_namespace_documentation_follows_edits(tmp_path: Path) -> None:
     proj.set_source(memory, read_source(memory))
     assert billing().detail == "skill · 2 public fields"
     assert "`due`" in billing().documentation
+
+
+def test_other_long_lists_are_capped_too(tmp_path: Path) -> None:
+    """`@skill.` with more skills than fit one answer: the matches of what is typed first,
+    marked incomplete; resolve still finds a skill that was left out."""
+    from mantle_lsp.ide.completion import MAX_ITEMS
+
+    files = "".join(
+        f"//- skills/k{i:03d}/skill.md\n---\ndescription: Skill number {i}.\n---\nX.\n"
+        for i in range(MAX_ITEMS + 20)
+    )
+    skill = "//- skills/card/skill.md\n---\ndescription: C.\n---\nSee @skill.k11$0\n"
+    fx = write_fixture(tmp_path, files + skill)
+    proj = Project.load(fx.root)
+    assert fx.cursor is not None
+    path, offset = fx.root / fx.cursor[0], fx.cursor[1]
+    result = complete(proj, path, offset)
+    labels = [i.label for i in result.items]
+    assert result.is_incomplete and len(labels) == MAX_ITEMS
+    assert labels[:10] == [f"k11{d}" for d in range(10)]
+    assert "Skill number 113." in result.items[3].documentation
+    left_out = next(f"k{i:03d}" for i in range(MAX_ITEMS + 20) if f"k{i:03d}" not in labels)
+    found = item_at(proj, path, offset, left_out)
+    assert found is not None and f"Skill number {int(left_out[1:])}." in found.documentation

@@ -218,12 +218,17 @@ class _Ctx:
         return sk.doc if sk else None
 
 
+# what _Out.add was given: label, kind, detail, doc, new text, sort, filter text, snippet
+_Args: TypeAlias = tuple[str, SymbolKind, str, Doc, str, str | None, str | None, bool]
+
+
 class _Out:
-    """Items that all replace the same range."""
+    """Items that all replace the same range, built when read: all of them (``items``),
+    or only the best ``MAX_ITEMS`` of a long list (``best``)."""
 
     def __init__(self, rng: TextRange) -> None:
         self.rng = rng
-        self.items: list[CompletionItem] = []
+        self.args: list[_Args] = []
 
     def add(
         self,
@@ -237,18 +242,35 @@ class _Out:
         snippet: bool = False,
     ) -> None:
         new_text = label if text is None else text
-        self.items.append(
-            CompletionItem(
-                label,
-                kind,
-                detail,
-                doc,
-                TextEdit(self.rng, new_text),
-                sort,
-                filter_text,
-                snippet,
-            )
-        )
+        self.args.append((label, kind, detail, doc, new_text, sort, filter_text, snippet))
+
+    def _item(self, a: _Args) -> CompletionItem:
+        label, kind, detail, doc, new_text, sort, filter_text, snippet = a
+        edit = TextEdit(self.rng, new_text)
+        return CompletionItem(label, kind, detail, doc, edit, sort, filter_text, snippet)
+
+    @property
+    def items(self) -> list[CompletionItem]:
+        return [self._item(a) for a in self.args]
+
+    def best(self, c: _Ctx) -> list[CompletionItem]:
+        """The items, when they are the whole answer: with more than ``MAX_ITEMS`` labels,
+        only the best ones as :func:`_capped` ranks them (``c.capped`` is then set), built
+        without building the others."""
+        seen: set[str] = set()
+        args: list[_Args] = []
+        for a in self.args:
+            if a[0] not in seen:
+                seen.add(a[0])
+                args.append(a)
+        if c.only is not None:
+            args = [a for a in args if a[0] == c.only]
+        elif len(args) > MAX_ITEMS:
+            typed = c.text[self.rng.start : min(c.offset, self.rng.end)].lower()
+            args.sort(key=lambda a: (_match((a[6] or a[0]).lower(), typed), a[5] or a[0]))
+            del args[MAX_ITEMS:]
+            c.capped = True
+        return [self._item(a) for a in args]
 
 
 def _rel(project: Project, path: Path | None) -> str:
@@ -367,9 +389,15 @@ def _readable(project: Project, sid: str | None, ns: str) -> list[_Field]:
     sk = project.skill(ns)
     if sk is not None:
         fields = _all_fields(project, sk)
-        if ns == sid:
+        if ns == sid or not fields:
             return fields
-        return [f for f in fields if sk.public_field(f.name) is not None]
+        # the public ones, once per parse of the memory.yml (as _all_fields)
+        md = sk.memdoc
+        cached: list[_Field] | None = getattr(md, "_completion_public", None)
+        if cached is None:
+            cached = [f for f in fields if sk.public_field(f.name) is not None]
+            setattr(md, "_completion_public", cached)  # noqa: B010
+        return cached
     dflt = DEFAULT_SKILLS.get(ns)
     if dflt is not None:
         return [
@@ -592,12 +620,12 @@ def _condition(
     if m:
         o = _Out(c.back(len(m.group(2))))
         _add_entries(o, _readable(p, sid, m.group(1)))
-        return o.items
+        return o.best(c)
     m = _NS_RE.search(before)
     if m:
         o = _Out(c.back(len(m.group(1))))
         _add_namespaces(c, o, sid)
-        return o.items
+        return o.best(c)
 
     toks: list[tuple[str, str]] = []
     partial = ""
@@ -632,7 +660,7 @@ def _condition(
         if partial[:1] in ("'", '"', "=", "!"):
             return []
         operand_start()
-        return o.items
+        return o.best(c)
     if last[0] == "op":
         if last[1] in ("=", "!"):
             return []
@@ -643,9 +671,9 @@ def _condition(
             if len(ref) == 3 and ref[0] == "session":
                 f = _declared(c.project, ref[1], ref[2])
                 _values(o, f, value_q, prefix_space, strings_only=partial[:1] in ("'", '"'))
-                return o.items
+                return o.best(c)
         if partial[:1] in ("'", '"'):
-            return o.items
+            return o.best(c)
         o.add(
             "None", "value", "unset", "`None`: the field has no value", text=prefix_space + "None"
         )
@@ -657,13 +685,13 @@ def _condition(
                 "`session.<skill_id|project>.<entry>`",
                 text=prefix_space + "session.",
             )
-        return o.items
+        return o.best(c)
     # after a complete operand: comparison operators and connectives
     if partial[:1] in ("'", '"') or (not spaced and partial[:1] not in ("=", "!")):
         return []
     for i, op in enumerate((*_COMPARISONS, "and", "or")):
         o.add(op, "keyword", _OPERATOR_DOCS[op], text=op + " ", sort=f"{i:02d}")
-    return o.items
+    return o.best(c)
 
 
 def _values(o: _Out, f: _Field | None, q: str, prefix: str, strings_only: bool) -> None:
@@ -929,14 +957,14 @@ def _keys(
         else:
             new = f"{k}: "
         o.add(k, "property", "", (docs or {}).get(k, ""), new, f"{i:03d}")
-    return o.items
+    return o.best(c)
 
 
 def _bools(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
     o = _Out(c.back(len(_partial(y.value))))
     o.add("true", "value")
     o.add("false", "value")
-    return o.items
+    return o.best(c)
 
 
 def _yaml_value_quote(y: _YCtx) -> tuple[str, str] | None:
@@ -980,16 +1008,45 @@ def _add_skills(o: _Out, project: Project, exclude: str | None = None) -> None:
             dflt = DEFAULT_SKILLS[sid]
             o.add(sid, "skill", "bundled default skill", dflt.summary, sort=f"2{i:04d}")
             continue
-        name = doc.fm_str("name") if doc else None
-        desc = (doc.description or "").strip() if doc else ""
-        flags = [f for f in ("hidden", "disabled") if doc is not None and doc.fm_bool(f)]
-        detail = " · ".join([*(f for f in [name] if f), *flags]) or "skill"
-        md = f"**{sid}**" + (f" · {name}" if name else "")
-        if flags:
-            md += f"\n\n*{', '.join(flags)}*: not offered to the model by routing"
-        if desc:
-            md += f"\n\n{desc}"
-        o.add(sid, "skill", detail, md, sort=f"{1 if flags else 0}{i:04d}")
+        detail, flagged = _skill_summary(doc)
+        o.add(
+            sid,
+            "skill",
+            detail,
+            functools.partial(_skill_doc, sid, doc),
+            sort=f"{flagged:d}{i:04d}",
+        )
+
+
+def _skill_flags(doc: SkillDoc | None) -> tuple[str | None, list[str]]:
+    """A skill's display name and its flags (hidden, disabled)."""
+    name = doc.fm_str("name") if doc else None
+    flags = [f for f in ("hidden", "disabled") if doc is not None and doc.fm_bool(f)]
+    return name, flags
+
+
+def _skill_summary(doc: SkillDoc | None) -> tuple[str, bool]:
+    """(detail, flagged) of a skill as a completion item; once per parse of its skill.md
+    (a 1,000-skill project lists 1,000)."""
+    cached: tuple[str, bool] | None = getattr(doc, "_completion_skill", None)
+    if cached is not None:
+        return cached
+    name, flags = _skill_flags(doc)
+    result = (" · ".join([*(f for f in [name] if f), *flags]) or "skill", bool(flags))
+    if doc is not None:
+        setattr(doc, "_completion_skill", result)  # noqa: B010
+    return result
+
+
+def _skill_doc(sid: str, doc: SkillDoc | None) -> str:
+    name, flags = _skill_flags(doc)
+    desc = (doc.description or "").strip() if doc else ""
+    md = f"**{sid}**" + (f" · {name}" if name else "")
+    if flags:
+        md += f"\n\n*{', '.join(flags)}*: not offered to the model by routing"
+    if desc:
+        md += f"\n\n{desc}"
+    return md
 
 
 def _add_blocks(o: _Out, blocks: Iterable[str], sid: str | None) -> None:
@@ -1208,7 +1265,7 @@ def _prose(c: _Ctx, region: _Region) -> list[CompletionItem]:
         o.add(
             "if:", "snippet", "conditional paragraph", _IF_SNIPPET_DOC, "if: $1\n$0", snippet=True
         )
-        return o.items
+        return o.best(c)
     return []
 
 
@@ -1233,23 +1290,23 @@ def _at_items(c: _Ctx, where: Literal["prose", "instructions"]) -> list[Completi
         kinds = list(_AT_KINDS) if where == "prose" else ["memory", "tool"]
         for i, k in enumerate(kinds):
             o.add(f"{k}.", "keyword", f"@{k}", _AT_KINDS[k], sort=str(i), filter_text=k)
-        return o.items
+        return o.best(c)
     kind = parts[0]
     if kind == "memory":
         if len(parts) == 2:
             _add_namespaces(c, o, c.sid)
         elif len(parts) == 3:
             _add_entries(o, _readable(p, c.sid, parts[1]))
-        return o.items
+        return o.best(c)
     if len(parts) != 2:
-        return o.items
+        return o.best(c)
     if kind == "skill" and where == "prose":
         _add_skills(o, p)
     elif kind == "tool":
         _add_tools(o, _tools_of(c, "visible"))
     elif kind == "block" and where == "prose":
         _add_blocks(o, _block_ids(c), c.sid)
-    return o.items
+    return o.best(c)
 
 
 def _block_ids(c: _Ctx) -> list[str]:
@@ -1294,7 +1351,7 @@ def _frontmatter_keys(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
     if path == ("tool_constraints", "-") and y.dashes:
         o = _Out(c.back(len(y.line.value)))
         _add_tools(o, _tools_of(c, "attachable"))
-        return o.items
+        return o.best(c)
     if len(path) == 3 and path[:2] == ("tool_constraints", "-"):
         return _keys(c, y, TOOL_CONSTRAINT_OPTIONS)
     if y.under("requires_confirmation"):
@@ -1302,7 +1359,7 @@ def _frontmatter_keys(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
     if path == ("utter", "-") and y.dashes:
         o = _Out(c.back(len(y.line.value)))
         _add_responses(o, p)
-        return o.items
+        return o.best(c)
     if len(path) == 3 and path[:2] == ("utter", "-"):
         return _keys(c, y, ("on", "when"))
     if path == ("import_tools", "-") and y.dashes:
@@ -1333,7 +1390,7 @@ def _frontmatter_value(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
         return _bools(c, y)
     elif key == "on" and y.under("utter", "-", "*"):
         o.add("activate", "value", "say it when the skill starts")
-    return o.items
+    return o.best(c)
 
 
 def _import_items(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
@@ -1346,7 +1403,7 @@ def _import_items(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
     if integ is not None:
         for server in integ.mcp_servers:
             o.add(f"mcp/{server}:", "mcp", "MCP server", f"Tools of MCP server `{server}`.")
-    return o.items
+    return o.best(c)
 
 
 def _yaml_condition(
@@ -1447,13 +1504,13 @@ def _block_keys(c: _Ctx, y: _YCtx, in_step: bool) -> list[CompletionItem]:
                 continue
             new = f.name if rest else f.name + ": "
             o.add(f.name, "field", f.detail, f.documentation, new, f"{i:04d}")
-        return o.items
+        return o.best(c)
     if in_step and path[2:] == ("dtmf",):
         return _keys(c, y, ("length", "finish_on_key", "allow_audio_input"))
     if path == ("tools", "-") and y.dashes:
         o = _Out(c.back(len(y.line.value)))
         _add_tools(o, _tools_of(c, "attachable"))
-        return o.items
+        return o.best(c)
     if path == ("tools", "-"):
         return _keys(c, y, BLOCK_TOOL_KEYS)
     if y.under("tools", "-", "requires_confirmation"):
@@ -1503,7 +1560,7 @@ def _block_value(
         _add_entries(o, _all_fields(p, sk) if sk else [])
     elif key in _STEP_BOOLS:
         return _bools(c, y)
-    return o.items
+    return o.best(c)
 
 
 _STEP_ID_RE = re.compile(r"^[ \t]*(?:-[ \t]+)*id[ \t]*:[ \t]*[\"']?([\w-]+)", re.M)
@@ -1568,14 +1625,14 @@ def _memory_yml(c: _Ctx) -> list[CompletionItem]:
             return []
         for i, t in enumerate(CANONICAL_TYPES):
             o.add(t, "value", "memory type", _TYPE_DOCS[t], sort=f"{i:02d}")
-        return o.items
+        return o.best(c)
     if key == "type" and path[-1:] == ("anonymization",):
         o = _value_word(c, y)
         if o is None:
             return []
         o.add("redact", "value")
         o.add("mask", "value")
-        return o.items
+        return o.best(c)
     if key in ("llm_settable", "pii", "seed") and field_path:
         return _bools(c, y)
     return []
@@ -1657,12 +1714,12 @@ def _set_payload(c: _Ctx, y: _YCtx, m: re.Match[str]) -> list[CompletionItem]:
             if fields:
                 detail = "project memory" if name == "project" else "skill"
                 o.add(name, "namespace", detail, _ns_doc(p, name, fields), sort=str(i))
-        return o.items
+        return o.best(c)
     fields = fields_of(ns)
     if value is None:
         o = _Out(c.back(len(entry)))
         _add_entries(o, fields, suffix="=")
-        return o.items
+        return o.best(c)
     f = next((x for x in fields if x.name == entry), None)
     o = _Out(c.back(len(value)))
     if f is not None:
@@ -1671,7 +1728,7 @@ def _set_payload(c: _Ctx, y: _YCtx, m: re.Match[str]) -> list[CompletionItem]:
         if f.type == "bool":
             o.add("true", "value", "bool")
             o.add("false", "value", "bool")
-    return o.items
+    return o.best(c)
 
 
 def _placeholders(c: _Ctx, y: _YCtx, inner: str) -> list[CompletionItem]:
@@ -1687,10 +1744,10 @@ def _placeholders(c: _Ctx, y: _YCtx, inner: str) -> list[CompletionItem]:
                 return []
             o = _Out(c.back(len(partial)))
             _add_entries(o, _readable(p, sid, ns), suffix=close)
-            return o.items
+            return o.best(c)
         o = _Out(c.back(len(rest)))
         _add_namespaces(c, o, sid)
-        return o.items
+        return o.best(c)
     if "." in inner:
         return []
     o = _Out(c.back(len(inner)))
@@ -1711,7 +1768,7 @@ def _placeholders(c: _Ctx, y: _YCtx, inner: str) -> list[CompletionItem]:
     for f in bare:
         o.add(f.name, "field", f.detail, f.documentation, f.name + close, f"1{i:04d}")
         i += 1
-    return o.items
+    return o.best(c)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1740,7 +1797,7 @@ def _agent_yml(c: _Ctx) -> list[CompletionItem]:
         _add_skills(o, c.project)
     elif key in _RESPONSE_VALUE_KEYS or key == "unmet_utterance":
         _add_responses(o, c.project)
-    return o.items
+    return o.best(c)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1785,4 +1842,4 @@ def _tools_py(c: _Ctx) -> list[CompletionItem]:
             fields = []
         for f in fields:
             add(f"{other}.{f.name}", f)
-    return o.items
+    return o.best(c)
