@@ -331,16 +331,8 @@ def _quote(v: object, q: str = "'") -> str:
     return repr(v)
 
 
-def _from_memory(project: Project, mf: MemoryField, ns: str, where: Path | None) -> _Field:
-    return _Field(
-        ns,
-        mf.name,
-        mf.type,
-        mf.scope,
-        mf.description,
-        tuple(mf.enum_values),
-        _rel(project, where),
-    )
+def _from_memory(mf: MemoryField, ns: str, where: str) -> _Field:
+    return _Field(ns, mf.name, mf.type, mf.scope, mf.description, tuple(mf.enum_values), where)
 
 
 def _all_fields(project: Project, sk: Skill) -> list[_Field]:
@@ -351,12 +343,12 @@ def _all_fields(project: Project, sk: Skill) -> list[_Field]:
     cached: list[_Field] | None = getattr(md, "_completion_fields", None)
     if cached is not None:
         return cached
-    path = sk.memory.path if sk.memory else None
+    where = _rel(project, sk.memory.path if sk.memory else None)
     out = []
     for name in dict.fromkeys(f.name for f in md.fields):
         mf = md.field(name)
         if mf is not None:
-            out.append(_from_memory(project, mf, sk.id, path))
+            out.append(_from_memory(mf, sk.id, where))
     setattr(md, "_completion_fields", out)  # noqa: B010
     return out
 
@@ -370,11 +362,12 @@ def _project_fields(project: Project) -> list[_Field]:
     cached: list[_Field] | None = getattr(pm, "_completion_fields", None)
     if cached is not None:
         return cached
+    where = _rel(project, pmf.path if pmf else None)
     out = []
     for name in dict.fromkeys(f.name for f in pm.fields):
         mf = pm.field(name)
         if mf is not None:
-            out.append(_from_memory(project, mf, "project", pmf.path if pmf else None))
+            out.append(_from_memory(mf, "project", where))
     setattr(pm, "_completion_fields", out)  # noqa: B010
     return out
 
