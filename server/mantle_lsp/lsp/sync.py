@@ -219,10 +219,9 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
     server.log(f"{'initial index' if initial else 'added folders'} ({where}): {summary}")
     # The index is long-lived: move it out of the cyclic collector's sight so that later
     # collections (while typing) scan only new objects instead of ~10^6 old ones. The
-    # parsed trees have no reference cycles, so replaced files are still freed. Done after
-    # the diagnostics and the end of the progress went out: the editor does not wait for it.
-    await asyncio.sleep(0)
-    gc.collect()
+    # parsed trees have no reference cycles, so replaced files are still freed. No full
+    # collection first: it would block the next request for ~0.3 s to find a few hundred
+    # cyclic objects (measured on 1,000 skills), which stay frozen instead.
     gc.freeze()
 
 

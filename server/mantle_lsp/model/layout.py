@@ -243,10 +243,10 @@ def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
             continue
         for name, kind in _SKILL_FILES:
             found = entries.get(name)
-            if found is not None and found.is_file():
+            if found is not None and _entry_is(found, want_dir=False):
                 yield d / name, kind, sid
         sub = entries.get("tools")
-        if sub is None or not sub.is_dir():
+        if sub is None or not _entry_is(sub, want_dir=True):
             continue
         try:
             for e in sorted(os.scandir(sub.path), key=lambda e: e.name):
@@ -254,6 +254,14 @@ def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
                     yield Path(e.path), FileKind.SKILL_TOOLS, sid
         except OSError:
             pass
+
+
+def _entry_is(entry: os.DirEntry[str], want_dir: bool) -> bool:
+    """Like ``Path.is_file``/``is_dir``: a symlink loop or an unreadable entry is neither."""
+    try:
+        return entry.is_dir() if want_dir else entry.is_file()
+    except OSError:
+        return False
 
 
 _SKILL_FILES = (
