@@ -466,6 +466,7 @@ def run_every_feature(
         for item in completion.complete(project, path, o).items:
             if item.edit is not None:
                 _inside(project, path, item.edit.range, "completion")
+            assert isinstance(item.documentation, str)  # built lazily: build it here too
         h = hover.hover(project, path, o)
         if h is not None:
             _inside(project, path, h.range, "hover")
