@@ -8,9 +8,10 @@ Every figure is measured in the same run, so ratios hold on a noisy machine:
 - `mantle-lsp check` wall time (a subprocess, as a CI would run it) and its ratio to the
   floor;
 - the real server over stdio (`mantle-lsp serve`): time from `initialized` to diagnostics
-  published for every file, completion and hover latency (p50/p95), edit-to-fresh-
-  diagnostics for an edit in a skill.md and in a memory.yml whose field another skill
-  reads (p50/p95), and the server's peak RSS.
+  published for every file, completion latency as a VS Code client sees it (the list,
+  then `completionItem/resolve` of the focused item) and hover latency (p50/p95),
+  edit-to-fresh-diagnostics for an edit in a skill.md and in a memory.yml whose field
+  another skill reads (p50/p95), and the server's peak RSS.
 
     python bench/run.py [--sizes 100 1000] [--out docs/performance.md]
 """
@@ -78,10 +79,29 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))]
 
 
+# What VS Code announces for completion: documentation is resolved lazily for the focused
+# item, and the shared edit range and data come once per list (itemDefaults).
+VSCODE_TEXT_DOCUMENT = types.TextDocumentClientCapabilities(
+    completion=types.CompletionClientCapabilities(
+        completion_item=types.ClientCompletionItemOptions(
+            snippet_support=True,
+            documentation_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText],
+            resolve_support=types.ClientCompletionItemResolveOptions(
+                properties=["documentation", "detail", "additionalTextEdits"]
+            ),
+        ),
+        completion_list=types.CompletionListCapabilities(
+            item_defaults=["commitCharacters", "editRange", "insertTextFormat", "data"]
+        ),
+    )
+)
+
+
 @dataclass
 class ServerFigures:
     first_diagnostics: float = 0.0
     completion: list[float] = field(default_factory=list)
+    resolve: list[float] = field(default_factory=list)
     hover: list[float] = field(default_factory=list)
     edit_skill: list[float] = field(default_factory=list)
     edit_memory: list[float] = field(default_factory=list)
@@ -140,6 +160,7 @@ async def measure_server(project: Path, n: int, rounds: int) -> ServerFigures:
             capabilities=types.ClientCapabilities(
                 window=types.WindowClientCapabilities(work_done_progress=True),
                 workspace=types.WorkspaceClientCapabilities(configuration=True),
+                text_document=VSCODE_TEXT_DOCUMENT,
             ),
             root_uri=root_uri,
             workspace_folders=[types.WorkspaceFolder(uri=root_uri, name="bench")],
@@ -168,10 +189,15 @@ async def measure_server(project: Path, n: int, rounds: int) -> ServerFigures:
     hover_pos = types.Position(line=if_line, character=len("if: session.s1.st"))
     for _ in range(rounds):
         t = time.perf_counter()
-        await client.text_document_completion_async(
+        result = await client.text_document_completion_async(
             types.CompletionParams(types.TextDocumentIdentifier(uri), comp_pos)
         )
         figs.completion.append(time.perf_counter() - t)
+        items = result.items if isinstance(result, types.CompletionList) else result or []
+        if items:  # what VS Code asks for the focused item: its documentation
+            t = time.perf_counter()
+            await client.completion_item_resolve_async(items[0])
+            figs.resolve.append(time.perf_counter() - t)
         t = time.perf_counter()
         await client.text_document_hover_async(
             types.HoverParams(types.TextDocumentIdentifier(uri), hover_pos)
@@ -255,15 +281,17 @@ def main() -> int:
         print(f"N={n}: floor {floor:.2f}s, check {check:.2f}s ({check / floor:.1f}x)", flush=True)
     table = [
         "| skills | floor | check | check/floor | first diagnostics | /floor | completion p50/p95 "
-        "| hover p50/p95 | edit skill.md p50/p95 | edit memory.yml p50/p95 | dependent file "
-        "p95 | peak RSS |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| resolve p95 | hover p50/p95 | edit skill.md p50/p95 | edit memory.yml p50/p95 "
+        "| dependent file p95 | peak RSS |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| ---: |",
     ]
     for n, floor, check, f in rows:
         table.append(
             f"| {n} | {floor:.2f} s | {check:.2f} s | {check / floor:.1f}x | "
             f"{f.first_diagnostics:.2f} s | {f.first_diagnostics / floor:.1f}x | "
             f"{ms(pct(f.completion, 0.5))} / {ms(pct(f.completion, 0.95))} | "
+            f"{ms(pct(f.resolve, 0.95)) if f.resolve else 'n/a'} | "
             f"{ms(pct(f.hover, 0.5))} / {ms(pct(f.hover, 0.95))} | "
             f"{ms(pct(f.edit_skill, 0.5))} / {ms(pct(f.edit_skill, 0.95))} | "
             f"{ms(pct(f.edit_memory, 0.5))} / {ms(pct(f.edit_memory, 0.95))} | "
