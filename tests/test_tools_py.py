@@ -6,20 +6,30 @@ strips the markers and returns the ranges in the order their ``<<`` appears.
 
 from __future__ import annotations
 
+import ast
+import re
+import sys
 import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mantle_lsp.syntax.text import TextRange
+from mantle_lsp.syntax import tools_py
+from mantle_lsp.syntax.text import BOM, TextRange
 from mantle_lsp.syntax.tools_py import (
     SYNTAX_ERROR_CODE,
     Bypass,
     MemoryCall,
+    SourcePositions,
     ToolDef,
     ToolModule,
     parse_tools_module,
 )
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def marked(fixture: str) -> tuple[str, list[TextRange]]:
@@ -713,3 +723,410 @@ def test_mutated_module_never_raises(data: st.DataObject) -> None:
         insert = data.draw(st.one_of(_SNIPPETS, st.text(max_size=3)))
         text = text[:at] + insert + text[at + cut :]
     _check(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# The fast paths give the results of the plain implementations they replaced (differential)
+
+
+def _reference_analysis(text: str) -> ToolModule:
+    """The analyzer driven by the original walk: every node (``ast.iter_child_nodes``), no
+    textual pre-check, no skipped leaves, with the parameters of the innermost ``def``."""
+    base = 1 if text.startswith(BOM) else 0
+    tree = ast.parse(text[base:])
+    analyzer = tools_py._Analyzer(text, SourcePositions(text, base))
+    stack: list[tuple[ast.AST, frozenset[str] | None]] = [(tree, None)]
+    while stack:
+        node, params = stack.pop()
+        if isinstance(node, ast.Call):
+            analyzer._call(node, params)
+        elif isinstance(node, ast.Attribute):
+            owner = node.value
+            if (
+                node.attr == "_memory"
+                and isinstance(owner, ast.Attribute)
+                and owner.attr == "memory"
+            ):
+                analyzer._bypass(node, node, "_memory")
+        elif isinstance(node, ast.Import):
+            analyzer._import(node)
+        elif isinstance(node, ast.ImportFrom):
+            analyzer._import_from(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+            params = frozenset(a.arg for a in every if a is not None)
+        children = list(ast.iter_child_nodes(node))
+        stack.extend((child, params) for child in reversed(children))
+    calls = sorted(analyzer.memory_calls, key=lambda c: (c.call_range.start, c.call_range.end))
+    bypasses = sorted(analyzer.bypasses, key=lambda b: (b.line, b.what, b.range.start))
+    obsolete = sorted(analyzer.obsolete, key=lambda o: o.range.start)
+    return ToolModule(
+        (), tuple(calls), tuple(bypasses), tuple(analyzer.activations), tuple(obsolete)
+    )
+
+
+def _assert_same_analysis(text: str) -> ToolModule:
+    module, issues = parse_tools_module(text)
+    assert issues == ()
+    expected = _reference_analysis(text)
+    assert module.memory_calls == expected.memory_calls
+    assert module.bypasses == expected.bypasses
+    assert module.activations == expected.activations
+    assert module.obsolete_imports == expected.obsolete_imports
+    return module
+
+
+# Every kind of statement and expression slot; each ``M`` becomes a reportable construct.
+KITCHEN_SINK = """\
+import rasa_sdk.events as ev, os
+from rasa.calm_v2.tools import decorator
+from . import sibling
+
+@M
+@deco(M, key=M)
+async def f(a: M = M, /, b: M = M, *args: M, c: M = M, **kw: M) -> M:
+    global g
+    x = y = M
+    x += M
+    x: M = M
+    del x[M], x.attr
+    assert M, M
+    raise M from M
+    for i in M:
+        M
+    else:
+        M
+    async for i in M:
+        M
+    while M:
+        break
+    else:
+        pass
+    if M:
+        pass
+    elif M:
+        M
+    with M as w, M:
+        M
+    async with M as (p, q):
+        M
+    try:
+        M
+    except M as e:
+        M
+    except (M, M):
+        M
+    else:
+        M
+    finally:
+        M
+    match M:
+        case [1, *rest] if M:
+            M
+        case {"k": v, **others}:
+            M
+        case Point(x=0, y=yy) | Other():
+            M
+        case str() as s:
+            M
+    return M
+
+class K(M, metaclass=M):
+    attr: M = M
+
+    def gen(self, context):
+        yield M
+        yield from M
+        return [M for i in M if M], {M for i in M}, {M: M for i in M}, (M for i in M)
+
+    async def coro(self, other=M):
+        def inner(x=M):
+            import rasa.calm_v2 as old
+            return M
+        return await M
+
+values = (
+    M if M else M,
+    not M,
+    -M,
+    M + M * M,
+    M and M or M,
+    M < M <= M,
+    (z := M),
+    M[M:M:M],
+    M[M, M],
+    [*M, M],
+    {**M, "k": M},
+    f'''{M!r:>{M}} {M=}''',
+    M.attr.attr,
+    M(M)(M),
+    call(M, M, *M, k1=M, k2=M, **M),
+    lambda a=M, *b, c=M, **d: M,
+    ...,
+)
+"""
+
+_CONSTRUCTS = (
+    '{r}.memory.get("e{i}")',
+    '{r}.memory.set("e{i}", 1)',
+    '{r}.memory.set(value=1, entry="e{i}")',
+    '{r}.memory.get("a{i}").memory.get("b{i}")',
+    "{r}.memory._memory",
+    "{r}.memory._memory.memory._memory.clear_entries()",
+    'getattr({r}.memory, "_memory")',
+    'attrgetter("_memory")({r})',
+    'operator.attrgetter("_memory")',
+    'ActivateSkill("s{i}", ordered_block="b{i}")',
+    'r.ActivateSkill(skill_id="s{i}")',
+    "plain_call({r})",
+)
+_RECEIVERS = ("context", "a", "b", "args", "kw", "c", "self", "other", "x", "e", "w", "unknown")
+
+
+def _kitchen_sinks() -> Iterator[str]:
+    parts = KITCHEN_SINK.split("M")
+    for shift in range(len(_CONSTRUCTS)):
+        out = [parts[0]]
+        for i, part in enumerate(parts[1:]):
+            construct = _CONSTRUCTS[(i + shift) % len(_CONSTRUCTS)]
+            receiver = _RECEIVERS[(i * 7 + shift) % len(_RECEIVERS)]
+            out.append(construct.format(r=receiver, i=i) + part)
+        yield "".join(out)
+
+
+def _project_modules() -> list[Path]:
+    found = sorted(REPO.glob("examples/**/*.py"))
+    # The generated benchmark project, when present (bench/generate.py), sampled.
+    found += sorted(REPO.glob(".cache/bench/*/skills/*/tools*.py"))[:200]
+    return found
+
+
+def _corpus() -> Iterator[str]:
+    yield marked(ENGINE_CASES)[0]
+    yield VALID_MODULE
+    yield from _kitchen_sinks()
+    for path in _project_modules():
+        yield path.read_text(encoding="utf-8")
+
+
+def _variants(text: str) -> Iterator[str]:
+    """The text, then with non-ASCII text on the reported lines, CRLF and a BOM."""
+    yield text
+    non_ascii = re.sub(r'"(\w+)"', r'"\1é😀"', text)
+    yield non_ascii
+    yield BOM + non_ascii.replace("\n", "\r\n")
+
+
+def test_walk_reports_what_the_plain_walk_reports() -> None:
+    totals = [0, 0, 0, 0]
+    for text in _corpus():
+        for variant in _variants(text):
+            module = _assert_same_analysis(variant)
+            totals[0] += len(module.memory_calls)
+            totals[1] += len(module.bypasses)
+            totals[2] += len(module.activations)
+            totals[3] += len(module.obsolete_imports)
+    assert all(total > 50 for total in totals), totals  # the corpus exercises every kind
+
+
+@PROPERTY_SETTINGS
+@given(st.data())
+def test_walk_matches_the_plain_walk_on_mutated_modules(data: st.DataObject) -> None:
+    text = data.draw(st.sampled_from([*_kitchen_sinks(), VALID_MODULE]))
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(text)))
+        cut = data.draw(st.integers(0, 8))
+        insert = data.draw(st.sampled_from(["", "\n", "(", ")", "[0]", ".memory", "é", " or x"]))
+        text = text[:at] + insert + text[at + cut :]
+    try:
+        ast.parse(text.removeprefix(BOM))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return  # nothing to walk
+    _assert_same_analysis(text)
+
+
+def test_walk_is_iterative_on_deeply_nested_trees() -> None:
+    """Trees far deeper than the recursion limit (built directly: ast.parse would refuse)."""
+    text = 'def f(context):\n    x = context.memory.get("deep"), context.memory._memory\n'
+    wrappers: dict[str, Callable[[ast.expr], ast.expr]] = {
+        "attributes": lambda n: ast.Attribute(value=n, attr="a", ctx=ast.Load()),
+        "calls": lambda n: ast.Call(func=n, args=[], keywords=[]),
+        "arguments": lambda n: ast.Call(func=ast.Name("f", ast.Load()), args=[n], keywords=[]),
+        "operators": lambda n: ast.BinOp(left=n, op=ast.Add(), right=ast.Name("a", ast.Load())),
+        "unary": lambda n: ast.UnaryOp(op=ast.USub(), operand=n),
+        "lambdas": lambda n: ast.Lambda(args=ast.arguments([], [], None, [], [], None, []), body=n),
+    }
+    limit = sys.getrecursionlimit()
+    for wrap in wrappers.values():
+        tree = ast.parse(text)
+        function = tree.body[0]
+        assert isinstance(function, ast.FunctionDef)
+        assign = function.body[0]
+        assert isinstance(assign, ast.Assign)
+        node: ast.expr = assign.value
+        for _ in range(5 * limit):
+            node = wrap(node)
+        assign.value = node
+        analyzer = tools_py._Analyzer(text, SourcePositions(text, 0))
+        analyzer.run(tree)
+        ((call,), (bypass,)) = analyzer.memory_calls, analyzer.bypasses
+        assert (call.entry, call.engine_counted, bypass.what) == ("deep", True, "_memory")
+
+
+def test_identifiers_spelled_with_other_characters_are_still_found() -> None:
+    """Python folds identifiers (NFKC): the textual pre-check must not skip such modules."""
+    text = 'def f(context):\n    context.ｍemory.set("folded", 1)\n    ｇetattr(m, "_memory")\n'
+    module = _assert_same_analysis(text)
+    assert [c.entry for c in module.memory_calls] == ["folded"]
+    assert [b.what for b in module.bypasses] == ["getattr_memory"]
+
+
+def test_modules_without_any_reported_word_report_nothing() -> None:
+    text = 'def f(context):\n    context.mem.set("x", 1)\n    return helper(context)\n'
+    assert _assert_same_analysis(text) == ToolModule()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'getattr(m, "_mem" "ory")',
+        'attrgetter("\\x5fmem" "ory")',
+        "m.clear_entries()",
+        'ActivateSkill("s")',
+        "import rasa_sdk",
+        "from rasa.calm_v2 import x",
+    ],
+)
+def test_each_reported_word_alone_is_enough(text: str) -> None:
+    """The textual pre-check: a module naming just one of the words still gets analysed."""
+    assert "memory" not in text
+    assert _assert_same_analysis(text + "\n") != ToolModule()
+
+
+def test_walk_layout_assumptions() -> None:
+    """The walk visits a call's callee before its arguments and keyword values, an attribute's
+    value, a keyword's value; it never looks into the fields in ``_LEAF_FIELDS``."""
+    fields = tools_py._CHILD_FIELDS
+    assert ast.Call._fields[0] == "func"
+    assert set(fields[ast.Call]) == {"func", "args", "keywords"}
+    assert fields[ast.Attribute] == ("value",)
+    assert fields[ast.keyword] == ("value",)
+    for text in (*_kitchen_sinks(), VALID_MODULE):
+        for node in ast.walk(ast.parse(text)):
+            for name in node._fields:
+                value = getattr(node, name, None)
+                items = value if isinstance(value, list) else [value]
+                if type(node) not in fields or name in tools_py._LEAF_FIELDS:
+                    # Nothing below is ever worth visiting.
+                    for item in items:
+                        if isinstance(item, ast.AST):
+                            below = ast.walk(item)
+                            assert all(type(n) not in fields for n in below), ast.dump(node)
+
+
+def _positions_agree(text: str) -> None:
+    base = 1 if text.startswith(BOM) else 0
+    fast = SourcePositions(text, base)
+    slow = SourcePositions(text, base)
+    slow._ascii = False  # the general path: per-line byte-to-character conversion
+    nodes: list[ast.AST] = list(ast.walk(ast.parse(text[base:])))
+    # Hostile positions: past the end, negative, None, missing.
+    for lineno, col, end_lineno, end_col in (
+        (1, 0, 10**6, 5),
+        (10**6, 0, 10**6, 0),
+        (1, 10**6, 1, 10**6),
+        (0, 0, 1, 1),
+        (-3, -1, -2, -5),
+        (1, None, None, 2),
+        (None, None, None, None),
+    ):
+        hostile = ast.Name("x", ast.Load())
+        hostile.lineno, hostile.col_offset = lineno, col  # type: ignore[assignment]
+        hostile.end_lineno, hostile.end_col_offset = end_lineno, end_col
+        nodes.append(hostile)
+    nodes.append(ast.Name("no_position", ast.Load()))
+    for node in nodes:
+        expected = slow.range_of(node)
+        assert fast.range_of(node) == expected, ast.dump(node, include_attributes=True)
+        assert fast.start_of(node) == expected.start
+        assert slow.start_of(node) == expected.start
+
+
+def test_source_positions_fast_path() -> None:
+    for text in _corpus():
+        for variant in (text, text.replace("\n", "\r\n"), text.replace("\n", "\r"), BOM + text):
+            _positions_agree(variant)
+
+
+def _reference_content_range(text: str, literal: TextRange, value: str) -> TextRange:
+    segment = text[literal.start : literal.end]
+    match = re.compile(r"[rRuUbBfF]{0,2}").match(segment)
+    prefix_len = match.end() if match else 0
+    body = segment[prefix_len:]
+    for quote in ('"""', "'''", '"', "'"):
+        size = len(quote)
+        if len(body) >= 2 * size and body.startswith(quote) and body.endswith(quote):
+            if body[size:-size] == value:
+                start = literal.start + prefix_len + size
+                return TextRange(start, start + len(value))
+            break
+    return literal
+
+
+@PROPERTY_SETTINGS
+@given(st.text(alphabet="\"'rbuFx é\\", max_size=12), st.data())
+def test_content_range_matches_the_plain_version(text: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(text)))
+    literal = TextRange(start, data.draw(st.integers(start, len(text))))
+    inner = text[literal.start : literal.end].strip("\"'rbuF")
+    for value in (inner, "", "x", "é"):
+        expected = _reference_content_range(text, literal, value)
+        assert tools_py._content_range(text, literal, value) == expected
+
+
+def _reference_skip_blanks(text: str, pos: int) -> int:
+    while pos < len(text):
+        if text[pos] in " \t\f":
+            pos += 1
+        elif text[pos] == "\\" and pos + 1 < len(text) and text[pos + 1] in "\r\n":
+            pos += 3 if text.startswith("\r\n", pos + 1) else 2
+        else:
+            break
+    return pos
+
+
+def _reference_ident_end(text: str, pos: int) -> int:
+    while pos < len(text) and ("_" + text[pos]).isidentifier():
+        pos += 1
+    return pos
+
+
+@PROPERTY_SETTINGS
+@given(st.text(alphabet=" \t\f\\\r\nab_9(éͅ·ﬁ€😀", max_size=12), st.data())
+def test_lexical_helpers_match_the_plain_versions(text: str, data: st.DataObject) -> None:
+    pos = data.draw(st.integers(0, len(text)))
+    assert tools_py._skip_blanks(text, pos) == _reference_skip_blanks(text, pos)
+    assert tools_py._ident_end(text, pos) == _reference_ident_end(text, pos)
+
+
+def test_fast_constructors_make_the_same_records() -> None:
+    r = TextRange(1, 4)
+    cases: list[tuple[object, object]] = [
+        (
+            tools_py._new_memory_call("get", "e", r, r, TextRange(0, 9), 3, True, "ctx"),
+            MemoryCall("get", "e", r, r, TextRange(0, 9), 3, True, "ctx"),
+        ),
+        (
+            tools_py._new_tool_def("t", r, "decorated", "d", True, False, ("a",), r),
+            ToolDef("t", r, "decorated", "d", True, False, ("a",), r),
+        ),
+    ]
+    for fast, plain in cases:
+        assert type(fast) is type(plain)
+        assert fast == plain
+        assert hash(fast) == hash(plain)
+        assert repr(fast) == repr(plain)
+        assert list(vars(fast).items()) == list(vars(plain).items())
+        with pytest.raises(AttributeError):  # still frozen
+            fast.entry = "other"  # type: ignore[attr-defined]

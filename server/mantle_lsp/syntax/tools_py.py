@@ -24,9 +24,10 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from operator import attrgetter
+from typing import Any, Literal, NamedTuple
 
 from .errors import SyntaxIssue
 from .text import BOM, TextRange
@@ -136,30 +137,109 @@ class ToolModule:
 EMPTY_MODULE = ToolModule()
 
 
+# Fast constructors for the records made in bulk. A frozen dataclass's ``__init__`` sets each
+# field with its own ``object.__setattr__`` call; these set the instance dict in one call and
+# make the very same instance (same fields, equality, hash and repr; see the test
+# ``test_fast_constructors_make_the_same_records``), about twice as fast.
+
+_object_new = object.__new__
+_object_setattr = object.__setattr__
+
+
+def _new_memory_call(
+    method: Literal["get", "set"],
+    entry: str,
+    entry_range: TextRange,
+    literal_range: TextRange,
+    call_range: TextRange,
+    line: int,
+    engine_counted: bool,
+    receiver: str,
+) -> MemoryCall:
+    call: MemoryCall = _object_new(MemoryCall)
+    _object_setattr(
+        call,
+        "__dict__",
+        {
+            "method": method,
+            "entry": entry,
+            "entry_range": entry_range,
+            "literal_range": literal_range,
+            "call_range": call_range,
+            "line": line,
+            "engine_counted": engine_counted,
+            "receiver": receiver,
+        },
+    )
+    return call
+
+
+def _new_tool_def(
+    name: str,
+    name_range: TextRange,
+    kind: ToolKind,
+    description: str | None,
+    is_async: bool,
+    has_description_kw: bool,
+    params: tuple[str, ...],
+    def_range: TextRange,
+) -> ToolDef:
+    tool: ToolDef = _object_new(ToolDef)
+    _object_setattr(
+        tool,
+        "__dict__",
+        {
+            "name": name,
+            "name_range": name_range,
+            "kind": kind,
+            "description": description,
+            "is_async": is_async,
+            "has_description_kw": has_description_kw,
+            "params": params,
+            "def_range": def_range,
+        },
+    )
+    return tool
+
+
 # ---------------------------------------------------------------------------------------------
 # Positions
 
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+# ``TextRange(start, end)`` without the Python-level ``__new__`` of a NamedTuple (3x faster):
+# ``_new_range(TextRange, (start, end))``.
+_new_range = tuple.__new__
 _LINE_SPACE = " \t\f"
 
 
 class SourcePositions:
     """Converts ast (1-based line, UTF-8 byte column) positions to code-point offsets."""
 
-    __slots__ = ("_encoded", "_line_ends", "_starts", "text")
+    __slots__ = ("_ascii", "_encoded", "_line_ends", "_starts", "text")
 
     def __init__(self, text: str, base: int) -> None:
         self.text = text
         starts = [base]
         ends: list[int] = []
-        for match in _NEWLINE.finditer(text, base):
-            ends.append(match.start())
-            starts.append(match.end())
+        if "\r" in text:
+            for match in _NEWLINE.finditer(text, base):
+                ends.append(match.start())
+                starts.append(match.end())
+        else:
+            find = text.find
+            at = find("\n", base)
+            while at >= 0:
+                ends.append(at)
+                at += 1
+                starts.append(at)
+                at = find("\n", at)
         ends.append(len(text))
         self._starts = starts
         self._line_ends = ends
         self._encoded: dict[int, bytes] = {}
+        # Byte columns are code-point columns on every line.
+        self._ascii = text.isascii()
 
     def _line(self, lineno: int) -> int | None:
         """0-based line index for a 1-based ``lineno``; None when past the end."""
@@ -179,7 +259,7 @@ class SourcePositions:
         start = self._starts[index]
         end = self._line_ends[index]
         column = max(col or 0, 0)
-        if not chars:
+        if not chars and not self._ascii:
             line = self.text[start:end]
             if not line.isascii():
                 encoded = self._encoded.get(index)
@@ -196,7 +276,45 @@ class SourcePositions:
                 return end
         return len(self.text)
 
+    def start_of(self, node: ast.AST) -> int:
+        """``range_of(node).start``."""
+        if self._ascii:
+            located: Any = node
+            try:
+                line: int = located.lineno - 1
+                col: int = located.col_offset
+                if line >= 0 and col >= 0:
+                    start = self._starts[line] + col  # IndexError past the last line
+                    limit = self._line_ends[line]
+                    return start if start < limit else limit
+            except (AttributeError, TypeError, IndexError):  # no position, None, past the end
+                pass
+        return self.offset(getattr(node, "lineno", None), getattr(node, "col_offset", None))
+
     def range_of(self, node: ast.AST) -> TextRange:
+        if self._ascii:
+            # Fast path, same result as below: lines within the text (IndexError otherwise),
+            # byte columns = code points.
+            located: Any = node
+            try:
+                line: int = located.lineno - 1
+                last_line: int = located.end_lineno - 1
+                col: int = located.col_offset
+                last_col: int = located.end_col_offset
+                if line >= 0 and last_line >= 0 and col >= 0 and last_col >= 0:
+                    starts = self._starts
+                    ends = self._line_ends
+                    start = starts[line] + col
+                    limit = ends[line]
+                    if start > limit:
+                        start = limit
+                    end = starts[last_line] + last_col
+                    limit = ends[last_line]
+                    if end > limit:
+                        end = limit
+                    return _new_range(TextRange, (start, end if end > start else start))
+            except (AttributeError, TypeError, IndexError):  # no position, None, past the end
+                pass
         start = self.offset(getattr(node, "lineno", None), getattr(node, "col_offset", None))
         end_line = getattr(node, "end_lineno", None)
         end_col = getattr(node, "end_col_offset", None)
@@ -214,25 +332,29 @@ def _is_ident_char(ch: str) -> bool:
     return ("_" + ch).isidentifier()
 
 
+# Spaces, tabs, form feeds and backslash line continuations.
+_BLANKS = r"(?:[ \t\f]|\\(?:\r\n|\r|\n))*"
+_BLANKS_RE = re.compile(_BLANKS)
+_ASYNC_RE = re.compile("async" + _BLANKS)
+_DEF_RE = re.compile("def" + _BLANKS)
+
+
 def _skip_blanks(text: str, pos: int) -> int:
     """Skip spaces, tabs, form feeds and backslash line continuations."""
-    size = len(text)
-    while pos < size:
-        ch = text[pos]
-        if ch in _LINE_SPACE:
-            pos += 1
-        elif ch == "\\" and pos + 1 < size and text[pos + 1] in "\r\n":
-            pos += 3 if text.startswith("\r\n", pos + 1) else 2
-        else:
-            break
-    return pos
+    return _BLANKS_RE.match(text, pos).end()  # type: ignore[union-attr]
+
+
+_ASCII_IDENT_CHARS = re.compile(r"[A-Za-z0-9_]*")
 
 
 def _ident_end(text: str, pos: int) -> int:
     size = len(text)
-    while pos < size and _is_ident_char(text[pos]):
+    while True:
+        # For ASCII characters, _is_ident_char is exactly [A-Za-z0-9_].
+        pos = _ASCII_IDENT_CHARS.match(text, pos).end()  # type: ignore[union-attr]
+        if pos >= size or text[pos].isascii() or not _is_ident_char(text[pos]):
+            return pos
         pos += 1
-    return pos
 
 
 def _def_name_range(
@@ -240,13 +362,16 @@ def _def_name_range(
 ) -> TextRange:
     """Range of the identifier after ``def`` (the statement starts at ``def``/``async``)."""
     pos = start
-    if isinstance(node, ast.AsyncFunctionDef) and text.startswith("async", pos):
-        pos = _skip_blanks(text, pos + 5)
-    if text.startswith("def", pos):
-        pos = _skip_blanks(text, pos + 3)
+    if isinstance(node, ast.AsyncFunctionDef):
+        keyword = _ASYNC_RE.match(text, pos)
+        if keyword is not None:
+            pos = keyword.end()
+    keyword = _DEF_RE.match(text, pos)
+    if keyword is not None:
+        pos = keyword.end()
         end = _ident_end(text, pos)
         if end > pos:
-            return TextRange(pos, end)
+            return _new_range(TextRange, (pos, end))
     return TextRange(start, start)
 
 
@@ -273,17 +398,26 @@ _STRING_PREFIX = re.compile(r"[rRuUbBfF]{0,2}")
 
 def _content_range(text: str, literal: TextRange, value: str) -> TextRange:
     """The range inside the quotes when it spells ``value`` exactly, else ``literal``."""
-    segment = text[literal.start : literal.end]
-    match = _STRING_PREFIX.match(segment)
-    prefix_len = match.end() if match else 0
-    body = segment[prefix_len:]
-    for quote in ('"""', "'''", '"', "'"):
-        size = len(quote)
-        if len(body) >= 2 * size and body.startswith(quote) and body.endswith(quote):
-            if body[size:-size] == value:
-                start = literal.start + prefix_len + size
-                return TextRange(start, start + len(value))
-            break
+    start, end = literal
+    body = start  # after the string prefix
+    if not text.startswith(("'", '"'), start, end):
+        body = _STRING_PREFIX.match(text, start, end).end()  # type: ignore[union-attr]
+    if end - body >= 2:
+        quote = text[body]
+        if quote == '"' or quote == "'":
+            triple = quote * 3
+            if (
+                end - body >= 6
+                and text.startswith(triple, body, end)
+                and text.endswith(triple, body, end)
+            ):
+                width = 3
+            elif text[end - 1] == quote:
+                width = 1
+            else:
+                return literal
+            if text[body + width : end - width] == value:
+                return _new_range(TextRange, (body + width, body + width + len(value)))
     return literal
 
 
@@ -347,23 +481,28 @@ _NOT_TOOL_CALLEES = frozenset(
 _PROJECT_MODULE_ROOTS = frozenset({"lib", "tools", "skills"})
 
 
-@dataclass(frozen=True)
-class _FnInfo:
+class _FnInfo(NamedTuple):
     is_async: bool
     params: tuple[str, ...]
 
 
 def _params_of(args: ast.arguments) -> tuple[str, ...]:
-    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-    return tuple(n for n in names if n != "context")
+    return tuple(
+        [
+            a.arg
+            for group in (args.posonlyargs, args.args, args.kwonlyargs)
+            for a in group
+            if a.arg != "context"
+        ]
+    )
 
 
 def _all_param_names(args: ast.arguments) -> frozenset[str]:
-    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    names = [a.arg for group in (args.posonlyargs, args.args, args.kwonlyargs) for a in group]
     if args.vararg is not None:
-        names.add(args.vararg.arg)
+        names.append(args.vararg.arg)
     if args.kwarg is not None:
-        names.add(args.kwarg.arg)
+        names.append(args.kwarg.arg)
     return frozenset(names)
 
 
@@ -382,6 +521,27 @@ def _description(call: ast.Call | None) -> tuple[str | None, bool]:
         if kw.arg == "description":
             return _plain_str(kw.value), True
     return None, False
+
+
+_NESTED_FIELDS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+
+def _nested_fields() -> dict[type[ast.AST], tuple[str, ...]]:
+    """Statement classes (other than ``def``/``class``) that nest statements: their fields."""
+    table: dict[type[ast.AST], tuple[str, ...]] = {}
+    for cls in vars(ast).values():
+        if (
+            isinstance(cls, type)
+            and issubclass(cls, ast.stmt)
+            and not issubclass(cls, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        ):
+            fields = tuple(f for f in _NESTED_FIELDS if f in cls._fields)
+            if fields:
+                table[cls] = fields
+    return table
+
+
+_STATEMENT_BODIES = _nested_fields()
 
 
 class _ToolCollector:
@@ -427,10 +587,11 @@ class _ToolCollector:
         while stack:
             stmt = stack.pop()
             self._visit(stmt)
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            fields = _STATEMENT_BODIES.get(stmt.__class__)
+            if fields is None:  # no nested statements, or a def/class
                 continue
             nested: list[ast.stmt] = []
-            for field in ("body", "handlers", "orelse", "finalbody", "cases"):
+            for field in fields:
                 items = getattr(stmt, field, None)
                 if not isinstance(items, list):
                     continue
@@ -444,56 +605,60 @@ class _ToolCollector:
             stack.extend(reversed(nested))
 
     def _visit(self, stmt: ast.stmt) -> None:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self._visit_def(stmt)
-        elif isinstance(stmt, ast.ClassDef):
-            self._bind(stmt.name, None)
-        elif isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                self._visit_target(target, stmt.value, stmt)
-        elif isinstance(stmt, ast.AnnAssign):
-            if stmt.value is not None:
-                self._visit_target(stmt.target, stmt.value, stmt)
-        elif isinstance(stmt, ast.Delete):
-            for target in stmt.targets:
+        node: Any = stmt
+        cls = node.__class__  # ast.parse makes no subclasses: identity tests suffice
+        if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
+            self._visit_def(node)
+        elif cls is ast.Assign:
+            for target in node.targets:
+                self._visit_target(target, node.value, node)
+        elif cls is ast.ImportFrom:
+            self._visit_import_from(node)
+        elif cls is ast.Import:
+            for alias in node.names:
+                self._bind(alias.asname or alias.name.split(".")[0], None)
+        elif cls is ast.ClassDef:
+            self._bind(node.name, None)
+        elif cls is ast.AnnAssign:
+            if node.value is not None:
+                self._visit_target(node.target, node.value, node)
+        elif cls is ast.Delete:
+            for target in node.targets:
                 if isinstance(target, ast.Name):
                     self._bind(target.id, None)
-        elif isinstance(stmt, ast.Import):
-            for alias in stmt.names:
-                self._bind(alias.asname or alias.name.split(".")[0], None)
-        elif isinstance(stmt, ast.ImportFrom):
-            self._visit_import_from(stmt)
 
     def _visit_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         is_async = isinstance(node, ast.AsyncFunctionDef)
         params = _params_of(node.args)
-        decorator: tuple[bool, ast.Call | None] = (False, None)
-        for dec in node.decorator_list:
-            decorator = self._tool_decorator(dec)
-            if decorator[0]:
+        decorators = node.decorator_list
+        is_tool = False
+        decorator_call: ast.Call | None = None
+        for dec in decorators:
+            is_tool, decorator_call = self._tool_decorator(dec)
+            if is_tool:
                 break
-        if not decorator[0]:
+        if not is_tool:
             self._bind(node.name, None)
             self._functions[node.name] = _FnInfo(is_async, params)
             return
+        text = self._text
         stmt_range = self._pos.range_of(node)
         start = stmt_range.start
-        if node.decorator_list:
-            first = self._pos.range_of(node.decorator_list[0]).start
-            at = first - 1
-            while at >= 0 and self._text[at] in _LINE_SPACE:
-                at -= 1
-            start = min(start, at if at >= 0 and self._text[at] == "@" else first)
-        description, has_kw = _description(decorator[1])
-        tool = ToolDef(
-            name=node.name,
-            name_range=_def_name_range(self._text, node, stmt_range.start),
-            kind="decorated",
-            description=description,
-            is_async=is_async,
-            has_description_kw=has_kw,
-            params=params,
-            def_range=TextRange(start, stmt_range.end),
+        first = self._pos.start_of(decorators[0])  # a tool decorator was found: not empty
+        at = first - 1
+        while at >= 0 and text[at] in _LINE_SPACE:
+            at -= 1
+        start = min(start, at if at >= 0 and text[at] == "@" else first)
+        description, has_kw = _description(decorator_call)
+        tool = _new_tool_def(
+            node.name,
+            _def_name_range(text, node, stmt_range.start),
+            "decorated",
+            description,
+            is_async,
+            has_kw,
+            params,
+            _new_range(TextRange, (start, stmt_range.end)),
         )
         self._bind(node.name, tool)
         self._functions[node.name] = _FnInfo(is_async, params)
@@ -571,7 +736,7 @@ class _ToolCollector:
 
     def _visit_import_from(self, stmt: ast.ImportFrom) -> None:
         module = stmt.module or ""
-        project_local = stmt.level > 0 or module.split(".")[0] in _PROJECT_MODULE_ROOTS
+        project_local = stmt.level > 0 or module.partition(".")[0] in _PROJECT_MODULE_ROOTS
         for alias in stmt.names:
             if alias.name == "*":
                 continue
@@ -639,24 +804,83 @@ def _replacement(module: str, imported: Sequence[str]) -> str:
 # ---------------------------------------------------------------------------------------------
 # Whole-tree walk
 
+# Nodes that can neither be reported nor contain a reported node: they are never visited.
+_LEAF_NODES: tuple[type[ast.AST], ...] = (
+    ast.expr_context,
+    ast.boolop,
+    ast.operator,
+    ast.unaryop,
+    ast.cmpop,
+    ast.Name,
+    ast.Constant,
+    ast.alias,
+    ast.type_ignore,
+)
+# Fields whose values are never a node worth visiting: leaf nodes (``names`` holds aliases or
+# strings; a 3.12 ``type X = ...`` has a Name as its ``name``), strings, ints or None.
+_LEAF_FIELDS = frozenset(
+    {
+        "ctx",
+        "op",
+        "ops",
+        "names",
+        "type_ignores",
+        "id",
+        "attr",
+        "arg",
+        "name",
+        "module",
+        "level",
+        "type_comment",
+        "kind",
+        "is_async",
+        "conversion",
+        "simple",
+    }
+)
 
-def _walk_with_params(
-    tree: ast.AST,
-) -> Iterator[tuple[ast.AST, frozenset[str] | None]]:
-    """Every node with the parameter names of its innermost enclosing ``def``.
 
-    Like the engine, everything below a ``def`` node (decorators and defaults included) is
-    "inside" it; lambdas and classes do not change the innermost function. Iterative, so
-    deeply nested expressions cannot overflow the Python stack.
-    """
-    stack: list[tuple[ast.AST, frozenset[str] | None]] = [(tree, None)]
-    while stack:
-        node, params = stack.pop()
-        yield node, params
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            params = _all_param_names(node.args)
-        children = list(ast.iter_child_nodes(node))
-        stack.extend((child, params) for child in reversed(children))
+def _child_fields() -> dict[type[ast.AST], tuple[str, ...]]:
+    """For every node class worth visiting: the fields that may hold children, reversed."""
+    table: dict[type[ast.AST], tuple[str, ...]] = {}
+    for cls in vars(ast).values():
+        if (
+            isinstance(cls, type)
+            and issubclass(cls, ast.AST)
+            and not issubclass(cls, _LEAF_NODES)
+            and cls._fields
+        ):
+            table[cls] = tuple(f for f in reversed(cls._fields) if f not in _LEAF_FIELDS)
+    return table
+
+
+_CHILD_FIELDS = _child_fields()
+
+_CALL_RANGE = attrgetter("call_range")  # a TextRange: sorts by (start, end)
+
+# Last names of the callees :meth:`_Analyzer._call` can report on (it ignores other calls).
+_MEMORY_METHODS = ("get", "set")
+_CALLEES = frozenset({*_MEMORY_METHODS, "clear_entries", "getattr", "attrgetter", "ActivateSkill"})
+
+# Words without which an ASCII module has nothing for :class:`_Analyzer` to report: each
+# construct it reports spells one of them as an identifier (``.memory``, ``._memory``,
+# ``clear_entries``, ``getattr``, ``attrgetter``, ``ActivateSkill``, the imported module).
+# Non-ASCII text may spell identifiers with other characters (NFKC), so it is always walked.
+_ANALYZER_WORDS = (
+    "memory",
+    "clear_entries",
+    "getattr",
+    "attrgetter",
+    "ActivateSkill",
+    "rasa_sdk",
+    "calm_v2",
+)
+
+
+def _may_report(text: str) -> bool:
+    if not text.isascii():
+        return True
+    return any(word in text for word in _ANALYZER_WORDS)
 
 
 class _Analyzer:
@@ -669,24 +893,88 @@ class _Analyzer:
         self.obsolete: list[ObsoleteImport] = []
 
     def run(self, tree: ast.Module) -> None:
-        for node, params in _walk_with_params(tree):
-            if isinstance(node, ast.Call):
-                self._call(node, params)
-            elif isinstance(node, ast.Attribute):
-                owner = node.value
-                if (
-                    node.attr == "_memory"
-                    and isinstance(owner, ast.Attribute)
-                    and owner.attr == "memory"
-                ):
-                    self._bypass(node, node, "_memory")
-            elif isinstance(node, ast.Import):
-                self._import(node)
-            elif isinstance(node, ast.ImportFrom):
-                self._import_from(node)
-        self.memory_calls.sort(key=lambda c: (c.call_range.start, c.call_range.end))
+        if _may_report(self._text):
+            self._walk(tree)
+        self.memory_calls.sort(key=_CALL_RANGE)
         self.bypasses.sort(key=lambda b: (b.line, b.what, b.range.start))
         self.obsolete.sort(key=lambda o: o.range.start)
+
+    def _walk(self, tree: ast.Module) -> None:
+        """Visit every node in pre-order, knowing the parameters of its innermost ``def``.
+
+        Like the engine, everything below a ``def`` node (decorators and defaults included)
+        is "inside" it; lambdas and classes do not change the innermost function. Leaf nodes
+        are skipped (see :data:`_LEAF_NODES`). Iterative, so deeply nested expressions cannot
+        overflow the Python stack: leaving a ``def`` is a ``(params,)`` marker on the stack
+        below the def's children. ``ast.parse`` makes no subclasses of node classes, so the
+        dispatch compares classes by identity. The result is the one of visiting every node
+        with ``ast.iter_child_nodes`` (``test_walk_reports_what_the_plain_walk_reports``).
+        """
+        child_fields = _CHILD_FIELDS
+        params: frozenset[str] | None = None
+        stack: list[Any] = [tree]
+        pop = stack.pop
+        push = stack.append
+        while stack:
+            node = pop()
+            cls = node.__class__
+            if cls is ast.Call:
+                func = node.func
+                callee = func.__class__
+                if callee is ast.Attribute:
+                    if func.attr in _MEMORY_METHODS:
+                        self._memory_call(node, func, params)  # what _call would do
+                    elif func.attr in _CALLEES:
+                        self._call(node, params)
+                elif callee is ast.Name and func.id in _CALLEES:
+                    self._call(node, params)
+                # Keyword values and arguments are visited after the callee (pushed first);
+                # a keyword's only child worth visiting is its value.
+                for keyword in reversed(node.keywords):
+                    value = keyword.value
+                    if value.__class__ in child_fields:
+                        push(value)
+                for item in reversed(node.args):
+                    if item.__class__ in child_fields:
+                        push(item)
+                node = func
+                cls = callee
+                if cls is not ast.Attribute:
+                    if cls in child_fields:
+                        push(node)
+                    continue
+            if cls is ast.Attribute:
+                # An attribute chain (``a.b.c``) in one go: each link's only child is the next.
+                while cls is ast.Attribute:
+                    if node.attr == "_memory":
+                        owner = node.value
+                        if owner.__class__ is ast.Attribute and owner.attr == "memory":
+                            self._bypass(node, node, "_memory")
+                    node = node.value
+                    cls = node.__class__
+                if cls in child_fields:
+                    push(node)
+                continue
+            if cls is tuple:
+                params = node[0]
+                continue
+            if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
+                push((params,))
+                params = _all_param_names(node.args)
+            elif cls is ast.Import:
+                self._import(node)
+                continue  # only aliases below
+            elif cls is ast.ImportFrom:
+                self._import_from(node)
+                continue
+            for name in child_fields[cls]:
+                value = getattr(node, name, None)
+                if value.__class__ is list:
+                    for item in reversed(value):
+                        if item.__class__ in child_fields:
+                            push(item)
+                elif value.__class__ in child_fields:
+                    push(value)
 
     def _bypass(self, node: ast.AST, line_node: ast.AST, what: str) -> None:
         line = getattr(line_node, "lineno", None) or 1
@@ -695,9 +983,10 @@ class _Analyzer:
     def _call(self, node: ast.Call, params: frozenset[str] | None) -> None:
         func = node.func
         if isinstance(func, ast.Attribute):
-            if func.attr in ("get", "set"):
+            if func.attr in _MEMORY_METHODS:
                 self._memory_call(node, func, params)
-            elif func.attr == "clear_entries":
+                return  # none of the tests below holds for a ``.get``/``.set`` callee
+            if func.attr == "clear_entries":
                 self._bypass(node, func, "clear_entries")
                 return
         if (
@@ -734,24 +1023,25 @@ class _Analyzer:
         if entry is None or entry_node is None:
             return
         receiver = memory.value
-        counted = isinstance(receiver, ast.Name) and params is not None and receiver.id in params
-        receiver_range = self._pos.range_of(receiver)
-        literal_range = self._pos.range_of(entry_node)
-        method: Literal["get", "set"] = "get" if func.attr == "get" else "set"
+        range_of = self._pos.range_of
+        if isinstance(receiver, ast.Name):
+            name = receiver.id
+            counted = params is not None and name in params
+        else:
+            receiver_range = range_of(receiver)
+            name = self._text[receiver_range.start : receiver_range.end]
+            counted = False
+        literal_range = range_of(entry_node)
         self.memory_calls.append(
-            MemoryCall(
-                method=method,
-                entry=entry,
-                entry_range=_content_range(self._text, literal_range, entry),
-                literal_range=literal_range,
-                call_range=self._pos.range_of(node),
-                line=node.lineno,
-                engine_counted=counted,
-                receiver=(
-                    receiver.id
-                    if isinstance(receiver, ast.Name)
-                    else self._text[receiver_range.start : receiver_range.end]
-                ),
+            _new_memory_call(
+                "get" if func.attr == "get" else "set",
+                entry,
+                _content_range(self._text, literal_range, entry),
+                literal_range,
+                range_of(node),
+                node.lineno,
+                counted,
+                name,
             )
         )
 
