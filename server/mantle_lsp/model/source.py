@@ -89,18 +89,37 @@ def source_from_bytes(path: Path, data: bytes) -> Source:
 
 def read_source(path: Path) -> Source:
     """Read a file from disk. Only regular files are read (a FIFO, a device or a socket
-    could block or never end), and never more than the size limit."""
+    could block or never end), and never more than the size limit.
+
+    One ``open`` (non-blocking, so a FIFO cannot hang it), one ``fstat`` of the open file
+    and unbuffered reads: a project of 1,000 skills reads ~4,000 files at every start.
+    """
     try:
-        st = os.stat(path)
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        return _unreadable(path, exc.strerror or type(exc).__name__)
+    try:
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return _unreadable(path, "not a regular file")
         if st.st_size > MAX_FILE_BYTES:
             return Source(path, "", [_too_large(st.st_size)], analyzable=False)
-        with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)  # the file may have grown since stat
+        chunks: list[bytes] = []
+        left = MAX_FILE_BYTES + 1  # the file may have grown since fstat
+        while left > 0:
+            chunk = os.read(fd, min(left, max(st.st_size + 1, 65536)))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
     except OSError as exc:
         return _unreadable(path, exc.strerror or type(exc).__name__)
-    return source_from_bytes(path, data)
+    finally:
+        os.close(fd)
+    return source_from_bytes(path, chunks[0] if len(chunks) == 1 else b"".join(chunks))
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 def _unreadable(path: Path, reason: str) -> Source:
