@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 SymbolKey = tuple[str, ...]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Symbol:
     key: SymbolKey
     path: Path | None  # None for symbols bundled with the engine
@@ -46,7 +46,7 @@ class Symbol:
     obj: Any = None  # the parsed object (MemoryField, Block, Step, Response, ToolDef, …)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Reference:
     key: SymbolKey
     path: Path
