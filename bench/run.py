@@ -302,7 +302,16 @@ def main() -> int:
     print(report)
     print(f"\nmachine: {machine}")
     if args.out:
-        args.out.write_text(report + f"\n\nMachine: {machine}.\n", encoding="utf-8")
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        header = (
+            "# Benchmark results\n\n"
+            f"Written by `make bench` (`bench/run.py --sizes {' '.join(map(str, args.sizes))} "
+            f"--rounds {args.rounds}`) on {time.strftime('%Y-%m-%d')}; load average "
+            f"{load:.1f} when it ended. Each row's figures come from the same run, so the "
+            "ratios hold even when the machine is busy. See performance.md for what they "
+            "mean and the targets.\n\n"
+        )
+        args.out.write_text(header + report + f"\n\nMachine: {machine}.\n", encoding="utf-8")
     return 0
 
 
