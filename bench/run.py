@@ -6,7 +6,7 @@ Every figure is measured in the same run, so ratios hold on a noisy machine:
   (memory.yml, responses.yml, agent.yml, integrations.yml, each skill.md frontmatter and
   ordered-block body) — the least any checker must do;
 - `mantle-lsp check` wall time (a subprocess, as a CI would run it) and its ratio to the
-  floor;
+  floor, with the default `--jobs auto` and with `--jobs 1`;
 - the real server over stdio (`mantle-lsp serve`): time from `initialized` to diagnostics
   published for every file, completion latency as a VS Code client sees it (the list,
   then `completionItem/resolve` of the focused item) and hover latency (p50/p95),
@@ -62,12 +62,13 @@ def floor_seconds(project: Path) -> float:
     return min(once() for _ in range(3))
 
 
-def check_seconds(project: Path) -> float:
+def check_seconds(project: Path, *options: str) -> float:
     exe = Path(sys.executable).with_name("mantle-lsp")
     best = float("inf")
     for _ in range(3):
         t = time.perf_counter()
-        proc = subprocess.run([str(exe), "check", str(project)], capture_output=True, text=True)
+        cmd = [str(exe), "check", *options, str(project)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
         best = min(best, time.perf_counter() - t)
         if proc.returncode != 0:
             raise SystemExit(f"check failed on the generated project:\n{proc.stdout[-2000:]}")
@@ -276,19 +277,22 @@ def main() -> int:
         project = generate(CACHE / f"skills-{n}", n)
         floor = floor_seconds(project)
         check = check_seconds(project)
+        serial = check_seconds(project, "--jobs", "1")
         figs = asyncio.run(measure_server(project, n, args.rounds))
-        rows.append((n, floor, check, figs))
+        rows.append((n, floor, check, serial, figs))
         print(f"N={n}: floor {floor:.2f}s, check {check:.2f}s ({check / floor:.1f}x)", flush=True)
     table = [
-        "| skills | floor | check | check/floor | first diagnostics | /floor | completion p50/p95 "
-        "| resolve p95 | hover p50/p95 | edit skill.md p50/p95 | edit memory.yml p50/p95 "
+        "| skills | floor | check | check/floor | check --jobs 1 | /floor | first diagnostics "
+        "| /floor | completion p50/p95 | resolve p95 | hover p50/p95 | edit skill.md p50/p95 "
+        "| edit memory.yml p50/p95 "
         "| dependent file p95 | peak RSS |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-        "| ---: |",
+        "| ---: | ---: | ---: |",
     ]
-    for n, floor, check, f in rows:
+    for n, floor, check, serial, f in rows:
         table.append(
             f"| {n} | {floor:.2f} s | {check:.2f} s | {check / floor:.1f}x | "
+            f"{serial:.2f} s | {serial / floor:.1f}x | "
             f"{f.first_diagnostics:.2f} s | {f.first_diagnostics / floor:.1f}x | "
             f"{ms(pct(f.completion, 0.5))} / {ms(pct(f.completion, 0.95))} | "
             f"{ms(pct(f.resolve, 0.95)) if f.resolve else 'n/a'} | "

@@ -16,8 +16,8 @@ from ..ide.codes import REGISTRY, info, markdown_table
 from ..ide.diagnostics import Diagnostic, project_diagnostics
 from ..model import layout
 from ..model.engine import PROFILES
-from ..model.project import Project, bulk_work
-from ..model.source import Source
+from ..model.project import ParsedFile, Project, bulk_work
+from .parallel import MIN_SKILLS, check_project, default_jobs
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 SEVERITIES = ("error", "warning", "information", "hint")
@@ -72,6 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
         default="information",
         help="hide diagnostics below this severity (default: information, which hides hints)",
     )
+    c.add_argument(
+        "--jobs",
+        type=_jobs,
+        default="auto",
+        metavar="N",
+        help="processes for a large project (default: auto — one per CPU; projects of fewer "
+        f"than {MIN_SKILLS} skills are always checked in one process)",
+    )
     e = sub.add_parser(
         "explain",
         help="explain a diagnostic code",
@@ -105,6 +113,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return serve(args)
     return EXIT_USAGE  # pragma: no cover
+
+
+def _jobs(value: str) -> int | str:
+    if value == "auto":
+        return value
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or auto, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("needs at least 1 process")
+    return n
 
 
 def entry() -> None:
@@ -173,11 +193,17 @@ def _check(args: argparse.Namespace) -> int:
                 assert s is not None
                 s.add(path)
     diags: list[Diagnostic] = []
+    engine = None if args.engine == "auto" else args.engine
+    jobs = default_jobs() if args.jobs == "auto" else args.jobs
     for root, only in sorted(only_files.items()):
-        proj = projects.setdefault(root, Project.load(root))
-        if args.engine != "auto":
-            proj.engine_override = args.engine
-        for path, ds in project_diagnostics(proj).items():
+        if only is None:  # a whole project: may be spread over several processes
+            proj, found = check_project(root, jobs, engine)
+            projects[root] = proj
+        else:
+            proj = projects.setdefault(root, Project.load(root))
+            proj.engine_override = engine
+            found = project_diagnostics(proj)
+        for path, ds in found.items():
             if only is not None and path not in only:
                 continue
             diags.extend(
@@ -187,8 +213,8 @@ def _check(args: argparse.Namespace) -> int:
                 and not _match(d.code, ignore)
                 and SEVERITIES.index(d.severity) <= SEVERITIES.index(args.min_severity)
             )
-    sources = {pf.path: pf.source for proj in projects.values() for pf in proj.files.values()}
-    rows = sorted((_row(d, sources) for d in diags), key=Row.sort_key)
+    files = {path: pf for proj in projects.values() for path, pf in proj.files.items()}
+    rows = sorted((_row(d, files) for d in diags), key=Row.sort_key)
     out = sys.stdout
     if args.format == "text":
         for row in rows:
@@ -240,8 +266,9 @@ def _display_path(path: Path) -> str:
     return rel if not rel.startswith("..") else str(path)
 
 
-def _row(d: Diagnostic, sources: dict[Path, Source]) -> Row:
-    src = sources.get(d.path)
+def _row(d: Diagnostic, files: dict[Path, ParsedFile]) -> Row:
+    pf = files.get(d.path)
+    src = pf.source if pf is not None else None
     line = col = eline = ecol = 0
     if src is not None:
         line, col = src.index.position(d.range.start)

@@ -1053,8 +1053,8 @@ class Checker:
             return
         # the engine checks a binding only for a precondition some skill declares
         used: set[str] = set()
-        for sk in self.p.skills.values():
-            name = sk.doc.fm_str("precondition") if sk.doc is not None else None
+        for sid in self.p.skills:
+            name = self.p.skill_facts(sid).precondition
             if name is not None and name.strip():
                 used.add(name.strip())
         for site in agent.conditions:

@@ -113,17 +113,9 @@ def check_entry_structure(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> No
 
 
 # -- bare skill mentions ------------------------------------------------------------------
-def engine_managed(sk: Skill) -> bool:
-    doc = sk.doc
-    flag = doc.routing_flag("engine_managed") if doc else None
-    if flag is not None:
-        return flag
-    return sk.id in DEFAULT_SKILLS and DEFAULT_SKILLS[sk.id].engine_managed
-
-
 def mention_pattern(ck: Checker) -> re.Pattern[str] | None:
     ids = sorted(
-        (s for s, sk in ck.p.skills.items() if s not in DEFAULT_SKILLS and not engine_managed(sk)),
+        (s for s in ck.p.skills if s not in DEFAULT_SKILLS and not ck.p.engine_managed(s)),
         key=len,
         reverse=True,
     )
@@ -141,7 +133,7 @@ def check_bare_mentions(
     ck: Checker, sid: str, sk: Skill, doc: SkillDoc, pattern: re.Pattern[str] | None
 ) -> None:
     """Warn once per mentioned skill id (like the engine) at its first mention."""
-    if pattern is None or sk.skill_md is None or sid in DEFAULT_SKILLS or engine_managed(sk):
+    if pattern is None or sk.skill_md is None or sid in DEFAULT_SKILLS or ck.p.engine_managed(sid):
         return
     text = sk.skill_md.text
     seen: set[str] = set()

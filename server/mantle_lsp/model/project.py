@@ -13,7 +13,7 @@ import gc
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..syntax.config_yml import AgentDoc, IntegrationsDoc, parse_agent_yml, parse_integrations_yml
 from ..syntax.errors import SyntaxIssue
@@ -97,6 +97,62 @@ def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source)
     return pf
 
 
+class SkillFacts(NamedTuple):
+    engine_managed: bool  # routing: engine_managed (or a bundled default that is)
+    precondition: str | None  # the frontmatter's `precondition:` string, as written
+
+
+class PendingFile(ParsedFile):
+    """A project file read and parsed only when first used.
+
+    A partial project (:meth:`Project.load_partial`, one worker of a parallel check) holds
+    the files of the other workers this way: most are never touched, and the few that are
+    (a neighbour's memory.yml, a routing target's skill.md) are parsed on demand. Reading
+    ``source`` does not parse; reading ``doc`` or ``issues`` does.
+    """
+
+    def __init__(self, path: Path, kind: FileKind, skill_id: str | None, reader: Reader) -> None:
+        # not ParsedFile.__init__: its fields are the properties below
+        self.path = path
+        self.kind = kind
+        self.skill_id = skill_id
+        self._reader = reader
+        self._source: Source | None = None
+        self._parsed: ParsedFile | None = None
+
+    def _file(self) -> ParsedFile:
+        if self._parsed is None:
+            self._parsed = parse_file(self.path, self.kind, self.skill_id, self.source)
+        return self._parsed
+
+    # The fields of ParsedFile, as properties (writable, like the fields they replace).
+    @property
+    def source(self) -> Source:
+        if self._source is None:
+            self._source = self._reader(self.path)
+        return self._source
+
+    @source.setter
+    def source(self, value: Source) -> None:
+        self._source = value
+
+    @property
+    def doc(self) -> Any:
+        return self._file().doc
+
+    @doc.setter
+    def doc(self, value: Any) -> None:
+        self._file().doc = value
+
+    @property
+    def issues(self) -> list[SyntaxIssue]:
+        return self._file().issues
+
+    @issues.setter
+    def issues(self, value: list[SyntaxIssue]) -> None:
+        self._file().issues = value
+
+
 @dataclass(eq=False)
 class Skill:
     id: str
@@ -161,12 +217,33 @@ class Project:
         self._shared_tools: list[tuple[ParsedFile, ToolModule]] | None = None
         self.engine_override: str | None = None  # "3.21" / "3.22", set by the CLI or editor
         self._detected_engine: tuple[str | None] | None = None
+        self.known_facts: dict[str, SkillFacts] = {}  # see skill_facts
 
     # -- loading -----------------------------------------------------------------------
     @classmethod
     def load(cls, root: Path, reader: Reader = read_source) -> Project:
         p = cls(root, reader)
         p.rescan()
+        return p
+
+    @classmethod
+    def load_partial(
+        cls,
+        root: Path,
+        files: list[tuple[Path, FileKind, str | None]],
+        owned: set[Path],
+        reader: Reader = read_source,
+    ) -> Project:
+        """A project whose ``owned`` files are parsed now and the others on first use
+        (:class:`PendingFile`): what one worker of a parallel check needs."""
+        p = cls(root, reader)
+        with bulk_work():
+            p.skill_dir_names = [d.name for d in layout.skill_dirs(root)]
+            for path, kind, sid in files:
+                if path in owned:
+                    p.files[path] = parse_file(path, kind, sid, reader(path))
+                else:
+                    p.files[path] = PendingFile(path, kind, sid, reader)
         return p
 
     def rescan(self) -> None:
@@ -350,6 +427,25 @@ class Project:
     def catalog_ids(self) -> list[str]:
         """The merged catalog: bundled defaults (unless overridden) then project skills."""
         return [d for d in DEFAULT_SKILLS if d not in self.skills] + list(self.skills)
+
+    def skill_facts(self, sid: str) -> SkillFacts:
+        """What checks of *other* skills read of skill ``sid``'s skill.md (a parallel
+        check's worker knows it for other workers' skills from :attr:`known_facts`,
+        without parsing their files)."""
+        known = self.known_facts.get(sid)
+        if known is not None:
+            return known
+        sk = self.skill(sid)
+        doc = sk.doc if sk is not None else None
+        flag = doc.routing_flag("engine_managed") if doc is not None else None
+        if flag is None:
+            flag = sid in DEFAULT_SKILLS and DEFAULT_SKILLS[sid].engine_managed
+        return SkillFacts(flag, doc.fm_str("precondition") if doc is not None else None)
+
+    def engine_managed(self, sid: str) -> bool:
+        """Whether the engine itself routes to skill ``sid``: its ``routing:
+        engine_managed`` flag, else the bundled default's."""
+        return self.skill_facts(sid).engine_managed
 
     def has_skill(self, sid: str) -> bool:
         return sid in self.skills or sid in DEFAULT_SKILLS

@@ -179,6 +179,57 @@ def build_index(project: Project) -> Index:
     return idx
 
 
+def build_partial_index(project: Project, owned: set[Path]) -> Index:
+    """The entries of the ``owned`` files only (one worker of a parallel check; the other
+    workers' entries are added with :func:`import_entries`)."""
+    idx = Index()
+    define_bundled(project, idx)
+    mine = [pf for path, pf in project.files.items() if path in owned]
+    for pf in mine:
+        define_file(project, idx, pf)
+    for pf in mine:
+        _Refs(project, idx, pf).collect()
+    return idx
+
+
+# A symbol or reference reduced to plain tuples of strings and ints, cheap to pickle: what
+# the checks read of another worker's entries (keys, where, which skill, soft or not). The
+# parsed objects they point at (``obj``, ``site``) stay with the worker that parsed them.
+SymbolEntry = tuple[SymbolKey, str, int, int]
+ReferenceEntry = tuple[SymbolKey, str, int, int, str, str | None, bool]
+
+
+def export_entries(idx: Index, owned: set[Path]) -> tuple[list[SymbolEntry], list[ReferenceEntry]]:
+    syms: list[SymbolEntry] = []
+    refs: list[ReferenceEntry] = []
+    for path in owned:
+        where = str(path)
+        for s in idx._defs_by_path.get(path, ()):
+            r = s.range
+            syms.append((s.key, where, r.start, r.end) if r else (s.key, where, -1, -1))
+        for ref in idx._refs_by_path.get(path, ()):
+            rr = ref.range
+            refs.append((ref.key, where, rr.start, rr.end, ref.form, ref.skill, ref.soft))
+    return syms, refs
+
+
+def import_entries(
+    idx: Index,
+    paths: dict[str, Path],
+    syms: list[SymbolEntry],
+    refs: list[ReferenceEntry],
+) -> None:
+    """Add another worker's entries; ``paths`` maps their path strings to the project's
+    paths (so that no Path is built per entry)."""
+    new = tuple.__new__
+    for key, where, start, end in syms:
+        sym_range: TextRange | None = new(TextRange, (start, end)) if start >= 0 else None
+        idx.define(Symbol(key, paths[where], sym_range))
+    for key, where, start, end, form, skill, soft in refs:
+        rng: TextRange = new(TextRange, (start, end))
+        idx.refer(Reference(key, paths[where], rng, form, skill, None, soft))
+
+
 def update_files(project: Project, idx: Index, paths: set[Path], bundled: bool) -> None:
     """Replace the entries of ``paths`` (and, with ``bundled``, of the bundled symbols)
     by what the project's current parsed files give."""

@@ -1,0 +1,147 @@
+"""`mantle-lsp check --jobs N`: a project spread over several processes gives exactly the
+diagnostics of the one-process check (cli/parallel.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mantle_lsp.cli import parallel
+from mantle_lsp.ide.diagnostics import Diagnostic, project_diagnostics
+from mantle_lsp.model import layout
+from mantle_lsp.model.project import PendingFile, Project
+from mantle_lsp.model.source import read_source
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+from generate import generate  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+
+
+def _plain(diags: dict[Path, list[Diagnostic]]) -> dict[Path, list[tuple[object, ...]]]:
+    return {
+        p: [(d.code, d.range, d.severity, d.message) for d in ds] for p, ds in diags.items() if ds
+    }
+
+
+def _serial(root: Path) -> dict[Path, list[tuple[object, ...]]]:
+    return _plain(project_diagnostics(Project.load(root)))
+
+
+def _broken_generated(tmp_path: Path, n: int = 24) -> Path:
+    """A generated project with mistakes whose diagnostics need other workers' files:
+    a condition on a neighbour's private field, an unknown field, a response defined
+    nowhere, a field nobody reads, a routing target that does not exist."""
+    root = generate(tmp_path / "gen", n)
+    s1 = root / "skills" / "s1" / "skill.md"
+    text = s1.read_text()
+    text = text.replace("session.s2.status != 'done'", "session.s2.secret != 'done'")
+    text = text.replace("session.s1.attempts > 2", "session.s1.atempts > 2")
+    text = text.replace("action: utter_done_1", "action: utter_nowhere")
+    s1.write_text(text)
+    mem2 = root / "skills" / "s2" / "memory.yml"  # ends in its private section
+    mem2.write_text(mem2.read_text() + "    secret:\n      type: text\n")
+    s5 = root / "skills" / "s5" / "skill.md"
+    s5.write_text(s5.read_text().replace("then: done", "then: nowhere"))
+    mem7 = root / "skills" / "s7" / "memory.yml"
+    mem7.write_text(
+        mem7.read_text().replace("  private:\n", "    lonely:\n      type: text\n  private:\n")
+    )
+    return root
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_spread_check_equals_the_serial_check_on_a_generated_project(
+    tmp_path: Path, jobs: int
+) -> None:
+    root = _broken_generated(tmp_path)
+    expected = _serial(root)
+    assert expected, "the planted mistakes must give diagnostics"
+    _, found = parallel.check_project(root, jobs, min_skills=0)
+    assert _plain(found) == expected
+
+
+@pytest.mark.parametrize("example", ["telecom", "telecom-broken"])
+def test_spread_check_equals_the_serial_check_on_the_examples(tmp_path: Path, example: str) -> None:
+    root = tmp_path / example
+    shutil.copytree(REPO / "examples" / example, root)
+    _, found = parallel.check_project(root, 2, min_skills=0)
+    assert _plain(found) == _serial(root)
+
+
+def test_a_failing_worker_falls_back_to_the_serial_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _broken_generated(tmp_path)
+    parent = os.getpid()
+    real = parallel.build_partial_index
+
+    def fails_in_the_worker(*args: object) -> object:
+        if os.getpid() != parent:
+            raise RuntimeError("worker broke")
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "build_partial_index", fails_in_the_worker)
+    _, found = parallel.check_project(root, 2, min_skills=0)
+    assert _plain(found) == _serial(root)
+
+
+def test_small_projects_stay_in_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = generate(tmp_path / "small", 5)
+
+    def no_fork() -> int:
+        raise AssertionError("forked for a small project")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    _, found = parallel.check_project(root, 4)  # 5 skills < MIN_SKILLS
+    assert _plain(found) == _serial(root)
+
+
+def test_pending_files_read_on_use_and_parse_only_when_their_tree_is_needed(
+    tmp_path: Path,
+) -> None:
+    root = generate(tmp_path / "p", 3)
+    files = list(layout.project_files(root))
+    reads: list[Path] = []
+
+    def reader(path: Path):  # type: ignore[no-untyped-def]
+        reads.append(path)
+        return read_source(path)
+
+    owned = {p for p, _, sid in files if sid == "s0"}
+    proj = Project.load_partial(root, files, owned, reader)
+    assert set(reads) == owned
+    other = proj.files[root / "skills" / "s1" / "memory.yml"]
+    assert isinstance(other, PendingFile)
+    assert other.source.text.startswith(other.path.read_text()[:10])  # read, not parsed
+    assert other._parsed is None
+    assert other.doc is not None and other._parsed is not None
+    assert other.issues == []
+    # what the whole project says about that file, the partial one says too
+    assert proj.skill("s1") is not None and proj.skill("s1").field_names() == (
+        Project.load(root).skill("s1").field_names()  # type: ignore[union-attr]
+    )
+
+
+def test_cli_jobs_gives_the_same_output(tmp_path: Path) -> None:
+    root = generate(tmp_path / "cli", parallel.MIN_SKILLS)
+    s3 = root / "skills" / "s3" / "skill.md"
+    s3.write_text(s3.read_text().replace("session.s3.attempts > 2", "session.s3.atempts > 2"))
+    exe = Path(sys.executable).with_name("mantle-lsp")
+    outs = [
+        subprocess.run(
+            [str(exe), "check", "--jobs", jobs, str(root)], capture_output=True, text=True
+        )
+        for jobs in ("1", "2")
+    ]
+    assert outs[0].returncode == outs[1].returncode == 1
+    assert "atempts" in outs[0].stdout
+    assert outs[0].stdout == outs[1].stdout
+    bad = subprocess.run([str(exe), "check", "--jobs", "0", str(root)], capture_output=True)
+    assert bad.returncode == 2
