@@ -333,11 +333,17 @@ def server_sources() -> list[Path]:
     return sorted(SERVER_SRC.rglob("*.py"))
 
 
+# The one deliberate exception: `check --jobs` forks workers that run this package's own
+# code on the same project (cli/parallel.py); nothing else may fork.
+ALLOWED_USES = {("server/mantle_lsp/cli/parallel.py", "os.fork(…)")}
+
+
 def test_the_server_source_executes_imports_and_loads_nothing_unsafely() -> None:
     found = [
         hit
         for path in server_sources()
         for hit in forbidden_uses(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
+        if (str(path.relative_to(REPO)), hit.split(": ", 1)[1]) not in ALLOWED_USES
     ]
     assert len(server_sources()) > 40
     assert found == []

@@ -16,14 +16,14 @@ for its files; a test compares both on every fixture project. Any failure of a w
 (an exception, a crash, a platform without ``fork``) falls back to the serial check.
 
 Only the CLI uses this: it is single-threaded, so forking it is safe. The language server
-never forks.
+never forks, and a worker only runs this package's own code (docs/security.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
-import pickle
 import struct
 import sys
 import traceback
@@ -154,10 +154,16 @@ def _export(proj: Project, idx: Any, owned: set[Path]) -> Entries:
 
 
 def _import(proj: Project, idx: Any, others: list[Entries]) -> None:
+    """Add the other workers' entries (decoded from JSON: keys come back as lists)."""
     paths = {str(p): p for p in proj.files}
-    for syms, refs, flags in others:
-        import_entries(idx, paths, syms, refs)
-        proj.known_facts.update(flags)
+    for syms, refs, facts in others:
+        import_entries(
+            idx,
+            paths,
+            [(tuple(key), *rest) for key, *rest in syms],
+            [(tuple(key), *rest) for key, *rest in refs],
+        )
+        proj.known_facts.update((sid, SkillFacts(*f)) for sid, f in facts.items())
     proj._index = idx
 
 
@@ -195,8 +201,10 @@ _FAILED = "failed"
 _HEADER = struct.Struct("!Q")
 
 
+# Messages are JSON (never pickle: nothing here deserialises code objects), ASCII-escaped so
+# that paths with undecodable bytes (lone surrogates) survive the trip.
 def _send(stream: BinaryIO, obj: Any, detail: str = "") -> None:
-    data = pickle.dumps((obj, detail), protocol=pickle.HIGHEST_PROTOCOL)
+    data = json.dumps([obj, detail], separators=(",", ":")).encode("ascii")
     stream.write(_HEADER.pack(len(data)))
     stream.write(data)
     stream.flush()
@@ -210,7 +218,7 @@ def _receive(stream: BinaryIO) -> Any:
     data = stream.read(size)
     if len(data) != size:
         raise _WorkerFailed("a worker's answer was cut short")
-    obj, detail = pickle.loads(data)
+    obj, detail = json.loads(data)
     if isinstance(obj, str) and obj == _FAILED:
         raise _WorkerFailed(detail)
     return obj
