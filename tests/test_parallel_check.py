@@ -92,7 +92,9 @@ def test_a_failing_worker_falls_back_to_the_serial_check(
     assert _plain(found) == _serial(root)
 
 
-def test_small_projects_stay_in_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_small_projects_stay_in_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = generate(tmp_path / "small", 5)
 
     def no_fork() -> int:
