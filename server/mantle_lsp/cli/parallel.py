@@ -113,13 +113,13 @@ def _parallel(
             children.append((pid, os.fdopen(up_r, "rb"), os.fdopen(down_w, "wb")))
 
         proj, idx = _load(root, files, owned[0], engine)
-        mine = _export(proj, idx, owned[0])
+        mine = _export(proj, idx, owned[0], files)
         theirs = [_receive(from_child) for _, from_child, _ in children]
         everyone = [mine, *theirs]
         for w, (_, _, to_child) in enumerate(children, start=1):
             _send(to_child, [e for i, e in enumerate(everyone) if i != w])
             to_child.close()
-        _import(proj, idx, theirs)
+        _import(proj, idx, theirs, files)
         out = file_diagnostics(proj, owned[0])
         by_name = {str(p): p for p in proj.files}
         for _, from_child, _ in children:
@@ -145,17 +145,21 @@ def _load(
     return proj, build_partial_index(proj, owned)
 
 
-def _export(proj: Project, idx: Any, owned: set[Path]) -> Entries:
+def _export(
+    proj: Project, idx: Any, owned: set[Path], files: list[tuple[Path, Any, str | None]]
+) -> Entries:
     """What other workers need of this worker's files: index entries, and the facts of its
     skills that checks of every other skill read (``Project.skill_facts``)."""
-    syms, refs = export_entries(idx, owned)
+    syms, refs = export_entries(idx, owned, {path: i for i, (path, _, _) in enumerate(files)})
     sids = {pf.skill_id for path, pf in proj.files.items() if path in owned and pf.skill_id}
     return syms, refs, {sid: proj.skill_facts(sid) for sid in sids if sid is not None}
 
 
-def _import(proj: Project, idx: Any, others: list[Entries]) -> None:
+def _import(
+    proj: Project, idx: Any, others: list[Entries], files: list[tuple[Path, Any, str | None]]
+) -> None:
     """Add the other workers' entries (decoded from JSON: keys come back as lists)."""
-    paths = {str(p): p for p in proj.files}
+    paths = [path for path, _, _ in files]
     for syms, refs, facts in others:
         import_entries(
             idx,
@@ -180,8 +184,8 @@ def _worker(
         with os.fdopen(up_fd, "wb") as up, os.fdopen(down_fd, "rb") as down:
             try:
                 proj, idx = _load(root, files, owned, engine)
-                _send(up, _export(proj, idx, owned))
-                _import(proj, idx, _receive(down))
+                _send(up, _export(proj, idx, owned, files))
+                _import(proj, idx, _receive(down), files)
                 rows: list[Row] = [
                     (str(d.path), d.range.start, d.range.end, d.code, d.severity, d.message)
                     for ds in file_diagnostics(proj, owned).values()

@@ -16,6 +16,7 @@ Symbols are keyed by tuples:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -192,18 +193,21 @@ def build_partial_index(project: Project, owned: set[Path]) -> Index:
     return idx
 
 
-# A symbol or reference reduced to plain tuples of strings and ints, cheap to pickle: what
-# the checks read of another worker's entries (keys, where, which skill, soft or not). The
-# parsed objects they point at (``obj``, ``site``) stay with the worker that parsed them.
-SymbolEntry = tuple[SymbolKey, str, int, int]
-ReferenceEntry = tuple[SymbolKey, str, int, int, str, str | None, bool]
+# A symbol or reference reduced to plain tuples of strings and ints, cheap to serialise:
+# what the checks read of another worker's entries (keys, where, which skill, soft or not).
+# A file is its number in a list of paths both sides share. The parsed objects the entries
+# point at (``obj``, ``site``) stay with the worker that parsed them.
+SymbolEntry = tuple[SymbolKey, int, int, int]
+ReferenceEntry = tuple[SymbolKey, int, int, int, str, str | None, bool]
 
 
-def export_entries(idx: Index, owned: set[Path]) -> tuple[list[SymbolEntry], list[ReferenceEntry]]:
+def export_entries(
+    idx: Index, owned: set[Path], file_ids: dict[Path, int]
+) -> tuple[list[SymbolEntry], list[ReferenceEntry]]:
     syms: list[SymbolEntry] = []
     refs: list[ReferenceEntry] = []
     for path in owned:
-        where = str(path)
+        where = file_ids[path]
         for s in idx._defs_by_path.get(path, ()):
             r = s.range
             syms.append((s.key, where, r.start, r.end) if r else (s.key, where, -1, -1))
@@ -215,12 +219,11 @@ def export_entries(idx: Index, owned: set[Path]) -> tuple[list[SymbolEntry], lis
 
 def import_entries(
     idx: Index,
-    paths: dict[str, Path],
-    syms: list[SymbolEntry],
-    refs: list[ReferenceEntry],
+    paths: Sequence[Path],
+    syms: Iterable[SymbolEntry],
+    refs: Iterable[ReferenceEntry],
 ) -> None:
-    """Add another worker's entries; ``paths`` maps their path strings to the project's
-    paths (so that no Path is built per entry)."""
+    """Add another worker's entries; ``paths`` is the shared list their numbers index."""
     new = tuple.__new__
     for key, where, start, end in syms:
         sym_range: TextRange | None = new(TextRange, (start, end)) if start >= 0 else None
