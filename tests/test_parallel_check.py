@@ -76,7 +76,7 @@ def test_spread_check_equals_the_serial_check_on_the_examples(tmp_path: Path, ex
 
 
 def test_a_failing_worker_falls_back_to_the_serial_check(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = _broken_generated(tmp_path)
     parent = os.getpid()
@@ -90,6 +90,8 @@ def test_a_failing_worker_falls_back_to_the_serial_check(
     monkeypatch.setattr(parallel, "build_partial_index", fails_in_the_worker)
     _, found = parallel.check_project(root, 2, min_skills=0)
     assert _plain(found) == _serial(root)
+    note = capsys.readouterr().err
+    assert "a worker process failed (RuntimeError: worker broke)" in note
 
 
 def test_small_projects_stay_in_one_process(

@@ -65,7 +65,13 @@ def check_project(
             return _serial(root, engine)
         try:
             return _parallel(root, files, sids, workers, engine)
-        except _WorkerFailed:
+        except _WorkerFailed as exc:
+            last = (str(exc).strip().splitlines() or ["?"])[-1]
+            print(
+                f"mantle-lsp: note: a worker process failed ({last}); "
+                f"checking {root} in one process",
+                file=sys.stderr,
+            )
             return _serial(root, engine)
 
 
