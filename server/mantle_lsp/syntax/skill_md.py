@@ -13,6 +13,7 @@ codes, and parsing continues so that every problem shows at once.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -1310,6 +1311,10 @@ def scan_instruction_tokens(
     ``instructions`` the engine leaves them alone (their lookalikes are still checked).
     """
     out: list[Token] = []
+    if text.find("@", start, end) < 0:  # every token but a bare session.a.b starts with @
+        if text.find("session.", start, end) >= 0:
+            out.extend(_session_tokens(text, start, end, where))
+        return out
     complete_at: set[int] = set()
     for m in MEMORY_TOKEN_RE.finditer(text, start, end):
         complete_at.add(m.start())
@@ -1347,18 +1352,22 @@ def scan_instruction_tokens(
         if m.start() in complete_at:
             continue
         out.append(Token("incomplete_at", m.group(0), TextRange(m.start(), m.end()), where))
-    for m in SESSION_IN_PROSE_RE.finditer(text, start, end):
-        out.append(
-            Token(
-                "session",
-                m.group(0),
-                TextRange(m.start(), m.end()),
-                where,
-                (
-                    (m.group(1), TextRange(m.start(1), m.end(1))),
-                    (m.group(2), TextRange(m.start(2), m.end(2))),
-                ),
-            )
-        )
+    out.extend(_session_tokens(text, start, end, where))
     out.sort(key=lambda t: t.range.start)
     return out
+
+
+def _session_tokens(
+    text: str, start: int, end: int, where: Literal["prose", "instructions"]
+) -> Iterator[Token]:
+    for m in SESSION_IN_PROSE_RE.finditer(text, start, end):
+        yield Token(
+            "session",
+            m.group(0),
+            TextRange(m.start(), m.end()),
+            where,
+            (
+                (m.group(1), TextRange(m.start(1), m.end(1))),
+                (m.group(2), TextRange(m.start(2), m.end(2))),
+            ),
+        )
