@@ -1318,18 +1318,7 @@ def scan_instruction_tokens(
     complete_at: set[int] = set()
     for m in MEMORY_TOKEN_RE.finditer(text, start, end):
         complete_at.add(m.start())
-        out.append(
-            Token(
-                "memory",
-                m.group(0),
-                TextRange(m.start(), m.end()),
-                where,
-                (
-                    (m.group(1), TextRange(m.start(1), m.end(1))),
-                    (m.group(2), TextRange(m.start(2), m.end(2))),
-                ),
-            )
-        )
+        out.append(_two_part_token("memory", m, where))
     for m in MEMORY_LOOKALIKE_RE.finditer(text, start, end):
         if m.start() in complete_at:
             continue
@@ -1361,13 +1350,20 @@ def _session_tokens(
     text: str, start: int, end: int, where: Literal["prose", "instructions"]
 ) -> Iterator[Token]:
     for m in SESSION_IN_PROSE_RE.finditer(text, start, end):
-        yield Token(
-            "session",
-            m.group(0),
-            TextRange(m.start(), m.end()),
-            where,
-            (
-                (m.group(1), TextRange(m.start(1), m.end(1))),
-                (m.group(2), TextRange(m.start(2), m.end(2))),
-            ),
-        )
+        yield _two_part_token("session", m, where)
+
+
+def _two_part_token(
+    kind: TokenKind, m: re.Match[str], where: Literal["prose", "instructions"]
+) -> Token:
+    """A ``<namespace>.<entry>`` token (``@memory.a.b``, bare ``session.a.b``)."""
+    return Token(
+        kind,
+        m.group(0),
+        TextRange(m.start(), m.end()),
+        where,
+        (
+            (m.group(1), TextRange(m.start(1), m.end(1))),
+            (m.group(2), TextRange(m.start(2), m.end(2))),
+        ),
+    )
