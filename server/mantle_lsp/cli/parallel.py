@@ -34,7 +34,7 @@ from ..ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
 from ..model import layout
 from ..model.project import Project, SkillFacts, bulk_work
 from ..model.symbols import build_partial_index, export_entries, import_entries
-from ..syntax.text import TextRange
+from ..syntax.text import TextRange, new_range
 
 MIN_SKILLS = 100  # below this, forking and exchanging cost more than they save
 
@@ -131,7 +131,7 @@ def _parallel(
         for _, from_child, _ in children:
             for path, start, end, code, severity, message in _receive(from_child):
                 real = by_name[path]
-                rng: TextRange = tuple.__new__(TextRange, (start, end))
+                rng: TextRange = new_range(TextRange, (start, end))
                 out.setdefault(real, []).append(Diagnostic(real, rng, code, severity, message))
         return proj, out
     finally:

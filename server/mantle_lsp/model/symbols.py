@@ -27,7 +27,7 @@ from ..syntax.memory_yml import MemoryDoc, MemoryField
 from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.sites import ConditionSite
 from ..syntax.skill_md import GateTool, SkillDoc, Step
-from ..syntax.text import TextRange
+from ..syntax.text import TextRange, new_range
 from ..syntax.tools_py import ToolModule
 from ..syntax.yaml_tree import YMap, YScalar, scalar_value_map
 from .defaults import DEFAULT_SKILLS, STEP_ACTIONS, SYSTEM_RESPONSES
@@ -224,12 +224,11 @@ def import_entries(
     refs: Iterable[ReferenceEntry],
 ) -> None:
     """Add another worker's entries; ``paths`` is the shared list their numbers index."""
-    new = tuple.__new__
     for key, where, start, end in syms:
-        sym_range: TextRange | None = new(TextRange, (start, end)) if start >= 0 else None
+        sym_range: TextRange | None = new_range(TextRange, (start, end)) if start >= 0 else None
         idx.define(Symbol(key, paths[where], sym_range))
     for key, where, start, end, form, skill, soft in refs:
-        rng: TextRange = new(TextRange, (start, end))
+        rng: TextRange = new_range(TextRange, (start, end))
         idx.refer(Reference(key, paths[where], rng, form, skill, None, soft))
 
 

@@ -16,12 +16,11 @@ import warnings
 from typing import TYPE_CHECKING
 
 from . import conditions as _c  # a cycle: only attributes used at call time
-from .text import TextRange
+from .text import TextRange, new_range
 
 if TYPE_CHECKING:
     from .conditions import Expr, MemoryRef, ParsedCondition
 
-_new_range = tuple.__new__  # TextRange(a, b) without the NamedTuple constructor's overhead
 
 _OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _OP_RE = re.compile(r"==|!=|<=|>=|<|>")
@@ -69,7 +68,7 @@ class _Build:
         end = node.end_col_offset
         if node.lineno != 1 or node.end_lineno != 1 or end is None:
             raise _Reject
-        rng: TextRange = _new_range(TextRange, (node.col_offset, end))
+        rng: TextRange = new_range(TextRange, (node.col_offset, end))
         return rng
 
     def expr(self, node: ast.expr) -> Expr:

@@ -38,6 +38,11 @@ class TextRange(NamedTuple):
         return self.end - self.start
 
 
+# ``new_range(TextRange, (start, end))`` builds a TextRange without the Python-level
+# ``__new__`` of a NamedTuple (~3x faster), for the per-node hot paths of the parsers.
+new_range = tuple.__new__
+
+
 def first_line(text: str, rng: TextRange) -> TextRange:
     """The part of ``rng`` on its first line (where to report a multi-line node)."""
     e = text.find("\n", rng.start, rng.end)

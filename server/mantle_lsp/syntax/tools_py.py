@@ -30,7 +30,7 @@ from operator import attrgetter
 from typing import Any, Literal, NamedTuple
 
 from .errors import SyntaxIssue
-from .text import BOM, TextRange
+from .text import BOM, TextRange, new_range
 
 __all__ = [
     "SYNTAX_ERROR_CODE",
@@ -207,9 +207,6 @@ def _new_tool_def(
 
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-# ``TextRange(start, end)`` without the Python-level ``__new__`` of a NamedTuple (3x faster):
-# ``_new_range(TextRange, (start, end))``.
-_new_range = tuple.__new__
 _LINE_SPACE = " \t\f"
 
 
@@ -312,7 +309,7 @@ class SourcePositions:
                     limit = ends[last_line]
                     if end > limit:
                         end = limit
-                    return _new_range(TextRange, (start, end if end > start else start))
+                    return new_range(TextRange, (start, end if end > start else start))
             except (AttributeError, TypeError, IndexError):  # no position, None, past the end
                 pass
         start = self.offset(getattr(node, "lineno", None), getattr(node, "col_offset", None))
@@ -371,7 +368,7 @@ def _def_name_range(
         pos = keyword.end()
         end = _ident_end(text, pos)
         if end > pos:
-            return _new_range(TextRange, (pos, end))
+            return new_range(TextRange, (pos, end))
     return TextRange(start, start)
 
 
@@ -417,7 +414,7 @@ def _content_range(text: str, literal: TextRange, value: str) -> TextRange:
             else:
                 return literal
             if text[body + width : end - width] == value:
-                return _new_range(TextRange, (body + width, body + width + len(value)))
+                return new_range(TextRange, (body + width, body + width + len(value)))
     return literal
 
 
@@ -658,7 +655,7 @@ class _ToolCollector:
             is_async,
             has_kw,
             params,
-            _new_range(TextRange, (start, stmt_range.end)),
+            new_range(TextRange, (start, stmt_range.end)),
         )
         self._bind(node.name, tool)
         self._functions[node.name] = _FnInfo(is_async, params)

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from .errors import SyntaxIssue
-from .text import TextRange
+from .text import TextRange, new_range
 
 try:  # libyaml is bundled with PyYAML wheels; fall back to the pure loader if absent
     from yaml import CSafeLoader as _Loader
@@ -213,7 +213,7 @@ def _trim_block_end(node: YNode) -> None:
             if start <= cs and ce <= end and ce > best:
                 best = ce
     if best >= 0:
-        node.range = _new_range(TextRange, (start, best))
+        node.range = new_range(TextRange, (start, best))
 
 
 def _is_merge_key(node: YNode) -> bool:
@@ -363,7 +363,6 @@ _ScalarNode = yaml.ScalarNode
 _MappingNode = yaml.MappingNode
 _SequenceNode = yaml.SequenceNode
 _STR_TAG = "tag:yaml.org,2002:str"
-_new_range = tuple.__new__  # TextRange(a, b) without the NamedTuple constructor's overhead
 
 
 def _make(
@@ -374,7 +373,7 @@ def _make(
     blocks: list[YNode],
     key: bool = False,
 ) -> YNode:
-    rng: TextRange = _new_range(TextRange, (n.start_mark.index + base, n.end_mark.index + base))
+    rng: TextRange = new_range(TextRange, (n.start_mark.index + base, n.end_mark.index + base))
     node: YNode
     cls = n.__class__
     if cls is _ScalarNode:
