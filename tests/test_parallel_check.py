@@ -80,14 +80,14 @@ def test_a_failing_worker_falls_back_to_the_serial_check(
 ) -> None:
     root = _broken_generated(tmp_path)
     parent = os.getpid()
-    real = parallel.build_partial_index
+    real = parallel.build_index
 
     def fails_in_the_worker(*args: object) -> object:
         if os.getpid() != parent:
             raise RuntimeError("worker broke")
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(parallel, "build_partial_index", fails_in_the_worker)
+    monkeypatch.setattr(parallel, "build_index", fails_in_the_worker)
     _, found = parallel.check_project(root, 2, min_skills=0)
     assert _plain(found) == _serial(root)
     note = capsys.readouterr().err

@@ -33,13 +33,13 @@ from typing import Any, BinaryIO
 from ..ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
 from ..model import layout
 from ..model.project import Project, SkillFacts, bulk_work
-from ..model.symbols import build_partial_index, export_entries, import_entries
+from ..model.symbols import build_index, export_entries, import_entries
 from ..syntax.text import TextRange, new_range
 
 MIN_SKILLS = 100  # below this, forking and exchanging cost more than they save
 
 Entries = tuple[list[Any], list[Any], dict[str, SkillFacts]]  # symbols, references, facts
-Row = tuple[str, int, int, str, str, str]  # a Diagnostic as plain data
+Row = tuple[int, int, int, str, str, str]  # a Diagnostic as plain data (file, start, end, …)
 
 
 def default_jobs() -> int:
@@ -127,12 +127,11 @@ def _parallel(
             to_child.close()
         _import(proj, idx, theirs, files)
         out = file_diagnostics(proj, owned[0])
-        by_name = {str(p): p for p in proj.files}
         for _, from_child, _ in children:
-            for path, start, end, code, severity, message in _receive(from_child):
-                real = by_name[path]
+            for where, start, end, code, severity, message in _receive(from_child):
+                path = files[where][0]
                 rng: TextRange = new_range(TextRange, (start, end))
-                out.setdefault(real, []).append(Diagnostic(real, rng, code, severity, message))
+                out.setdefault(path, []).append(Diagnostic(path, rng, code, severity, message))
         return proj, out
     finally:
         for pid, from_child, to_child in children:
@@ -148,7 +147,7 @@ def _load(
 ) -> tuple[Project, Any]:
     proj = Project.load_partial(root, files, owned)
     proj.engine_override = engine
-    return proj, build_partial_index(proj, owned)
+    return proj, build_index(proj, owned)
 
 
 def _export(
@@ -156,9 +155,14 @@ def _export(
 ) -> Entries:
     """What other workers need of this worker's files: index entries, and the facts of its
     skills that checks of every other skill read (``Project.skill_facts``)."""
-    syms, refs = export_entries(idx, owned, {path: i for i, (path, _, _) in enumerate(files)})
-    sids = {pf.skill_id for path, pf in proj.files.items() if path in owned and pf.skill_id}
-    return syms, refs, {sid: proj.skill_facts(sid) for sid in sids if sid is not None}
+    syms, refs = export_entries(idx, owned, _file_ids(files))
+    sids = {sid for path, _, sid in files if path in owned and sid is not None}
+    return syms, refs, {sid: proj.skill_facts(sid) for sid in sids}
+
+
+def _file_ids(files: list[tuple[Path, Any, str | None]]) -> dict[Path, int]:
+    """A file's number in the list every worker shares: how messages name files."""
+    return {path: i for i, (path, _, _) in enumerate(files)}
 
 
 def _import(
@@ -192,8 +196,9 @@ def _worker(
                 proj, idx = _load(root, files, owned, engine)
                 _send(up, _export(proj, idx, owned, files))
                 _import(proj, idx, _receive(down), files)
+                ids = _file_ids(files)
                 rows: list[Row] = [
-                    (str(d.path), d.range.start, d.range.end, d.code, d.severity, d.message)
+                    (ids[d.path], d.range.start, d.range.end, d.code, d.severity, d.message)
                     for ds in file_diagnostics(proj, owned).values()
                     for d in ds
                 ]

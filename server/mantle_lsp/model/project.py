@@ -237,22 +237,25 @@ class Project:
         """A project whose ``owned`` files are parsed now and the others on first use
         (:class:`PendingFile`): what one worker of a parallel check needs."""
         p = cls(root, reader)
-        with bulk_work():
-            p.skill_dir_names = [d.name for d in layout.skill_dirs(root)]
-            for path, kind, sid in files:
-                if path in owned:
-                    p.files[path] = parse_file(path, kind, sid, reader(path))
-                else:
-                    p.files[path] = PendingFile(path, kind, sid, reader)
+        p._read(files, owned)
         return p
 
     def rescan(self) -> None:
         """(Re)read every file of the project from ``reader``."""
+        self._read(list(layout.project_files(self.root)), None)
+
+    def _read(
+        self, files: list[tuple[Path, FileKind, str | None]], owned: set[Path] | None
+    ) -> None:
+        """Parse ``files`` (only the ``owned`` ones now, when given; the others on use)."""
         with bulk_work():
             self.files = {}
             self.skill_dir_names = [d.name for d in layout.skill_dirs(self.root)]
-            for path, kind, sid in layout.project_files(self.root):
-                self.files[path] = parse_file(path, kind, sid, self.reader(path))
+            for path, kind, sid in files:
+                if owned is None or path in owned:
+                    self.files[path] = parse_file(path, kind, sid, self.reader(path))
+                else:
+                    self.files[path] = PendingFile(path, kind, sid, self.reader)
             self._invalidate()
 
     def _invalidate(self) -> None:

@@ -170,25 +170,15 @@ def resolve_code_name(project: Project, skill: str | None, name: str) -> SymbolK
     return ("field", skill or "project", name)
 
 
-def build_index(project: Project) -> Index:
+def build_index(project: Project, owned: set[Path] | None = None) -> Index:
+    """The index of every file, or with ``owned`` of those files only (one worker of a
+    parallel check; the other workers' entries are added with :func:`import_entries`)."""
     idx = Index()
     define_bundled(project, idx)
-    for pf in list(project.files.values()):
+    files = [pf for path, pf in project.files.items() if owned is None or path in owned]
+    for pf in files:
         define_file(project, idx, pf)
-    for pf in list(project.files.values()):
-        _Refs(project, idx, pf).collect()
-    return idx
-
-
-def build_partial_index(project: Project, owned: set[Path]) -> Index:
-    """The entries of the ``owned`` files only (one worker of a parallel check; the other
-    workers' entries are added with :func:`import_entries`)."""
-    idx = Index()
-    define_bundled(project, idx)
-    mine = [pf for path, pf in project.files.items() if path in owned]
-    for pf in mine:
-        define_file(project, idx, pf)
-    for pf in mine:
+    for pf in files:
         _Refs(project, idx, pf).collect()
     return idx
 
