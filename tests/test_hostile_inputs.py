@@ -434,6 +434,18 @@ def test_symlink_loops_in_the_workspace_terminate(tmp_path: Path) -> None:
         ws.close_buffer(p)
 
 
+def test_a_looping_tool_module_link_hides_only_itself(tmp_path: Path) -> None:
+    root = project_with(tmp_path, {})
+    for folder in (root / "tools", root / "skills" / "s" / "tools"):
+        folder.mkdir()
+        (folder / "a_loop.py").symlink_to(folder / "a_loop.py")  # sorts before the module
+        (folder / "real.py").write_text("X = 1\n")
+    found = {p for p, _, _ in layout.project_files(root)}
+    assert root / "tools" / "real.py" in found
+    assert root / "skills" / "s" / "tools" / "real.py" in found
+    assert not any(p.name == "a_loop.py" for p in found)
+
+
 def test_directories_and_broken_links_where_files_are_expected(tmp_path: Path) -> None:
     root = project_with(tmp_path, {})
     (root / "skills" / "s" / "memory.yml").unlink()

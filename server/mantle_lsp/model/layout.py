@@ -227,13 +227,8 @@ def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
             c = classify(p, root)
             if c:
                 yield p, c[0], c[1]
-    tools = root / "tools"
-    try:
-        for e in sorted(os.scandir(tools), key=lambda e: e.name):
-            if e.name.endswith(".py") and e.name != "__init__.py" and e.is_file():
-                yield Path(e.path), FileKind.SHARED_TOOLS, None
-    except OSError:
-        pass
+    for p in _tool_modules(root / "tools"):
+        yield p, FileKind.SHARED_TOOLS, None
     for d in skill_dirs(root):
         sid = d.name
         try:  # one directory listing per skill instead of a stat per possible file
@@ -246,14 +241,23 @@ def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
             if found is not None and _entry_is(found, want_dir=False):
                 yield d / name, kind, sid
         sub = entries.get("tools")
-        if sub is None or not _entry_is(sub, want_dir=True):
-            continue
-        try:
-            for e in sorted(os.scandir(sub.path), key=lambda e: e.name):
-                if e.name.endswith(".py") and e.name != "__init__.py" and e.is_file():
-                    yield Path(e.path), FileKind.SKILL_TOOLS, sid
-        except OSError:
-            pass
+        if sub is not None and _entry_is(sub, want_dir=True):
+            for p in _tool_modules(Path(sub.path)):
+                yield p, FileKind.SKILL_TOOLS, sid
+
+
+def _tool_modules(folder: Path) -> list[Path]:
+    """The tool modules of a ``tools/`` folder (``*.py`` but ``__init__.py``), by name."""
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
+    return [
+        Path(e.path)
+        for e in entries
+        if e.name.endswith(".py") and e.name != "__init__.py" and _entry_is(e, want_dir=False)
+    ]
 
 
 def _entry_is(entry: os.DirEntry[str], want_dir: bool) -> bool:
