@@ -155,7 +155,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     # One batch from start to exit: the parsed projects live until the end, so the cyclic
     # collector would only rescan them (each full pass over ~10^6 objects costs ~0.1 s);
     # reference counting still frees everything that is not in a cycle.
-    with bulk_work():
+    with bulk_work(keep=True):
         return _check(args)
 
 

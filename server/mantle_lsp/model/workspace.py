@@ -56,6 +56,12 @@ class Workspace:
                 added.append(self._load(root))
         return added
 
+    def add_project(self, root: Path) -> Project:
+        """Load the project at ``root`` (a root :func:`layout.find_projects` found), or
+        return it when it is already loaded."""
+        proj = self.projects.get(root)
+        return proj if proj is not None else self._load(root)
+
     def remove_folder(self, folder: Path) -> list[Path]:
         folder = resolve(folder)
         gone = [r for r in self.projects if r == folder or folder in r.parents]
