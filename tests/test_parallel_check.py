@@ -1,5 +1,5 @@
 """`mantle-lsp check --jobs N`: a project spread over several processes gives exactly the
-diagnostics of the one-process check (cli/parallel.py)."""
+diagnostics of the one-process check (parallel.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mantle_lsp.cli import parallel
+from mantle_lsp import parallel
 from mantle_lsp.ide.diagnostics import Diagnostic, project_diagnostics
 from mantle_lsp.model import layout
 from mantle_lsp.model.project import PendingFile, Project
@@ -149,3 +149,78 @@ def test_cli_jobs_gives_the_same_output(tmp_path: Path) -> None:
     assert outs[0].stdout == outs[1].stdout
     bad = subprocess.run([str(exe), "check", "--jobs", "0", str(root)], capture_output=True)
     assert bad.returncode == 2
+
+
+def _entries(proj: Project) -> tuple[set[tuple[object, ...]], set[tuple[object, ...]]]:
+    idx = proj.index
+    syms = {
+        (s.key, s.path, s.range, type(s.obj).__name__) for ss in idx.symbols.values() for s in ss
+    }
+    refs = {
+        (r.key, r.path, r.range, r.form, r.skill, r.soft, r.site is not None)
+        for r in idx.references
+    }
+    return syms, refs
+
+
+def test_a_materialized_partial_project_equals_the_whole_one(tmp_path: Path) -> None:
+    """What the server does after a spread index: the other workers' files are parsed
+    here and their imported entries replaced by entries with parsed objects."""
+    root = _broken_generated(tmp_path, 12)
+    files = list(layout.project_files(root))
+    owned = parallel.partition(files, 2, min_skills=0)
+    assert owned is not None
+    whole = Project.load(root)
+    ids = parallel.file_ids(files)
+    theirs = [parallel._export(whole, whole.index, owned[1], files)]
+    proj, idx = parallel._load(root, files, owned[0], None, read_source)
+    parallel._import(proj, idx, theirs, files)
+    assert proj.has_pending and proj.known_facts
+    assert _entries(proj) != _entries(whole)  # imported entries lack the parsed objects
+    assert proj.materialize(limit=5) > 0
+    assert proj.materialize() == 0
+    assert not proj.has_pending and proj.known_facts == {}
+    assert not any(isinstance(pf, PendingFile) for pf in proj.files.values())
+    assert _entries(proj) == _entries(whole)
+    assert _plain(project_diagnostics(proj)) == _serial(root)
+    assert ids  # the shared numbering covers every file
+
+
+def test_spawned_workers_that_list_other_files_are_refused(tmp_path: Path) -> None:
+    """A spawned worker lists the project itself; when its list differs from the
+    leader's (files changed in between), the leader refuses its entries."""
+    root = generate(tmp_path / "a", 6)
+    files = list(layout.project_files(root))
+    owned = parallel.partition(files, 2, min_skills=0)
+    assert owned is not None
+    (root / "skills" / "s3" / "responses.yml").unlink()  # the worker will not see it
+    workers = parallel.spawn_workers(1)
+    try:
+        parallel.assign(workers, root, 2, None, set(), min_skills=0)
+        with pytest.raises(parallel.WorkerFailed, match="files changed"):
+            parallel.lead(root, files, owned, None, read_source, [w.channel for w in workers])
+    finally:
+        parallel.reap(workers)
+
+
+def test_spawned_workers_give_what_forked_ones_give(tmp_path: Path) -> None:
+    root = _broken_generated(tmp_path)
+    files = list(layout.project_files(root))
+    owned = parallel.partition(files, 3, min_skills=0)
+    assert owned is not None
+    workers = parallel.spawn_workers(2)
+    try:
+        parallel.assign(workers, root, 3, None, set(), min_skills=0)
+        _, found = parallel.lead(
+            root, files, owned, None, read_source, [w.channel for w in workers]
+        )
+    finally:
+        parallel.reap(workers)
+    assert all(w.proc.returncode == 0 for w in workers)
+    assert _plain(found) == _serial(root)
+
+
+def test_unneeded_spawned_workers_exit_quietly() -> None:
+    workers = parallel.spawn_workers(2)
+    parallel.reap(workers)
+    assert [w.proc.returncode for w in workers] == [0, 0]

@@ -17,7 +17,7 @@ from ..ide.diagnostics import Diagnostic, project_diagnostics
 from ..model import layout
 from ..model.engine import PROFILES
 from ..model.project import ParsedFile, Project, bulk_work
-from .parallel import MIN_SKILLS, check_project, default_jobs
+from ..parallel import MIN_SKILLS, check_project, default_jobs
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 SEVERITIES = ("error", "warning", "information", "hint")
@@ -99,6 +99,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="level of the server's own log (stderr, or --log-file)",
     )
     s.add_argument("--log-file", metavar="FILE", help="write the server's own log to FILE")
+    s.add_argument(
+        "--jobs",
+        type=_jobs,
+        default="auto",
+        metavar="N",
+        help="processes for the initial index of a large project (default: auto — one per "
+        f"CPU; projects of fewer than {MIN_SKILLS} skills are always indexed in one process)",
+    )
     return p
 
 

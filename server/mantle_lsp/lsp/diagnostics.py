@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from ..ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
-from ..model.project import Project
+from ..model.project import PendingFile, Project
 from . import convert
 
 if TYPE_CHECKING:
@@ -91,20 +91,31 @@ class DiagnosticsPublisher:
         for p in orphans:
             self.publish(p, [], None)
 
-    def publish_all(self) -> None:
+    def publish_all(self, done: Iterable[Path] = ()) -> None:
         """Every file of every project (after the initial index or a settings change);
-        files that no longer belong to a project are cleared."""
+        files that no longer belong to a project are cleared. The projects whose roots
+        are in ``done`` were just published by :meth:`publish_found`."""
         if self.server.pull_diagnostics:
             return
+        skip = set(done)
         seen: set[Path] = set()
         for proj in list(self.server.model.projects.values()):
-            versions = {p: pf.source.version for p, pf in proj.files.items()}
-            for p, ds in self.compute_project(proj).items():
-                seen.add(p)
-                self.publish(p, ds, versions.get(p))
+            if proj.root in skip:
+                seen.update(proj.files)
+                continue
+            seen.update(self.publish_found(proj, project_diagnostics(proj)))
         for p in list(self.last):
             if p not in seen:
                 self.publish(p, [], None)
+
+    def publish_found(self, proj: Project, found: dict[Path, list[Diagnostic]]) -> set[Path]:
+        """Publish a project's diagnostics computed just now (by :meth:`compute_project` or
+        a spread load); returns its files."""
+        for p, pf in proj.files.items():
+            # a file another process parsed is not open in the editor (open ones stay here)
+            version = None if isinstance(pf, PendingFile) else pf.source.version
+            self.publish(p, self.filtered(found.get(p, [])), version)
+        return set(proj.files)
 
     def publish(self, path: Path, diags: list[Diagnostic], version: int | None) -> bool:
         """Publish one file's diagnostics, computed for ``version`` of its text. Returns

@@ -10,11 +10,13 @@ configuration, initial index), ``diagnostics.py`` (push and pull) and ``features
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import inspect
 import json
 import logging
 import sys
+import time
 import traceback
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
@@ -29,10 +31,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from .. import __version__
+from .. import __version__, parallel
 from ..model.project import Project
 from ..model.source import Source
 from ..model.workspace import Workspace
+from ..parallel import default_jobs
 from ..syntax.text import LineIndex
 from . import convert
 
@@ -156,6 +159,9 @@ class MantleProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
 
+SETTLE_CHUNK = 40  # pending files parsed per turn of the event loop (~10 ms)
+
+
 class MantleServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
@@ -172,7 +178,56 @@ class MantleServer(LanguageServer):
         self.folders: list[Path] = []
         self.pull_diagnostics = False
         self.indexed = False
+        self.jobs = 1  # processes for the initial index of a large project (serve --jobs)
         self.diagnostics = DiagnosticsPublisher(self)
+        self._settling: asyncio.Task[None] | None = None
+        self._workers: list[parallel.Spawned] = []  # started ahead of a spread index
+
+    # -- worker processes (parallel.py) -------------------------------------------------
+    def start_workers(self, n: int) -> None:
+        """Start ``n`` worker interpreters now, so that their start-up overlaps the
+        editor's handshake; a failure only means the index runs in one process."""
+        try:
+            self._workers = parallel.spawn_workers(n)
+        except OSError as exc:
+            self.log(f"cannot start worker processes: {exc}", lsp.MessageType.Warning)
+
+    def take_workers(self, n: int) -> list[parallel.Spawned]:
+        """``n`` idle workers: those started ahead, then new ones."""
+        taken, self._workers = self._workers[:n], self._workers[n:]
+        if len(taken) < n:
+            taken += parallel.spawn_workers(n - len(taken))
+        return taken
+
+    def stop_workers(self) -> None:
+        """Let the workers started ahead and not needed go (they exit when their stdin
+        closes)."""
+        parallel.reap(self._workers)
+        self._workers = []
+
+    # -- partial projects ---------------------------------------------------------------
+    def settle(self) -> None:
+        """Before any handler runs: parse the files a spread initial index left pending
+        (see :func:`sync.index_folders`), so that every feature sees whole projects."""
+        if self._settling is not None:
+            self._settling.cancel()
+            self._settling = None
+        if self.model.has_pending:
+            self.model.settle()
+
+    def settle_in_background(self, started: float) -> None:
+        """Parse the pending files a few at a time while the editor is idle."""
+        if not self.model.has_pending:
+            return
+
+        async def run() -> None:
+            while not self.model.settle(SETTLE_CHUNK):
+                await asyncio.sleep(0)
+            self._settling = None
+            ms = int((time.monotonic() - started) * 1000)
+            self.log(f"index complete: every file parsed in this process after {ms} ms")
+
+        self._settling = asyncio.get_running_loop().create_task(run())
 
     # -- client capabilities ------------------------------------------------------------
     def client_supports(self, field: str) -> bool:
@@ -270,6 +325,7 @@ class MantleServer(LanguageServer):
                 @functools.wraps(fn)
                 async def awrapper(params: P) -> Any:
                     try:
+                        self.settle()
                         return await afn(params)
                     except Exception as exc:
                         raise self._response_error(method, exc) from exc
@@ -280,6 +336,7 @@ class MantleServer(LanguageServer):
             @functools.wraps(fn)
             def wrapper(params: P) -> R:
                 try:
+                    self.settle()
                     return fn(params)
                 except Exception as exc:
                     raise self._response_error(method, exc) from exc
@@ -301,6 +358,7 @@ class MantleServer(LanguageServer):
                 @functools.wraps(fn)
                 async def awrapper(params: P) -> None:
                     try:
+                        self.settle()
                         await afn(params)
                     except Exception as exc:
                         self.log_exception(method, exc)
@@ -311,6 +369,7 @@ class MantleServer(LanguageServer):
             @functools.wraps(fn)
             def wrapper(params: P) -> None:
                 try:
+                    self.settle()
                     fn(params)
                 except Exception as exc:
                     self.log_exception(method, exc)
@@ -356,6 +415,7 @@ def serve(args: argparse.Namespace) -> int:
     root.addHandler(handler)
     root.setLevel(level)
     server = create_server()
+    server.jobs = default_jobs() if args.jobs == "auto" else int(args.jobs)
     if args.tcp:
         host, _, port = str(args.tcp).rpartition(":")
         if not port.isdigit():

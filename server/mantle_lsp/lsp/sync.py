@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from .. import parallel
+from ..ide.diagnostics import Diagnostic
 from ..model import layout
 from ..model.engine import PROFILES
-from ..model.project import bulk_work
+from ..model.project import Project, bulk_work
 from ..model.workspace import resolve
 from . import convert
 from .diagnostics import register_pull
@@ -49,6 +51,10 @@ def register(server: MantleServer) -> None:
             if root:
                 folders.append(root)
         server.folders = folders
+        if server.jobs >= 2 and any(
+            len(layout.skill_dirs(f)) >= parallel.MIN_SKILLS for f in folders
+        ):  # a large project: its index will be spread, start the workers now
+            server.start_workers(server.jobs - 1)
         if server.client_supports("text_document.diagnostic"):
             server.pull_diagnostics = True
             register_pull(server)
@@ -63,6 +69,7 @@ def register(server: MantleServer) -> None:
     @server.notification(lsp.SHUTDOWN)
     def shutdown(params: Any) -> None:
         server.diagnostics.cancel()
+        server.stop_workers()
 
     # -- settings -----------------------------------------------------------------------
     @server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -222,12 +229,15 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
         server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=summary))
     where = ", ".join(str(f) for f in folders) or "no workspace folder"
     server.log(f"{'initial index' if initial else 'added folders'} ({where}): {summary}")
+    server.stop_workers()
+    server.settle_in_background(started)
 
 
 async def _load_and_publish(server: MantleServer, roots: list[Path], token: str | None) -> int:
     """Load (or reuse) each project, then publish the diagnostics of every project file;
     returns how many files were loaded."""
     nfiles = 0
+    published: set[Path] = set()
     for i, root in enumerate(roots):
         if token is not None:
             server.work_done_progress.report(
@@ -238,7 +248,13 @@ async def _load_and_publish(server: MantleServer, roots: list[Path], token: str 
             )
         if root not in server.model.projects:
             try:
-                server.model.add_project(root)
+                spread = _load_spread(server, root)
+                if spread is not None:
+                    if not server.pull_diagnostics:  # now: an edit may come in next
+                        server.diagnostics.publish_found(*spread)
+                        published.add(root)
+                else:
+                    server.model.add_project(root)
             except Exception as exc:  # one broken project must not stop the others
                 server.log_exception(f"loading the project {root}", exc)
         proj = server.model.projects.get(root)
@@ -247,8 +263,41 @@ async def _load_and_publish(server: MantleServer, roots: list[Path], token: str 
     if server.pull_diagnostics:
         server.diagnostics.request_refresh()
     else:
-        server.diagnostics.publish_all()
+        server.diagnostics.publish_all(published)
     return nfiles
+
+
+def _load_spread(
+    server: MantleServer, root: Path
+) -> tuple[Project, dict[Path, list[Diagnostic]]] | None:
+    """Load a large project with ``server.jobs`` processes (parallel.py): this one parses
+    its share, spawned workers the rest. Returns the project and every file's
+    diagnostics; None when the project is small, one process is asked for, or a worker
+    failed (the caller then loads it here). The other workers' files stay pending until
+    :meth:`MantleServer.settle_in_background` (or the next message) parses them."""
+    if server.jobs < 2:
+        return None
+    files = list(layout.project_files(root))
+    # open documents are read from the editor, not the disk: their skills stay here
+    pinned = {sid for p, _, sid in files if p in server.model.overlays and sid is not None}
+    owned = parallel.partition(files, server.jobs, pinned=pinned)
+    if owned is None:
+        return None
+    engine = server.model.engine_override
+    workers: list[parallel.Spawned] = []
+    try:
+        workers = server.take_workers(len(owned) - 1)
+        parallel.assign(workers, root, server.jobs, engine, pinned)
+        proj, found = parallel.lead(
+            root, files, owned, engine, server.model.read, [w.channel for w in workers]
+        )
+    except Exception as exc:  # a worker failed, or could not start: one process does it
+        server.log(parallel.failure_note(exc, root, "indexing"), lsp.MessageType.Warning)
+        return None
+    finally:
+        parallel.reap(workers)
+    server.model.adopt(proj)
+    return proj, found
 
 
 async def register_watchers(server: MantleServer) -> None:

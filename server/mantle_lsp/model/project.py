@@ -225,6 +225,7 @@ class Project:
         self.engine_override: str | None = None  # "3.21" / "3.22", set by the CLI or editor
         self._detected_engine: tuple[str | None] | None = None
         self.known_facts: dict[str, SkillFacts] = {}  # see skill_facts
+        self._pending: list[Path] = []  # files left as PendingFile (see materialize)
 
     # -- loading -----------------------------------------------------------------------
     @classmethod
@@ -263,7 +264,39 @@ class Project:
                     self.files[path] = parse_file(path, kind, sid, self.reader(path))
                 else:
                     self.files[path] = PendingFile(path, kind, sid, self.reader)
+            self._pending = [p for p in self.files if owned is not None and p not in owned]
+            if owned is None:
+                self.known_facts = {}
             self._invalidate()
+
+    @property
+    def has_pending(self) -> bool:
+        """Whether some files are not parsed yet (a partial project's other workers')."""
+        return bool(self._pending)
+
+    def materialize(self, limit: int | None = None) -> int:
+        """Parse up to ``limit`` pending files (all by default) and replace the index
+        entries another process made for them by this process's own, which also carry
+        the parsed objects (a field's type, a condition's tree) that editor features
+        read. Once none is pending the project equals a whole one: the facts other
+        processes reported (:attr:`known_facts`) are dropped. Returns how many remain."""
+        todo = [p for p in self._pending if type(self.files.get(p)) is PendingFile]
+        batch = todo if limit is None else todo[:limit]
+        self._pending = todo[len(batch) :]
+        if batch:
+            with bulk_work(keep=True):
+                for path in batch:
+                    pending = self.files[path]
+                    assert isinstance(pending, PendingFile)
+                    parsed = pending._file()
+                    self.files[path] = parsed
+                    self._replace_in_skill(path, parsed.kind, parsed.skill_id, parsed)
+                if self._index is not None:
+                    update_files(self, self._index, set(batch), bundled=False)
+        remaining = len(todo) - len(batch)
+        if remaining == 0:
+            self.known_facts = {}
+        return remaining
 
     def _invalidate(self) -> None:
         self._skills = None

@@ -56,6 +56,24 @@ class Workspace:
                 added.append(self._load(root))
         return added
 
+    def adopt(self, proj: Project) -> None:
+        """Take over a project loaded elsewhere (a partial one from a spread load, whose
+        other files are parsed later by :meth:`settle`)."""
+        proj.engine_override = self._engine
+        self.projects[proj.root] = proj
+
+    @property
+    def has_pending(self) -> bool:
+        return any(proj.has_pending for proj in self.projects.values())
+
+    def settle(self, limit: int | None = None) -> bool:
+        """Parse up to ``limit`` files still pending in partial projects (all by default);
+        True when none remains anywhere."""
+        for proj in self.projects.values():
+            if proj.has_pending and proj.materialize(limit) and limit is not None:
+                return False
+        return not self.has_pending
+
     def add_project(self, root: Path) -> Project:
         """Load the project at ``root`` (a root :func:`layout.find_projects` found), or
         return it when it is already loaded."""

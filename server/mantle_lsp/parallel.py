@@ -1,0 +1,406 @@
+"""A project's first load spread over several processes: ``mantle-lsp check --jobs`` and
+the language server's initial index of a large project.
+
+Parsing dominates both, and parsed trees cannot cheaply cross process boundaries
+(pickling them costs as much as parsing them). So the project is partitioned, not the
+work on it: each worker owns some skills (worker 0, the calling process, also owns the
+project-level files), parses only its own files up front, and builds the index entries
+of those files. The workers then exchange their entries reduced to plain tuples
+(``model.symbols.export_entries``: keys, places, skill, soft — what the checks read of
+other files' entries), and each computes the diagnostics of its own files. A file of
+another worker that a check does look at (a neighbour's memory.yml, a routing target's
+skill.md) is parsed on first use (``model.project.PendingFile``).
+
+The result equals the serial :func:`~mantle_lsp.ide.diagnostics.project_diagnostics`,
+which is what a worker's :func:`~mantle_lsp.ide.diagnostics.file_diagnostics` promises
+for its files; a test compares both on every fixture project. Any failure of a worker
+(an exception, a crash, a platform without ``fork``) falls back to the serial load.
+
+Workers come from one of two places (the only processes this package creates; both run
+only this package's own code, see docs/security.md):
+
+- ``check`` forks them (:func:`check_project`): the CLI is single-threaded, so forking is
+  safe, and a forked worker needs no imports;
+- the language server has threads and pipes to the editor, so it never forks: it starts
+  fresh interpreters (:func:`spawn_workers`, ``python -I -c`` with the server's own
+  ``sys.path``) early, while the editor is still handshaking, so that their imports are
+  done when the index starts; :func:`assign` then tells each its share, and each lists
+  the project itself (:func:`_spawned_worker_main`).
+
+Messages are length-prefixed JSON over pipes (never pickle).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import struct
+import subprocess
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from .ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
+from .model import layout
+from .model.layout import FileKind
+from .model.project import Project, SkillFacts, bulk_work
+from .model.source import Source, read_source
+from .model.symbols import build_index, export_entries, import_entries
+from .syntax.text import TextRange, new_range
+
+MIN_SKILLS = 100  # below this, starting workers and exchanging cost more than they save
+
+Files = list[tuple[Path, FileKind, str | None]]
+# symbols, references, facts, and the digest of the file list (everyone must share it)
+Entries = tuple[list[Any], list[Any], dict[str, SkillFacts], str]
+Row = tuple[int, int, int, str, str, str]  # a Diagnostic as plain data (file, start, end, …)
+Found = dict[Path, list[Diagnostic]]
+
+
+def default_jobs() -> int:
+    """Worker processes for ``auto``: the CPUs this process may use."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, 8))
+
+
+def partition(
+    files: Files,
+    jobs: int,
+    min_skills: int = MIN_SKILLS,
+    pinned: set[str] = frozenset(),  # type: ignore[assignment]
+) -> list[set[Path]] | None:
+    """The files each worker owns, or None when the project is too small to spread.
+    Round-robin over the sorted skills balances neighbours; worker 0 also owns every
+    file outside a skill, and the ``pinned`` skills."""
+    sids = sorted({sid for _, _, sid in files if sid is not None})
+    workers = min(jobs, len(sids))
+    if workers < 2 or len(sids) < min_skills:
+        return None
+    owner_of = {sid: 0 if sid in pinned else i % workers for i, sid in enumerate(sids)}
+    owned: list[set[Path]] = [set() for _ in range(workers)]
+    for path, _, sid in files:
+        owned[owner_of[sid] if sid is not None else 0].add(path)
+    return owned
+
+
+class WorkerFailed(Exception):
+    pass
+
+
+@dataclass
+class Channel:
+    """A worker as worker 0 sees it: what it says, and what worker 0 tells it."""
+
+    answers: BinaryIO
+    orders: BinaryIO
+
+
+# -- the CLI: forked workers ---------------------------------------------------------------
+
+
+def check_project(
+    root: Path, jobs: int, engine: str | None = None, min_skills: int = MIN_SKILLS
+) -> tuple[Project, Found]:
+    """Every diagnostic of the project at ``root``, per file, like
+    ``project_diagnostics(Project.load(root))``, using up to ``jobs`` processes; and the
+    project (partial when the work was spread: other workers' files are read on use)."""
+    with bulk_work():
+        files = list(layout.project_files(root))
+        owned = partition(files, jobs, min_skills) if hasattr(os, "fork") else None
+        if owned is None:
+            return serial(root, engine)
+        try:
+            return _forked(root, files, owned, engine)
+        except WorkerFailed as exc:
+            print(f"mantle-lsp: note: {failure_note(exc, root)}", file=sys.stderr)
+            return serial(root, engine)
+
+
+def serial(
+    root: Path, engine: str | None, reader: Callable[[Path], Source] = read_source
+) -> tuple[Project, Found]:
+    proj = Project(root, reader)
+    proj.engine_override = engine
+    proj.rescan()
+    return proj, project_diagnostics(proj)
+
+
+def failure_note(exc: Exception, root: Path, doing: str = "checking") -> str:
+    last = (str(exc).strip().splitlines() or ["?"])[-1]
+    return f"a worker process failed ({last}); {doing} {root} in one process"
+
+
+def _forked(
+    root: Path, files: Files, owned: list[set[Path]], engine: str | None
+) -> tuple[Project, Found]:
+    children: list[tuple[int, Channel]] = []
+    try:
+        for w in range(1, len(owned)):
+            up_r, up_w = os.pipe()
+            down_r, down_w = os.pipe()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:  # the worker: never returns
+                os.close(up_r)
+                os.close(down_w)
+                for _, ch in children:  # earlier workers' pipes
+                    ch.answers.close()
+                    ch.orders.close()
+                code = 0
+                try:
+                    with os.fdopen(up_w, "wb") as up, os.fdopen(down_r, "rb") as down:
+                        work(root, files, owned[w], engine, up, down)
+                except BaseException:
+                    code = 1
+                finally:
+                    os._exit(code)  # never run the parent's cleanup (atexit, buffers) twice
+            os.close(up_w)
+            os.close(down_r)
+            children.append((pid, Channel(os.fdopen(up_r, "rb"), os.fdopen(down_w, "wb"))))
+        return lead(root, files, owned, engine, read_source, [ch for _, ch in children])
+    finally:
+        for pid, ch in children:
+            ch.answers.close()
+            if not ch.orders.closed:
+                ch.orders.close()
+            with contextlib.suppress(ChildProcessError):  # already reaped
+                os.waitpid(pid, 0)
+
+
+# -- the language server: spawned workers --------------------------------------------------
+
+
+@dataclass
+class Spawned:
+    """A worker interpreter started ahead of time; it waits for its share on stdin."""
+
+    proc: subprocess.Popen[bytes]
+    channel: Channel
+
+
+def spawn_workers(n: int) -> list[Spawned]:
+    """Start ``n`` worker interpreters. They import this package, then wait for
+    :func:`assign` (or exit when their stdin closes). ``-I``: the working directory,
+    which may be the user's project, is not on their path; ``sys.path`` is this
+    process's."""
+    boot = (
+        f"import sys; sys.path[:] = {[p for p in sys.path if p]!r}; "
+        "from mantle_lsp.parallel import _spawned_worker_main; _spawned_worker_main()"
+    )
+    started: list[Spawned] = []
+    try:
+        for _ in range(n):
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", boot],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+            )
+            assert proc.stdin is not None and proc.stdout is not None
+            started.append(Spawned(proc, Channel(proc.stdout, proc.stdin)))  # type: ignore[arg-type]
+    except BaseException:
+        reap(started)
+        raise
+    return started
+
+
+def assign(
+    workers: Sequence[Spawned],
+    root: Path,
+    jobs: int,
+    engine: str | None,
+    pinned: set[str],
+    min_skills: int = MIN_SKILLS,
+) -> None:
+    """Give spawned workers 1… their shares of the project at ``root``. The message is
+    small: each worker lists the project itself and computes the same
+    :func:`partition`; :func:`lead` checks that everyone saw the same files."""
+    for w, sp in enumerate(workers, start=1):
+        send(
+            sp.channel.orders,
+            {
+                "root": str(root),
+                "worker": w,
+                "jobs": jobs,
+                "min_skills": min_skills,
+                "pinned": sorted(pinned),
+                "engine": engine,
+            },
+        )
+
+
+def reap(workers: Sequence[Spawned]) -> None:
+    """Close the pipes of spawned workers and wait for them (killing a stuck one)."""
+    for sp in workers:
+        for stream in (sp.channel.orders, sp.channel.answers):
+            with contextlib.suppress(OSError):
+                stream.close()
+        try:
+            sp.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            sp.proc.kill()
+            sp.proc.wait()
+
+
+def _spawned_worker_main() -> None:
+    """A spawned worker: its share from stdin, its answers to stdout."""
+    up, down = sys.stdout.buffer, sys.stdin.buffer
+    sys.stdout = sys.stderr  # nothing else may write into the answer stream
+    code = 0
+    try:
+        try:
+            setup = receive(down)
+        except WorkerFailed:  # stdin closed: not needed after all
+            os._exit(0)
+        root = Path(setup["root"])
+        with bulk_work():
+            files = list(layout.project_files(root))
+            owned = partition(files, setup["jobs"], setup["min_skills"], set(setup["pinned"]))
+            mine = owned[setup["worker"]] if owned and setup["worker"] < len(owned) else set()
+            work(root, files, mine, setup["engine"], up, down)
+    except BaseException:
+        code = 1
+    finally:
+        with contextlib.suppress(OSError):
+            up.flush()
+        os._exit(code)  # its objects die with it: no need to free ~10^6 of them one by one
+
+
+# -- the protocol ----------------------------------------------------------------------------
+
+
+def lead(
+    root: Path,
+    files: Files,
+    owned: list[set[Path]],
+    engine: str | None,
+    reader: Callable[[Path], Source],
+    others: Sequence[Channel],
+) -> tuple[Project, Found]:
+    """Worker 0's part: load its own files, trade entries with the ``others`` (workers
+    1…), and gather everyone's diagnostics. Raises :class:`WorkerFailed`."""
+    proj, idx = _load(root, files, owned[0], engine, reader)
+    mine = _export(proj, idx, owned[0], files)
+    theirs = [receive(ch.answers) for ch in others]
+    if any(e[3] != mine[3] for e in theirs):
+        raise WorkerFailed("the project's files changed while it was being read")
+    everyone = [mine, *theirs]
+    for w, ch in enumerate(others, start=1):
+        send(ch.orders, [e for i, e in enumerate(everyone) if i != w])
+        ch.orders.close()
+    _import(proj, idx, theirs, files)
+    out = file_diagnostics(proj, owned[0])
+    for ch in others:
+        for where, start, end, code, severity, message in receive(ch.answers):
+            path = files[where][0]
+            rng: TextRange = new_range(TextRange, (start, end))
+            out.setdefault(path, []).append(Diagnostic(path, rng, code, severity, message))
+    return proj, out
+
+
+def work(
+    root: Path, files: Files, owned: set[Path], engine: str | None, up: BinaryIO, down: BinaryIO
+) -> None:
+    """A worker's part (1…): load its own files, send their entries, add the others',
+    send its files' diagnostics. A failure is reported to worker 0, then re-raised."""
+    try:
+        proj, idx = _load(root, files, owned, engine, read_source)
+        send(up, _export(proj, idx, owned, files))
+        _import(proj, idx, receive(down), files)
+        ids = file_ids(files)
+        rows: list[Row] = [
+            (ids[d.path], d.range.start, d.range.end, d.code, d.severity, d.message)
+            for ds in file_diagnostics(proj, owned).values()
+            for d in ds
+        ]
+        send(up, rows)
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            send(up, _FAILED, traceback.format_exc())
+        raise
+
+
+def _load(
+    root: Path,
+    files: Files,
+    owned: set[Path],
+    engine: str | None,
+    reader: Callable[[Path], Source],
+) -> tuple[Project, Any]:
+    proj = Project.load_partial(root, files, owned, reader)
+    proj.engine_override = engine
+    return proj, build_index(proj, owned)
+
+
+def _export(proj: Project, idx: Any, owned: set[Path], files: Files) -> Entries:
+    """What other workers need of this worker's files: index entries, and the facts of its
+    skills that checks of every other skill read (``Project.skill_facts``)."""
+    syms, refs = export_entries(idx, owned, file_ids(files))
+    sids = {sid for path, _, sid in files if path in owned and sid is not None}
+    return syms, refs, {sid: proj.skill_facts(sid) for sid in sids}, listing_digest(files)
+
+
+def listing_digest(files: Files) -> str:
+    """What identifies the shared file list (file numbers in messages index it)."""
+    h = hashlib.blake2b(digest_size=16)
+    for path, kind, sid in files:
+        h.update(f"{path}\0{kind.value}\0{sid}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def file_ids(files: Files) -> dict[Path, int]:
+    """A file's number in the list every worker shares: how messages name files."""
+    return {path: i for i, (path, _, _) in enumerate(files)}
+
+
+def _import(proj: Project, idx: Any, others: list[Entries], files: Files) -> None:
+    """Add the other workers' entries (decoded from JSON: keys come back as lists)."""
+    paths = [path for path, _, _ in files]
+    for syms, refs, facts, _ in others:
+        import_entries(
+            idx,
+            paths,
+            [(tuple(key), *rest) for key, *rest in syms],
+            [(tuple(key), *rest) for key, *rest in refs],
+        )
+        proj.known_facts.update((sid, SkillFacts(*f)) for sid, f in facts.items())
+    proj._index = idx
+
+
+_FAILED = "failed"
+_HEADER = struct.Struct("!Q")
+
+
+# JSON, ASCII-escaped so that paths with undecodable bytes (lone surrogates) survive the trip.
+def send(stream: BinaryIO, obj: Any, detail: str = "") -> None:
+    data = json.dumps([obj, detail], separators=(",", ":")).encode("ascii")
+    stream.write(_HEADER.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def receive(stream: BinaryIO) -> Any:
+    try:
+        head = stream.read(_HEADER.size)
+    except OSError as exc:
+        raise WorkerFailed(f"cannot read a worker's answer: {exc}") from exc
+    if len(head) != _HEADER.size:
+        raise WorkerFailed("a worker ended without an answer")
+    (size,) = _HEADER.unpack(head)
+    data = stream.read(size)
+    if len(data) != size:
+        raise WorkerFailed("a worker's answer was cut short")
+    obj, detail = json.loads(data)
+    if isinstance(obj, str) and obj == _FAILED:
+        raise WorkerFailed(detail)
+    return obj
