@@ -8,6 +8,7 @@ that is itself an agent); a file belongs to the innermost project that contains 
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 from collections.abc import Iterator
@@ -81,35 +82,58 @@ def is_project_root(path: Path) -> bool:
 
 
 def find_projects(start: Path) -> list[Path]:
-    """Every project root at or below ``start`` (a directory), depth-limited, loop-safe."""
-    found: list[Path] = []
-    seen: set[str] = set()
+    """Every project root at or below ``start`` (a directory), depth-limited, loop-safe.
 
-    def walk(d: Path, depth: int) -> None:
-        try:
-            real = os.path.realpath(d)
-        except OSError:
-            return
-        if real in seen or depth > MAX_DEPTH:
-            return
-        seen.add(real)
-        if is_project_root(d):
-            found.append(d)
+    One directory listing per directory decides both whether it is a project root and
+    where to go next; symbolic links to directories are not followed, and a directory
+    met again (a bind mount) is skipped."""
+    found: list[Path] = []
+    seen: set[tuple[int, int]] = set()
+
+    def walk(d: str, depth: int) -> None:
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError:
+            return
+        if _is_root_listing(d, entries):
+            found.append(Path(d))
+        if depth >= MAX_DEPTH:
             return
         for e in entries:
             if e.name in SKIP_DIRS or e.name.startswith("."):
                 continue
             try:
-                if e.is_dir(follow_symlinks=False):
-                    walk(Path(e.path), depth + 1)
+                if not e.is_dir(follow_symlinks=False):
+                    continue
+                st = e.stat(follow_symlinks=False)
             except OSError:
                 continue
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                walk(e.path, depth + 1)
 
-    walk(start, 0)
+    try:
+        st = os.stat(start)
+    except OSError:
+        return found
+    seen.add((st.st_dev, st.st_ino))
+    walk(str(start), 0)
     return found
+
+
+def _is_root_listing(d: str, entries: list[os.DirEntry[str]]) -> bool:
+    """:func:`is_project_root` for a directory whose listing is at hand."""
+    markers = 0
+    has_skills = False
+    for e in entries:
+        if e.name in ("agent.yml", "integrations.yml"):
+            with contextlib.suppress(OSError):
+                markers += e.is_file()
+        elif e.name == "skills":
+            has_skills = True
+    if markers == 1 and has_skills:
+        return any((sd / "skill.md").is_file() for sd in skill_dirs(Path(d)))
+    return markers >= 2
 
 
 def find_project_for(path: Path) -> Path | None:
