@@ -149,6 +149,10 @@ def _forked(
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()
+            if pid == 0 and os.fork() != 0:
+                # The first child leaves at once and its child, the worker, is adopted by
+                # init: nobody waits while the kernel frees a worker's ~100 MB at its exit.
+                os._exit(0)
             if pid == 0:  # the worker: never returns
                 os.close(up_r)
                 os.close(down_w)
@@ -172,7 +176,7 @@ def _forked(
             ch.answers.close()
             if not ch.orders.closed:
                 ch.orders.close()
-            with contextlib.suppress(ChildProcessError):  # already reaped
+            with contextlib.suppress(ChildProcessError):  # the first child, gone at once
                 os.waitpid(pid, 0)
 
 
@@ -239,12 +243,21 @@ def assign(
         )
 
 
-def reap(workers: Sequence[Spawned]) -> None:
-    """Close the pipes of spawned workers and wait for them (killing a stuck one)."""
+def release(workers: Sequence[Spawned]) -> None:
+    """Close the pipes of spawned workers: idle ones exit, busy ones fail their next
+    message. They are not waited for (see :func:`reap`)."""
     for sp in workers:
         for stream in (sp.channel.orders, sp.channel.answers):
             with contextlib.suppress(OSError):
                 stream.close()
+
+
+def reap(workers: Sequence[Spawned]) -> None:
+    """:func:`release` the workers and wait for their exit (killing a stuck one). A
+    worker that has answered needs a few dozen milliseconds to exit (the kernel frees its
+    memory), so a caller in a hurry releases now and reaps later."""
+    release(workers)
+    for sp in workers:
         try:
             sp.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:

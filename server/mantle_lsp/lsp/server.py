@@ -182,6 +182,7 @@ class MantleServer(LanguageServer):
         self.diagnostics = DiagnosticsPublisher(self)
         self._settling: asyncio.Task[None] | None = None
         self._workers: list[parallel.Spawned] = []  # started ahead of a spread index
+        self._retired: list[parallel.Spawned] = []  # done, their exit not yet awaited
 
     # -- worker processes (parallel.py) -------------------------------------------------
     def start_workers(self, n: int) -> None:
@@ -199,11 +200,21 @@ class MantleServer(LanguageServer):
             taken += parallel.spawn_workers(n - len(taken))
         return taken
 
-    def stop_workers(self) -> None:
+    def retire_workers(self, workers: list[parallel.Spawned]) -> None:
+        """Workers that have done their part: their pipes close now; their exit (the
+        kernel freeing their memory takes a few dozen ms) is awaited once the index is
+        complete, not before the diagnostics go out."""
+        parallel.release(workers)
+        self._retired.extend(workers)
+
+    def stop_workers(self, retired: bool = False) -> None:
         """Let the workers started ahead and not needed go (they exit when their stdin
-        closes)."""
+        closes); with ``retired``, also wait for the retired ones."""
         parallel.reap(self._workers)
         self._workers = []
+        if retired:
+            parallel.reap(self._retired)
+            self._retired = []
 
     # -- partial projects ---------------------------------------------------------------
     def settle(self) -> None:
@@ -214,6 +225,9 @@ class MantleServer(LanguageServer):
             self._settling = None
         if self.model.has_pending:
             self.model.settle()
+        if self._retired:
+            parallel.reap(self._retired)
+            self._retired = []
 
     def settle_in_background(self, started: float) -> None:
         """Parse the pending files a few at a time while the editor is idle."""
@@ -224,6 +238,7 @@ class MantleServer(LanguageServer):
             while not self.model.settle(SETTLE_CHUNK):
                 await asyncio.sleep(0)
             self._settling = None
+            self.stop_workers(retired=True)
             ms = int((time.monotonic() - started) * 1000)
             self.log(f"index complete: every file parsed in this process after {ms} ms")
 

@@ -69,7 +69,7 @@ def register(server: MantleServer) -> None:
     @server.notification(lsp.SHUTDOWN)
     def shutdown(params: Any) -> None:
         server.diagnostics.cancel()
-        server.stop_workers()
+        server.stop_workers(retired=True)
 
     # -- settings -----------------------------------------------------------------------
     @server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -295,7 +295,7 @@ def _load_spread(
         server.log(parallel.failure_note(exc, root, "indexing"), lsp.MessageType.Warning)
         return None
     finally:
-        parallel.reap(workers)
+        server.retire_workers(workers)
     server.model.adopt(proj)
     return proj, found
 
