@@ -172,7 +172,8 @@ def test_a_materialized_partial_project_equals_the_whole_one(tmp_path: Path) -> 
     assert owned is not None
     whole = Project.load(root)
     ids = parallel.file_ids(files)
-    theirs = [parallel._export(whole, whole.index, owned[1], files)]
+    syms, routed, facts, digest = parallel._export(whole, whole.index, owned, 1, files)
+    theirs = [(syms, routed[0], facts, digest)]  # what worker 0 receives from worker 1
     proj, idx = parallel._load(root, files, owned[0], None, read_source)
     parallel._import(proj, idx, theirs, files)
     assert proj.has_pending and proj.known_facts

@@ -58,6 +58,7 @@ MIN_SKILLS = 100  # below this, starting workers and exchanging cost more than t
 Files = list[tuple[Path, FileKind, str | None]]
 # symbols, references, facts, and the digest of the file list (everyone must share it)
 Entries = tuple[list[Any], list[Any], dict[str, SkillFacts], str]
+Export = tuple[list[Any], list[list[Any]], dict[str, SkillFacts], str]  # references by worker
 Row = tuple[int, int, int, str, str, str]  # a Diagnostic as plain data (file, start, end, …)
 Found = dict[Path, list[Diagnostic]]
 
@@ -162,7 +163,7 @@ def _forked(
                 code = 0
                 try:
                     with os.fdopen(up_w, "wb") as up, os.fdopen(down_r, "rb") as down:
-                        work(root, files, owned[w], engine, up, down)
+                        work(root, files, owned, w, engine, up, down)
                 except BaseException:
                     code = 1
                 finally:
@@ -279,8 +280,9 @@ def _spawned_worker_main() -> None:
         with bulk_work():
             files = list(layout.project_files(root))
             owned = partition(files, setup["jobs"], setup["min_skills"], set(setup["pinned"]))
-            mine = owned[setup["worker"]] if owned and setup["worker"] < len(owned) else set()
-            work(root, files, mine, setup["engine"], up, down)
+            if owned is None or setup["worker"] >= len(owned):
+                raise WorkerFailed("the project's files changed while it was being read")
+            work(root, files, owned, setup["worker"], setup["engine"], up, down)
     except BaseException:
         code = 1
     finally:
@@ -303,15 +305,15 @@ def lead(
     """Worker 0's part: load its own files, trade entries with the ``others`` (workers
     1…), and gather everyone's diagnostics. Raises :class:`WorkerFailed`."""
     proj, idx = _load(root, files, owned[0], engine, reader)
-    mine = _export(proj, idx, owned[0], files)
+    mine = _export(proj, idx, owned, 0, files)
     theirs = [receive(ch.answers) for ch in others]
     if any(e[3] != mine[3] for e in theirs):
         raise WorkerFailed("the project's files changed while it was being read")
     everyone = [mine, *theirs]
     for w, ch in enumerate(others, start=1):
-        send(ch.orders, [e for i, e in enumerate(everyone) if i != w])
+        send(ch.orders, _addressed(everyone, w))
         ch.orders.close()
-    _import(proj, idx, theirs, files)
+    _import(proj, idx, _addressed(everyone, 0), files)
     out = file_diagnostics(proj, owned[0])
     for ch in others:
         for where, start, end, code, severity, message in receive(ch.answers):
@@ -322,18 +324,25 @@ def lead(
 
 
 def work(
-    root: Path, files: Files, owned: set[Path], engine: str | None, up: BinaryIO, down: BinaryIO
+    root: Path,
+    files: Files,
+    owned: list[set[Path]],
+    w: int,
+    engine: str | None,
+    up: BinaryIO,
+    down: BinaryIO,
 ) -> None:
-    """A worker's part (1…): load its own files, send their entries, add the others',
-    send its files' diagnostics. A failure is reported to worker 0, then re-raised."""
+    """Worker ``w``'s part (1…): load its own files, send their entries, add the
+    others', send its files' diagnostics. A failure is reported to worker 0, then
+    re-raised."""
     try:
-        proj, idx = _load(root, files, owned, engine, read_source)
-        send(up, _export(proj, idx, owned, files))
+        proj, idx = _load(root, files, owned[w], engine, read_source)
+        send(up, _export(proj, idx, owned, w, files))
         _import(proj, idx, receive(down), files)
         ids = file_ids(files)
         rows: list[Row] = [
             (ids[d.path], d.range.start, d.range.end, d.code, d.severity, d.message)
-            for ds in file_diagnostics(proj, owned).values()
+            for ds in file_diagnostics(proj, owned[w]).values()
             for d in ds
         ]
         send(up, rows)
@@ -355,12 +364,43 @@ def _load(
     return proj, build_index(proj, owned)
 
 
-def _export(proj: Project, idx: Any, owned: set[Path], files: Files) -> Entries:
-    """What other workers need of this worker's files: index entries, and the facts of its
-    skills that checks of every other skill read (``Project.skill_facts``)."""
-    syms, refs = export_entries(idx, owned, file_ids(files))
-    sids = {sid for path, _, sid in files if path in owned and sid is not None}
-    return syms, refs, {sid: proj.skill_facts(sid) for sid in sids}, listing_digest(files)
+def _export(proj: Project, idx: Any, owned: list[set[Path]], w: int, files: Files) -> Export:
+    """What other workers need of worker ``w``'s files: their symbols; the references
+    each other worker's checks read, by worker; the facts of its skills that checks of
+    every other skill read (``Project.skill_facts``); the digest of the file list.
+
+    Of another file's references a check reads only two kinds: those to a field its own
+    memory.yml declares (is the field read anywhere? ``lint_checks.check_unused_fields``)
+    and those to a response (which skills deliver it? ``parity_checks.response_users``).
+    So a reference to a field goes to the owner of the field's skill (the project's
+    fields: worker 0), one to a response to everyone, and the others stay here: ~1/6 of
+    them leave. The server's index gets them all when it parses those files itself
+    (``Project.materialize``)."""
+    syms, refs = export_entries(idx, owned[w], file_ids(files))
+    owner = {sid: v for v, paths in enumerate(owned) for path, _, sid in files if path in paths}
+    routed: list[list[Any]] = [[] for _ in owned]
+    for ref in refs:
+        key = ref[0]
+        if key[0] == "response":
+            for v in range(len(owned)):
+                routed[v].append(ref)
+        elif key[0] == "field":
+            for v in {owner.get(key[1], 0), 0} if key[1] == "project" else (owner.get(key[1], 0),):
+                routed[v].append(ref)
+    routed[w] = []
+    sids = {sid for path, _, sid in files if path in owned[w] and sid is not None}
+    facts = {sid: proj.skill_facts(sid) for sid in sids}
+    return syms, routed, facts, listing_digest(files)
+
+
+def _addressed(everyone: list[Export], w: int) -> list[Entries]:
+    """What worker ``w`` receives: the others' symbols and facts, and the references
+    routed to it."""
+    return [
+        (syms, routed[w], facts, digest)
+        for v, (syms, routed, facts, digest) in enumerate(everyone)
+        if v != w
+    ]
 
 
 def listing_digest(files: Files) -> str:
