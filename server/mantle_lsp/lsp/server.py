@@ -240,7 +240,10 @@ class MantleServer(LanguageServer):
             self._settling = None
             self.stop_workers(retired=True)
             ms = int((time.monotonic() - started) * 1000)
-            self.log(f"index complete: every file parsed in this process after {ms} ms")
+            self.log(
+                f"index complete: every file parsed in this process after {ms} ms"
+                + _children_peak()
+            )
 
         self._settling = asyncio.get_running_loop().create_task(run())
 
@@ -401,6 +404,18 @@ class MantleServer(LanguageServer):
             return exc
         self.log_exception(method, exc)
         return JsonRpcInternalError(f"mantle-lsp: {method} failed: {type(exc).__name__}: {exc}")
+
+
+def _children_peak() -> str:
+    """The largest peak memory of the worker processes waited for, where the platform
+    tells it (not on Windows)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return ""
+    return (
+        f" (workers' peak RSS {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024} MB)"
+    )
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

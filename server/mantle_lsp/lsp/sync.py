@@ -222,9 +222,11 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
     # No full collection first: it would block the next request for ~0.3 s to find a few
     # hundred cyclic objects (measured on 1,000 skills), which stay frozen instead.
     with bulk_work(keep=True):
-        nfiles = await _load_and_publish(server, roots, token)
+        nfiles, spread = await _load_and_publish(server, roots, token)
     ms = int((time.monotonic() - started) * 1000)
     summary = f"indexed {len(roots)} project(s), {nfiles} file(s) in {ms} ms"
+    if spread:
+        summary += f" ({spread} of them spread over {server.jobs} processes)"
     if token is not None:
         server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=summary))
     where = ", ".join(str(f) for f in folders) or "no workspace folder"
@@ -233,10 +235,13 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
     server.settle_in_background(started)
 
 
-async def _load_and_publish(server: MantleServer, roots: list[Path], token: str | None) -> int:
+async def _load_and_publish(
+    server: MantleServer, roots: list[Path], token: str | None
+) -> tuple[int, int]:
     """Load (or reuse) each project, then publish the diagnostics of every project file;
-    returns how many files were loaded."""
-    nfiles = 0
+    returns how many files were loaded, and how many projects were spread over
+    processes."""
+    nfiles = spread = 0
     published: set[Path] = set()
     for i, root in enumerate(roots):
         if token is not None:
@@ -248,10 +253,11 @@ async def _load_and_publish(server: MantleServer, roots: list[Path], token: str 
             )
         if root not in server.model.projects:
             try:
-                spread = _load_spread(server, root)
-                if spread is not None:
+                loaded = _load_spread(server, root)
+                if loaded is not None:
+                    spread += 1
                     if not server.pull_diagnostics:  # now: an edit may come in next
-                        server.diagnostics.publish_found(*spread)
+                        server.diagnostics.publish_found(*loaded)
                         published.add(root)
                 else:
                     server.model.add_project(root)
@@ -264,7 +270,7 @@ async def _load_and_publish(server: MantleServer, roots: list[Path], token: str 
         server.diagnostics.request_refresh()
     else:
         server.diagnostics.publish_all(published)
-    return nfiles
+    return nfiles, spread
 
 
 def _load_spread(
