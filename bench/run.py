@@ -4,11 +4,12 @@ Every figure is measured in the same run, so ratios hold on a noisy machine:
 
 - floor: reading every file of the project and libyaml-composing every YAML document
   (memory.yml, responses.yml, agent.yml, integrations.yml, each skill.md frontmatter and
-  ordered-block body) — the least any checker must do;
-- `mantle-lsp check` wall time (a subprocess, as a CI would run it) and its ratio to the
-  floor, with the default `--jobs auto` and with `--jobs 1`;
+  ordered-block body) — the least any checker must do; sampled before every timed run,
+  and the best sample is the floor (see :class:`Floor`);
+- `mantle-lsp check` wall time (a subprocess, as a CI would run it; best of five) and its
+  ratio to the floor, with the default `--jobs auto` and with `--jobs 1`;
 - the real server over stdio (`mantle-lsp serve`): time from `initialized` to diagnostics
-  published for every file (best of three starts, like the other timings), and to the
+  published for every file (best of five starts, like the other timings), and to the
   index being complete in the server (after a spread index the server parses the other
   workers' files; requests wait for that); then, with the index complete, completion
   latency as a VS Code client sees it (the list, then `completionItem/resolve` of the
@@ -46,29 +47,46 @@ CACHE = ROOT / ".cache" / "bench"
 FENCE = re.compile(r":::ordered_block[^\n]*\n(.*?)^:::[ \t]*$", re.S | re.M)
 
 
-def floor_seconds(project: Path) -> float:
-    def once() -> float:
-        t = time.perf_counter()
-        for p in sorted(project.rglob("*")):
-            if not p.is_file():
-                continue
-            text = p.read_text(encoding="utf-8")
-            if p.suffix == ".yml":
-                yaml.compose(text, Loader=yaml.CSafeLoader)
-            elif p.name == "skill.md":
-                _, fm, body = text.split("---", 2)
-                yaml.compose(fm, Loader=yaml.CSafeLoader)
-                for m in FENCE.finditer(body):
-                    yaml.compose(m.group(1), Loader=yaml.CSafeLoader)
-        return time.perf_counter() - t
-
-    return min(once() for _ in range(3))
+def floor_once(project: Path) -> float:
+    t = time.perf_counter()
+    for p in sorted(project.rglob("*")):
+        if not p.is_file():
+            continue
+        text = p.read_text(encoding="utf-8")
+        if p.suffix == ".yml":
+            yaml.compose(text, Loader=yaml.CSafeLoader)
+        elif p.name == "skill.md":
+            _, fm, body = text.split("---", 2)
+            yaml.compose(fm, Loader=yaml.CSafeLoader)
+            for m in FENCE.finditer(body):
+                yaml.compose(m.group(1), Loader=yaml.CSafeLoader)
+    return time.perf_counter() - t
 
 
-def check_seconds(project: Path, *options: str) -> float:
+class Floor:
+    """The floor, sampled before every timed run: this machine's speed drifts (by up to
+    1.5x over minutes), so the floor is the best of all samples of the whole run, taken
+    next to the runs it is compared with. (The best sample is the fastest the machine
+    was: the ratios can only come out higher, never flattered.)"""
+
+    def __init__(self, project: Path) -> None:
+        self.project = project
+        self.samples: list[float] = []
+
+    def sample(self) -> None:
+        self.samples.append(floor_once(self.project))
+
+    @property
+    def best(self) -> float:
+        return min(self.samples)
+
+
+def check_seconds(project: Path, floor: Floor, *options: str, runs: int = 5) -> float:
+    """Best of ``runs`` runs of `check`, each next to a floor sample."""
     exe = Path(sys.executable).with_name("mantle-lsp")
     best = float("inf")
-    for _ in range(3):
+    for _ in range(runs):
+        floor.sample()
         t = time.perf_counter()
         cmd = [str(exe), "check", *options, str(project)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -115,12 +133,15 @@ class ServerFigures:
     worker_rss_mb: float = 0.0  # the largest worker process of a spread index
 
 
-async def measure_server(project: Path, n: int, rounds: int, starts: int = 3) -> ServerFigures:
-    """The server's figures. Its start is timed ``starts`` times (best of, like the other
-    figures); requests and edits are timed in the last session, once the index is
-    complete."""
+async def measure_server(
+    project: Path, n: int, rounds: int, floor: Floor, starts: int = 5
+) -> ServerFigures:
+    """The server's figures. Its start is timed ``starts`` times, each next to a floor
+    sample (best of, like the other figures); requests and edits are timed in the last
+    session, once the index is complete."""
     best = ServerFigures(first_diagnostics=float("inf"))
     for i in range(starts):
+        floor.sample()
         figs = await _server_session(project, n, rounds if i == starts - 1 else 0)
         if figs.first_diagnostics < best.first_diagnostics:
             best.first_diagnostics = figs.first_diagnostics
@@ -314,10 +335,11 @@ def main() -> int:
     rows = []
     for n in args.sizes:
         project = generate(CACHE / f"skills-{n}", n)
-        floor = floor_seconds(project)
-        check = check_seconds(project)
-        serial = check_seconds(project, "--jobs", "1")
-        figs = asyncio.run(measure_server(project, n, args.rounds))
+        floors = Floor(project)
+        check = check_seconds(project, floors)
+        serial = check_seconds(project, floors, "--jobs", "1")
+        figs = asyncio.run(measure_server(project, n, args.rounds, floors))
+        floor = floors.best
         rows.append((n, floor, check, serial, figs))
         print(f"N={n}: floor {floor:.2f}s, check {check:.2f}s ({check / floor:.1f}x)", flush=True)
     table = [

@@ -172,15 +172,15 @@ def test_a_materialized_partial_project_equals_the_whole_one(tmp_path: Path) -> 
     assert owned is not None
     whole = Project.load(root)
     ids = parallel.file_ids(files)
-    syms, routed, facts, digest = parallel._export(whole, whole.index, owned, 1, files)
-    theirs = [(syms, routed[0], facts, digest)]  # what worker 0 receives from worker 1
+    exports = [parallel._export(whole, whole.index, owned, w, files) for w in (0, 1)]
+    theirs = parallel._addressed(exports, 0)  # what worker 0 receives from worker 1
     proj, idx = parallel._load(root, files, owned[0], None, read_source)
     parallel._import(proj, idx, theirs, files)
-    assert proj.has_pending and proj.known_facts
+    assert proj.has_pending and proj.known_facts and proj.known_fields
     assert _entries(proj) != _entries(whole)  # imported entries lack the parsed objects
     assert proj.materialize(limit=5) > 0
     assert proj.materialize() == 0
-    assert not proj.has_pending and proj.known_facts == {}
+    assert not proj.has_pending and proj.known_facts == {} and proj.known_fields == {}
     assert not any(isinstance(pf, PendingFile) for pf in proj.files.values())
     assert _entries(proj) == _entries(whole)
     assert _plain(project_diagnostics(proj)) == _serial(root)

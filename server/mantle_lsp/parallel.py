@@ -48,7 +48,7 @@ from typing import Any, BinaryIO
 from .ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
 from .model import layout
 from .model.layout import FileKind
-from .model.project import Project, SkillFacts, bulk_work
+from .model.project import FieldFacts, Project, SkillFacts, bulk_work
 from .model.source import Source, read_source
 from .model.symbols import build_index, export_entries, import_entries
 from .syntax.text import TextRange, new_range
@@ -56,9 +56,10 @@ from .syntax.text import TextRange, new_range
 MIN_SKILLS = 100  # below this, starting workers and exchanging cost more than they save
 
 Files = list[tuple[Path, FileKind, str | None]]
-# symbols, references, facts, and the digest of the file list (everyone must share it)
-Entries = tuple[list[Any], list[Any], dict[str, SkillFacts], str]
-Export = tuple[list[Any], list[list[Any]], dict[str, SkillFacts], str]  # references by worker
+# symbols, references, skill facts, field tables, and the digest of the file list (everyone
+# must share it); an Export has the references by receiving worker
+Entries = tuple[list[Any], list[Any], dict[str, SkillFacts], dict[str, Any], str]
+Export = tuple[list[Any], list[list[Any]], dict[str, SkillFacts], dict[str, Any], str]
 Row = tuple[int, int, int, str, str, str]  # a Diagnostic as plain data (file, start, end, …)
 Found = dict[Path, list[Diagnostic]]
 
@@ -307,7 +308,7 @@ def lead(
     proj, idx = _load(root, files, owned[0], engine, reader)
     mine = _export(proj, idx, owned, 0, files)
     theirs = [receive(ch.answers) for ch in others]
-    if any(e[3] != mine[3] for e in theirs):
+    if any(e[4] != mine[4] for e in theirs):
         raise WorkerFailed("the project's files changed while it was being read")
     everyone = [mine, *theirs]
     for w, ch in enumerate(others, start=1):
@@ -367,7 +368,9 @@ def _load(
 def _export(proj: Project, idx: Any, owned: list[set[Path]], w: int, files: Files) -> Export:
     """What other workers need of worker ``w``'s files: their symbols; the references
     each other worker's checks read, by worker; the facts of its skills that checks of
-    every other skill read (``Project.skill_facts``); the digest of the file list.
+    every other skill read (``Project.skill_facts``) and their fields
+    (``Project.field_table``: other workers need not parse its memory.yml files to know
+    what a condition may read); the digest of the file list.
 
     Of another file's references a check reads only two kinds: those to a field its own
     memory.yml declares (is the field read anywhere? ``lint_checks.check_unused_fields``)
@@ -390,15 +393,16 @@ def _export(proj: Project, idx: Any, owned: list[set[Path]], w: int, files: File
     routed[w] = []
     sids = {sid for path, _, sid in files if path in owned[w] and sid is not None}
     facts = {sid: proj.skill_facts(sid) for sid in sids}
-    return syms, routed, facts, listing_digest(files)
+    fields = {sid: proj.field_table(sid) for sid in sids}
+    return syms, routed, facts, fields, listing_digest(files)
 
 
 def _addressed(everyone: list[Export], w: int) -> list[Entries]:
     """What worker ``w`` receives: the others' symbols and facts, and the references
     routed to it."""
     return [
-        (syms, routed[w], facts, digest)
-        for v, (syms, routed, facts, digest) in enumerate(everyone)
+        (syms, routed[w], facts, fields, digest)
+        for v, (syms, routed, facts, fields, digest) in enumerate(everyone)
         if v != w
     ]
 
@@ -419,7 +423,7 @@ def file_ids(files: Files) -> dict[Path, int]:
 def _import(proj: Project, idx: Any, others: list[Entries], files: Files) -> None:
     """Add the other workers' entries (decoded from JSON: keys come back as lists)."""
     paths = [path for path, _, _ in files]
-    for syms, refs, facts, _ in others:
+    for syms, refs, facts, fields, _ in others:
         import_entries(
             idx,
             paths,
@@ -427,7 +431,15 @@ def _import(proj: Project, idx: Any, others: list[Entries], files: Files) -> Non
             [(tuple(key), *rest) for key, *rest in refs],
         )
         proj.known_facts.update((sid, SkillFacts(*f)) for sid, f in facts.items())
+        proj.known_fields.update(
+            (sid, {name: (_facts(p), _facts(e)) for name, (p, e) in table.items()})
+            for sid, table in fields.items()
+        )
     proj._index = idx
+
+
+def _facts(row: Any) -> FieldFacts | None:
+    return None if row is None else FieldFacts(row[0], row[1], tuple(row[2]))
 
 
 _FAILED = "failed"

@@ -50,8 +50,11 @@ def field_type(ck: Checker, sid: str | None, ns: str, entry: str) -> tuple[str, 
         f = ck.p.project_field(entry)
     else:
         sk = ck.p.skill(ns)
+        if sk is not None and ns != sid:
+            public, _ = ck.p.field_decls(ns, entry)
+            return (public.type, list(public.enum_values)) if public is not None else None
         if sk is not None:
-            f = sk.field(entry) if ns == sid else sk.public_field(entry)
+            f = sk.field(entry)
         else:
             d = DEFAULT_SKILLS.get(ns)
             for df in d.public_fields if d else ():

@@ -122,9 +122,10 @@ class Checker:
                     f"`{key}`: skill `{ns}` declares no field `{entry}`"
                     f"{did_you_mean(entry, sk.field_names())}"
                 )
-            if sk.public_field(entry) is not None:
+            public, effective = p.field_decls(ns, entry)
+            if public is not None:
                 return None
-            if sk.field(entry) is not None:
+            if effective is not None:
                 who = f"skill `{sid}`" if sid else "a project-wide responses.yml"
                 return (
                     f"`{key}`, a private field of skill `{ns}`: {who} cannot read it (make it "
@@ -132,7 +133,7 @@ class Checker:
                 )
             return (
                 f"`{key}`: skill `{ns}` declares no field `{entry}`"
-                f"{did_you_mean(entry, sk.field_names())}"
+                f"{did_you_mean(entry, p.field_names(ns))}"
             )
         dflt = DEFAULT_SKILLS.get(ns)
         if dflt is not None:

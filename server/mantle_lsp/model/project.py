@@ -109,6 +109,24 @@ class SkillFacts(NamedTuple):
     precondition: str | None  # the frontmatter's `precondition:` string, as written
 
 
+class FieldFacts(NamedTuple):
+    """What checks of other skills read of a declared memory field."""
+
+    scope: str  # public / private
+    type: str
+    enum_values: tuple[str, ...]  # as strings
+
+
+# a skill's fields by name: (the public declaration, the effective one), see field_decls
+FieldTable = dict[str, tuple[FieldFacts | None, FieldFacts | None]]
+
+
+def _field_facts(f: MemoryField | None) -> FieldFacts | None:
+    if f is None:
+        return None
+    return FieldFacts(f.scope, f.type, tuple(str(v) for v in f.enum_values))
+
+
 class PendingFile(ParsedFile):
     """A project file read and parsed only when first used.
 
@@ -225,6 +243,7 @@ class Project:
         self.engine_override: str | None = None  # "3.21" / "3.22", set by the CLI or editor
         self._detected_engine: tuple[str | None] | None = None
         self.known_facts: dict[str, SkillFacts] = {}  # see skill_facts
+        self.known_fields: dict[str, FieldTable] = {}  # see field_decls
         self._pending: list[Path] = []  # files left as PendingFile (see materialize)
 
     # -- loading -----------------------------------------------------------------------
@@ -267,6 +286,7 @@ class Project:
             self._pending = [p for p in self.files if owned is not None and p not in owned]
             if owned is None:
                 self.known_facts = {}
+                self.known_fields = {}
             self._invalidate()
 
     @property
@@ -296,6 +316,7 @@ class Project:
         remaining = len(todo) - len(batch)
         if remaining == 0:
             self.known_facts = {}
+            self.known_fields = {}
         return remaining
 
     def _invalidate(self) -> None:
@@ -484,6 +505,39 @@ class Project:
         if flag is None:
             flag = sid in DEFAULT_SKILLS and DEFAULT_SKILLS[sid].engine_managed
         return SkillFacts(flag, doc.fm_str("precondition") if doc is not None else None)
+
+    def field_table(self, sid: str) -> FieldTable:
+        """Skill ``sid``'s fields as other skills' checks see them (parses its memory.yml)."""
+        sk = self.skill(sid)
+        md = sk.memdoc if sk is not None else None
+        table: FieldTable = {}
+        for name in dict.fromkeys(f.name for f in md.fields) if md else ():
+            pub = sk.public_field(name) if sk is not None else None
+            eff = md.field(name) if md else None
+            table[name] = (_field_facts(pub), _field_facts(eff))
+        return table
+
+    def field_decls(self, sid: str, name: str) -> tuple[FieldFacts | None, FieldFacts | None]:
+        """Field ``name`` of skill ``sid`` as a check of *another* skill needs it: its
+        public declaration and its effective one (private wins), as facts. A worker of a
+        spread load knows them for other workers' skills (:attr:`known_fields`) without
+        parsing their memory.yml."""
+        known = self.known_fields.get(sid)
+        if known is not None:
+            return known.get(name, (None, None))
+        sk = self.skill(sid)
+        if sk is None:
+            return None, None
+        md = sk.memdoc
+        return _field_facts(sk.public_field(name)), _field_facts(md.field(name) if md else None)
+
+    def field_names(self, sid: str) -> list[str]:
+        """The names skill ``sid`` declares (from :attr:`known_fields` when known)."""
+        known = self.known_fields.get(sid)
+        if known is not None:
+            return list(known)
+        sk = self.skill(sid)
+        return sk.field_names() if sk is not None else []
 
     def engine_managed(self, sid: str) -> bool:
         """Whether the engine itself routes to skill ``sid``: its ``routing:
