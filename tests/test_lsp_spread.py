@@ -13,7 +13,7 @@ from lsprotocol import types as lsp
 
 from mantle_lsp import parallel
 from mantle_lsp.model import layout
-from test_lsp_support import SERVER, Session, lsp_session, position_of
+from test_lsp_support import SERVER, Session, lsp_session, position_of, vscode_capabilities
 from test_parallel_check import _broken_generated
 
 pytestmark = pytest.mark.timeout(120)
@@ -118,3 +118,58 @@ async def test_a_crashed_worker_leaves_the_index_to_the_server(tmp_path: Path) -
         assert _published(s) == expected
         notes = [m for m in s.logs() if "worker process failed" in m]
         assert notes and "in one process" in notes[0]
+
+
+def _workspace_items(report: lsp.WorkspaceDiagnosticReport) -> dict[str, list[tuple[Any, ...]]]:
+    return {
+        item.uri: [(str(d.code), d.range.start.line, d.range.start.character) for d in item.items]
+        for item in report.items
+        if isinstance(item, lsp.WorkspaceFullDocumentDiagnosticReport) and item.items
+    }
+
+
+@pytest.mark.asyncio
+async def test_pulled_diagnostics_of_a_spread_index_equal_one_process(tmp_path: Path) -> None:
+    """A pulling client (VS Code) gets the spread index's results at once, and after an
+    edit the same as a one-process server."""
+    root = _broken_generated(tmp_path, N).resolve()
+    sid = _other_workers_skill(root)
+    mem = root / "skills" / sid / "memory.yml"
+    reader = root / "skills" / f"s{(int(sid[1:]) - 1) % N}" / "skill.md"
+    seen = []
+    for jobs in ("1", "2"):
+        async with lsp_session(
+            root, server=[*SERVER, "--jobs", jobs], capabilities=vscode_capabilities(pull=True)
+        ) as s:
+            first = await s.client.workspace_diagnostic_async(
+                lsp.WorkspaceDiagnosticParams(previous_result_ids=[])
+            )
+            one = await s.client.text_document_diagnostic_async(
+                lsp.DocumentDiagnosticParams(text_document=s.doc(reader))
+            )
+            assert isinstance(one, lsp.RelatedFullDocumentDiagnosticReport)
+            s.open(mem)
+            at = position_of(mem.read_text(), "status:")
+            refreshes = s.client.diagnostic_refresh_count
+            s.change(mem, (at.line, at.character), (at.line, at.character + 6), "state")
+            await s.until(
+                lambda s=s, n=refreshes: s.client.diagnostic_refresh_count > n, what="refresh"
+            )
+            after = await s.client.text_document_diagnostic_async(
+                lsp.DocumentDiagnosticParams(text_document=s.doc(reader))
+            )
+            assert isinstance(after, lsp.RelatedFullDocumentDiagnosticReport)
+            again = await s.client.workspace_diagnostic_async(
+                lsp.WorkspaceDiagnosticParams(previous_result_ids=[])
+            )
+            seen.append(
+                (
+                    _workspace_items(first),
+                    sorted(str(d.code) for d in one.items),
+                    sorted(str(d.code) for d in after.items),
+                    _workspace_items(again),
+                )
+            )
+    assert seen[0][0], "the planted mistakes are reported"
+    assert seen[0][2] != seen[0][1], "the edit changes the reader's diagnostics"
+    assert seen[1] == seen[0]

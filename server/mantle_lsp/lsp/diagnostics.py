@@ -49,6 +49,9 @@ class DiagnosticsPublisher:
     def __init__(self, server: MantleServer) -> None:
         self.server = server
         self.last: dict[Path, tuple[int | None, _Key]] = {}  # what the client shows
+        # Pull mode: diagnostics a spread initial index computed (unfiltered), served to
+        # pulls until a change may affect them (see seed).
+        self.seeded: dict[Path, list[Diagnostic]] = {}
         self.pending: set[Path] = set()
         self.stale_dropped = 0
         self._timer: asyncio.TimerHandle | None = None
@@ -74,6 +77,8 @@ class DiagnosticsPublisher:
     def refresh(self, paths: Iterable[Path]) -> None:
         """Recompute ``paths`` and publish what changed, now."""
         if self.server.pull_diagnostics:
+            for p in paths:
+                self.seeded.pop(p, None)
             return
         groups: dict[Path, tuple[Project, list[Path]]] = {}
         orphans: list[Path] = []
@@ -145,6 +150,14 @@ class DiagnosticsPublisher:
 
     def forget(self, path: Path) -> None:
         self.last.pop(path, None)
+        self.seeded.pop(path, None)
+
+    def seed(self, found: dict[Path, list[Diagnostic]]) -> None:
+        """Pull mode: keep what a spread initial index computed, so that the first pulls
+        are answered without parsing the other workers' files first. A file's entry is
+        dropped when a change may affect it (the files :meth:`changed` and
+        :meth:`refresh` get, as in push mode), and all of them when settings change."""
+        self.seeded.update(found)
 
     # -- scheduling ---------------------------------------------------------------------
     def schedule(self, paths: Iterable[Path]) -> None:
@@ -197,6 +210,9 @@ class DiagnosticsPublisher:
     def changed(self, edited: Path | None, affected: Iterable[Path]) -> None:
         """After an edit: the edited document now, the rest after the delay."""
         others = set(affected)
+        if self.seeded:
+            for p in (edited, *others):
+                self.seeded.pop(p, None)  # type: ignore[arg-type]
         if edited is not None:
             others.discard(edited)
             self.refresh([edited])
@@ -206,10 +222,18 @@ class DiagnosticsPublisher:
     def document_report(
         self, params: lsp.DocumentDiagnosticParams
     ) -> lsp.RelatedFullDocumentDiagnosticReport | lsp.RelatedUnchangedDocumentDiagnosticReport:
+        seeded = (
+            self.seeded.get(p) if (p := convert.uri_to_path(params.text_document.uri)) else None
+        )
+        if seeded is None:
+            self.server.settle()
         doc = self.server.doc(params.text_document.uri)
         if doc is None:
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])
-        diags = self.compute(doc.project, [doc.path]).get(doc.path, [])
+        if seeded is not None:
+            diags = self.filtered(seeded)
+        else:
+            diags = self.compute(doc.project, [doc.path]).get(doc.path, [])
         rid = result_id(diags)
         if params.previous_result_id == rid:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
@@ -222,8 +246,18 @@ class DiagnosticsPublisher:
     ) -> lsp.WorkspaceDiagnosticReport:
         previous = {p.uri: p.value for p in params.previous_result_ids or ()}
         items: list[Any] = []
-        for proj in list(self.server.model.projects.values()):
-            for path, diags in sorted(self.compute_project(proj).items()):
+        projects = list(self.server.model.projects.values())
+        if not all(p in self.seeded for proj in projects for p in proj.files):
+            self.server.settle()
+        for proj in projects:
+            seeded = {p: self.seeded[p] for p in proj.files if p in self.seeded}
+            if not seeded:
+                found = project_diagnostics(proj)
+            else:
+                missing = [p for p in proj.files if p not in seeded]
+                found = {**(file_diagnostics(proj, missing) if missing else {}), **seeded}
+            for path in sorted(proj.files):
+                diags = self.filtered(found.get(path, []))
                 uri = self.server.uri_of(path)
                 version = self.server.open_version(path)
                 rid = result_id(diags)
@@ -259,13 +293,14 @@ def register_pull(server: MantleServer) -> None:
         lsp.DiagnosticOptions(
             identifier="mantle-lsp", inter_file_dependencies=True, workspace_diagnostics=True
         ),
+        settle=False,  # answered from the spread index's results when it can
     )
     def document_diagnostic(
         params: lsp.DocumentDiagnosticParams,
     ) -> lsp.RelatedFullDocumentDiagnosticReport | lsp.RelatedUnchangedDocumentDiagnosticReport:
         return publisher.document_report(params)
 
-    @server.request(lsp.WORKSPACE_DIAGNOSTIC)
+    @server.request(lsp.WORKSPACE_DIAGNOSTIC, settle=False)
     def workspace_diagnostic(
         params: lsp.WorkspaceDiagnosticParams,
     ) -> lsp.WorkspaceDiagnosticReport:

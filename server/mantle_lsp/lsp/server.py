@@ -331,10 +331,11 @@ class MantleServer(LanguageServer):
 
     # -- registration helpers -----------------------------------------------------------
     def request(
-        self, method: str, options: Any = None
+        self, method: str, options: Any = None, settle: bool = True
     ) -> Callable[[Callable[[P], R]], Callable[[P], R]]:
         """Register a request handler that answers errors with a ResponseError, logs
-        them, and keeps serving."""
+        them, and keeps serving. Unless ``settle`` is False (the handler does it when it
+        must), pending files are parsed first (:meth:`settle`)."""
 
         def deco(fn: Callable[[P], R]) -> Callable[[P], R]:
             if _is_async(fn):
@@ -343,7 +344,8 @@ class MantleServer(LanguageServer):
                 @functools.wraps(fn)
                 async def awrapper(params: P) -> Any:
                     try:
-                        self.settle()
+                        if settle:
+                            self.settle()
                         return await afn(params)
                     except Exception as exc:
                         raise self._response_error(method, exc) from exc
@@ -354,7 +356,8 @@ class MantleServer(LanguageServer):
             @functools.wraps(fn)
             def wrapper(params: P) -> R:
                 try:
-                    self.settle()
+                    if settle:
+                        self.settle()
                     return fn(params)
                 except Exception as exc:
                     raise self._response_error(method, exc) from exc

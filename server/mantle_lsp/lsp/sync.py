@@ -84,6 +84,7 @@ def register(server: MantleServer) -> None:
             server.log(f"settings: {server.settings}")
         apply_engine(server)
         if server.settings != before and server.indexed:
+            server.diagnostics.seeded.clear()  # the engine profile may have changed
             if server.pull_diagnostics:
                 server.diagnostics.request_refresh()
             else:
@@ -256,7 +257,9 @@ async def _load_and_publish(
                 loaded = _load_spread(server, root)
                 if loaded is not None:
                     spread += 1
-                    if not server.pull_diagnostics:  # now: an edit may come in next
+                    if server.pull_diagnostics:
+                        server.diagnostics.seed(loaded[1])
+                    else:  # now: an edit may come in next
                         server.diagnostics.publish_found(*loaded)
                         published.add(root)
                 else:
