@@ -9,7 +9,9 @@ Every figure is measured in the same run, so ratios hold on a noisy machine:
 - `mantle-lsp check` wall time (a subprocess, as a CI would run it; best of five) and its
   ratio to the floor, with the default `--jobs auto` and with `--jobs 1`;
 - the real server over stdio (`mantle-lsp serve`): time from `initialized` to diagnostics
-  published for every file (best of five starts, like the other timings), and to the
+  published for every file (best of five starts, like the other timings), and — for a
+  client that pulls diagnostics, like VS Code — to the answer of its first
+  `workspace/diagnostic` request; to the
   index being complete in the server (after a spread index the server parses the other
   workers' files; requests wait for that); then, with the index complete, completion
   latency as a VS Code client sees it (the list, then `completionItem/resolve` of the
@@ -119,6 +121,12 @@ VSCODE_TEXT_DOCUMENT = types.TextDocumentClientCapabilities(
 )
 
 
+VSCODE_PULL_TEXT_DOCUMENT = types.TextDocumentClientCapabilities(
+    completion=VSCODE_TEXT_DOCUMENT.completion,
+    diagnostic=types.DiagnosticClientCapabilities(related_document_support=True),
+)
+
+
 @dataclass
 class ServerFigures:
     first_diagnostics: float = 0.0
@@ -131,6 +139,7 @@ class ServerFigures:
     dependent: list[float] = field(default_factory=list)
     peak_rss_mb: float = 0.0
     worker_rss_mb: float = 0.0  # the largest worker process of a spread index
+    first_pulled: float = 0.0  # a pulling client's first workspace/diagnostic answer
 
 
 async def measure_server(
@@ -147,10 +156,18 @@ async def measure_server(
             best.first_diagnostics = figs.first_diagnostics
             best.index_complete = figs.index_complete
     figs.first_diagnostics, figs.index_complete = best.first_diagnostics, best.index_complete
+    pulled = []
+    for _ in range(starts):
+        floor.sample()
+        pulled.append((await _server_session(project, n, 0, pull=True)).first_diagnostics)
+    figs.first_pulled = min(pulled)
     return figs
 
 
-async def _server_session(project: Path, n: int, rounds: int) -> ServerFigures:
+async def _server_session(project: Path, n: int, rounds: int, pull: bool = False) -> ServerFigures:
+    """One server session. With ``pull`` the client pulls diagnostics like VS Code does
+    (``workspace/diagnostic`` once the server asks for a refresh after its index), and
+    only that answer is timed."""
     figs = ServerFigures()
     client = LanguageClient("mantle-bench", "1")
     published: dict[str, list[tuple[int | None, float, int]]] = {}
@@ -194,6 +211,10 @@ async def _server_session(project: Path, n: int, rounds: int) -> ServerFigures:
     def on_config(params: types.ConfigurationParams) -> list[object]:
         return [None for _ in params.items]
 
+    @client.feature(types.WORKSPACE_DIAGNOSTIC_REFRESH)
+    def on_refresh(params: None) -> None:
+        return None
+
     @client.feature(types.CLIENT_REGISTER_CAPABILITY)
     def on_register(params: types.RegistrationParams) -> None:
         return None
@@ -205,8 +226,13 @@ async def _server_session(project: Path, n: int, rounds: int) -> ServerFigures:
         types.InitializeParams(
             capabilities=types.ClientCapabilities(
                 window=types.WindowClientCapabilities(work_done_progress=True),
-                workspace=types.WorkspaceClientCapabilities(configuration=True),
-                text_document=VSCODE_TEXT_DOCUMENT,
+                workspace=types.WorkspaceClientCapabilities(
+                    configuration=True,
+                    diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+                    if pull
+                    else None,
+                ),
+                text_document=VSCODE_PULL_TEXT_DOCUMENT if pull else VSCODE_TEXT_DOCUMENT,
             ),
             root_uri=root_uri,
             workspace_folders=[types.WorkspaceFolder(uri=root_uri, name="bench")],
@@ -220,6 +246,17 @@ async def _server_session(project: Path, n: int, rounds: int) -> ServerFigures:
     if not index_done:
         raise SystemExit("the server never finished its initial index")
     figs.first_diagnostics = index_done[0] - t0
+    if pull:
+        report = await client.workspace_diagnostic_async(
+            types.WorkspaceDiagnosticParams(previous_result_ids=[])
+        )
+        figs.first_diagnostics = time.perf_counter() - t0
+        if len(report.items) < 4 * n:
+            raise SystemExit(f"the workspace pull reported {len(report.items)} files")
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+        return figs
     # A spread index (serve --jobs) ends with the server parsing the other workers' files;
     # requests wait for that, so they are timed once it is done.
     while not any(m.startswith("initial index") for m in logs) and time.perf_counter() < deadline:
@@ -344,17 +381,19 @@ def main() -> int:
         print(f"N={n}: floor {floor:.2f}s, check {check:.2f}s ({check / floor:.1f}x)", flush=True)
     table = [
         "| skills | floor | check | check/floor | check --jobs 1 | /floor | first diagnostics "
-        "| /floor | index complete | completion p50/p95 | resolve p95 | hover p50/p95 "
+        "| /floor | pulled (VS Code) | /floor | index complete | completion p50/p95 "
+        "| resolve p95 | hover p50/p95 "
         "| edit skill.md p50/p95 | edit memory.yml p50/p95 "
         "| dependent file p95 | peak RSS (worker) |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-        "| ---: | ---: | ---: | ---: |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for n, floor, check, serial, f in rows:
         table.append(
             f"| {n} | {floor:.2f} s | {check:.2f} s | {check / floor:.1f}x | "
             f"{serial:.2f} s | {serial / floor:.1f}x | "
             f"{f.first_diagnostics:.2f} s | {f.first_diagnostics / floor:.1f}x | "
+            f"{f.first_pulled:.2f} s | {f.first_pulled / floor:.1f}x | "
             f"{f.index_complete:.2f} s | "
             f"{ms(pct(f.completion, 0.5))} / {ms(pct(f.completion, 0.95))} | "
             f"{ms(pct(f.resolve, 0.95)) if f.resolve else 'n/a'} | "

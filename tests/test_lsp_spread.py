@@ -173,3 +173,43 @@ async def test_pulled_diagnostics_of_a_spread_index_equal_one_process(tmp_path: 
     assert seen[0][0], "the planted mistakes are reported"
     assert seen[0][2] != seen[0][1], "the edit changes the reader's diagnostics"
     assert seen[1] == seen[0]
+
+
+SETTLE_RECORDING = """
+import sys
+from mantle_lsp.model.workspace import Workspace
+record = open(sys.argv[1], "a")
+real = Workspace.settle
+def settle(self, limit=None):
+    if limit is None and self.has_pending:
+        record.write("barrier\\n")
+        record.flush()
+    return real(self, limit)
+Workspace.settle = settle
+from mantle_lsp.lsp.server import MantleServer
+MantleServer.settle_in_background = lambda self, started: None  # only barriers parse
+from mantle_lsp.cli.main import main
+raise SystemExit(main(["serve", "--jobs", "2"]))
+"""
+
+
+@pytest.mark.asyncio
+async def test_the_first_pull_does_not_wait_for_the_rest_of_the_index(tmp_path: Path) -> None:
+    """The first pulls are answered from the workers' results: the server does not stop
+    to parse the other workers' files for them (a hover does)."""
+    root = _broken_generated(tmp_path, N).resolve()
+    record = tmp_path / "settled.txt"
+    record.write_text("")
+    server = [sys.executable, "-c", SETTLE_RECORDING, str(record)]
+    async with lsp_session(root, server=server, capabilities=vscode_capabilities(pull=True)) as s:
+        report = await s.client.workspace_diagnostic_async(
+            lsp.WorkspaceDiagnosticParams(previous_result_ids=[])
+        )
+        assert len(report.items) >= 4 * N
+        barrier_before_hover = record.read_text()
+        skill_md = root / "skills" / _other_workers_skill(root) / "skill.md"
+        await s.client.text_document_hover_async(
+            lsp.HoverParams(s.doc(skill_md), lsp.Position(line=0, character=0))
+        )
+    assert barrier_before_hover == ""
+    assert record.read_text() == "barrier\n"

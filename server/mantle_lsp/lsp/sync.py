@@ -258,7 +258,8 @@ async def _load_and_publish(
                 if loaded is not None:
                     spread += 1
                     if server.pull_diagnostics:
-                        server.diagnostics.seed(loaded[1])
+                        spread_proj, found = loaded
+                        server.diagnostics.seed({p: found.get(p, []) for p in spread_proj.files})
                     else:  # now: an edit may come in next
                         server.diagnostics.publish_found(*loaded)
                         published.add(root)
