@@ -45,6 +45,9 @@ def result_id(diags: Iterable[Diagnostic]) -> str:
     return hashlib.blake2b(repr(_key(diags)).encode(), digest_size=8).hexdigest()
 
 
+_NONE_ID = result_id(())  # most files have nothing to report
+
+
 class DiagnosticsPublisher:
     def __init__(self, server: MantleServer) -> None:
         self.server = server
@@ -260,7 +263,7 @@ class DiagnosticsPublisher:
                 diags = self.filtered(found.get(path, []))
                 uri = self.server.uri_of(path)
                 version = self.server.open_version(path)
-                rid = result_id(diags)
+                rid = result_id(diags) if diags else _NONE_ID
                 if previous.get(uri) == rid:
                     items.append(
                         lsp.WorkspaceUnchangedDocumentDiagnosticReport(
@@ -268,12 +271,12 @@ class DiagnosticsPublisher:
                         )
                     )
                     continue
-                index = proj.files[path].source.index
+                index = proj.files[path].source.index if diags else None
                 items.append(
                     lsp.WorkspaceFullDocumentDiagnosticReport(
                         uri=uri,
                         version=version,
-                        items=[convert.to_diagnostic(d, index) for d in diags],
+                        items=[convert.to_diagnostic(d, index) for d in diags] if index else [],
                         result_id=rid,
                     )
                 )

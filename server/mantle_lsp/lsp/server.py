@@ -159,7 +159,8 @@ class MantleProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
 
-SETTLE_CHUNK = 40  # pending files parsed per turn of the event loop (~10 ms)
+SETTLE_CHUNK = 16  # pending files parsed per turn of the event loop (~5 ms)
+SETTLE_PAUSE = 0.0005  # seconds between two turns
 
 
 class MantleServer(LanguageServer):
@@ -236,7 +237,9 @@ class MantleServer(LanguageServer):
 
         async def run() -> None:
             while not self.model.settle(SETTLE_CHUNK):
-                await asyncio.sleep(0)
+                # not sleep(0): the stdio reader is a thread that needs the GIL, and a
+                # few loop turns, to hand over each incoming message
+                await asyncio.sleep(SETTLE_PAUSE)
             self._settling = None
             self.stop_workers(retired=True)
             ms = int((time.monotonic() - started) * 1000)
