@@ -182,6 +182,7 @@ class MantleServer(LanguageServer):
         self.jobs = 1  # processes for the initial index of a large project (serve --jobs)
         self.diagnostics = DiagnosticsPublisher(self)
         self._settling: asyncio.Task[None] | None = None
+        self._settle_started = 0.0
         self._workers: list[parallel.Spawned] = []  # started ahead of a spread index
         self._retired: list[parallel.Spawned] = []  # done, their exit not yet awaited
 
@@ -224,16 +225,20 @@ class MantleServer(LanguageServer):
         if self._settling is not None:
             self._settling.cancel()
             self._settling = None
-        if self.model.has_pending:
+        pending = self.model.has_pending
+        if pending:
             self.model.settle()
         if self._retired:
             parallel.reap(self._retired)
             self._retired = []
+        if pending:
+            self._index_completed("a request")
 
     def settle_in_background(self, started: float) -> None:
         """Parse the pending files a few at a time while the editor is idle."""
         if not self.model.has_pending:
             return
+        self._settle_started = started
 
         async def run() -> None:
             while not self.model.settle(SETTLE_CHUNK):
@@ -242,13 +247,16 @@ class MantleServer(LanguageServer):
                 await asyncio.sleep(SETTLE_PAUSE)
             self._settling = None
             self.stop_workers(retired=True)
-            ms = int((time.monotonic() - started) * 1000)
-            self.log(
-                f"index complete: every file parsed in this process after {ms} ms"
-                + _children_peak()
-            )
+            self._index_completed("the background")
 
         self._settling = asyncio.get_running_loop().create_task(run())
+
+    def _index_completed(self, by: str) -> None:
+        ms = int((time.monotonic() - self._settle_started) * 1000)
+        self.log(
+            f"index complete: every file parsed in this process after {ms} ms (finished "
+            f"by {by}){_children_peak()}"
+        )
 
     # -- client capabilities ------------------------------------------------------------
     def client_supports(self, field: str) -> bool:
