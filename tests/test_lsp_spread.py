@@ -187,7 +187,7 @@ def settle(self, limit=None):
     return real(self, limit)
 Workspace.settle = settle
 from mantle_lsp.lsp.server import MantleServer
-MantleServer.settle_in_background = lambda self, started: None  # only barriers parse
+MantleServer.settle_in_background = lambda self: None  # only barriers parse
 from mantle_lsp.cli.main import main
 raise SystemExit(main(["serve", "--jobs", "2"]))
 """

@@ -182,7 +182,7 @@ class MantleServer(LanguageServer):
         self.jobs = 1  # processes for the initial index of a large project (serve --jobs)
         self.diagnostics = DiagnosticsPublisher(self)
         self._settling: asyncio.Task[None] | None = None
-        self._settle_started = 0.0
+        self.index_started = 0.0  # time.monotonic() when the last index_folders began
         self._workers: list[parallel.Spawned] = []  # started ahead of a spread index
         self._retired: list[parallel.Spawned] = []  # done, their exit not yet awaited
 
@@ -234,11 +234,10 @@ class MantleServer(LanguageServer):
         if pending:
             self._index_completed("a request")
 
-    def settle_in_background(self, started: float) -> None:
+    def settle_in_background(self) -> None:
         """Parse the pending files a few at a time while the editor is idle."""
         if not self.model.has_pending:
             return
-        self._settle_started = started
 
         async def run() -> None:
             while not self.model.settle(SETTLE_CHUNK):
@@ -252,9 +251,10 @@ class MantleServer(LanguageServer):
         self._settling = asyncio.get_running_loop().create_task(run())
 
     def _index_completed(self, by: str) -> None:
-        ms = int((time.monotonic() - self._settle_started) * 1000)
+        ms = int((time.monotonic() - self.index_started) * 1000)
         self.log(
-            f"index complete: every file parsed in this process after {ms} ms (finished "
+            f"index complete: every file parsed in this process {ms} ms after the index began "
+            f"(finished "
             f"by {by}){_children_peak()}"
         )
 

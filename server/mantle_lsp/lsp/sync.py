@@ -194,7 +194,7 @@ async def load_settings(server: MantleServer) -> None:
 async def index_folders(server: MantleServer, folders: list[Path], initial: bool) -> None:
     """Load every project under ``folders``, reporting ``$/progress``, then publish (or ask
     a pulling client to pull) the diagnostics of every project file."""
-    started = time.monotonic()
+    started = server.index_started = time.monotonic()
     token: str | None = None
     if server.client_supports("window.work_done_progress"):
         token = f"mantle-lsp/index/{uuid.uuid4().hex}"
@@ -233,7 +233,7 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
     where = ", ".join(str(f) for f in folders) or "no workspace folder"
     server.log(f"{'initial index' if initial else 'added folders'} ({where}): {summary}")
     server.stop_workers()
-    server.settle_in_background(started)
+    server.settle_in_background()
 
 
 async def _load_and_publish(
