@@ -250,6 +250,13 @@ class MantleServer(LanguageServer):
 
         self._settling = asyncio.get_running_loop().create_task(run())
 
+    def stop_background(self) -> None:
+        """At shutdown: stop parsing pending files, let every worker go."""
+        if self._settling is not None:
+            self._settling.cancel()
+            self._settling = None
+        self.stop_workers(retired=True)
+
     def _index_completed(self, by: str) -> None:
         ms = int((time.monotonic() - self.index_started) * 1000)
         self.log(
@@ -379,9 +386,10 @@ class MantleServer(LanguageServer):
         return deco
 
     def notification(
-        self, method: str, options: Any = None
+        self, method: str, options: Any = None, settle: bool = True
     ) -> Callable[[Callable[[P], R]], Callable[[P], R]]:
-        """Register a notification handler whose failures are logged, never fatal."""
+        """Register a notification handler whose failures are logged, never fatal (and,
+        unless ``settle`` is False, that runs on whole projects: see :meth:`settle`)."""
 
         def deco(fn: Callable[[P], R]) -> Callable[[P], R]:
             if _is_async(fn):
@@ -390,7 +398,8 @@ class MantleServer(LanguageServer):
                 @functools.wraps(fn)
                 async def awrapper(params: P) -> None:
                     try:
-                        self.settle()
+                        if settle:
+                            self.settle()
                         await afn(params)
                     except Exception as exc:
                         self.log_exception(method, exc)
@@ -401,7 +410,8 @@ class MantleServer(LanguageServer):
             @functools.wraps(fn)
             def wrapper(params: P) -> None:
                 try:
-                    self.settle()
+                    if settle:
+                        self.settle()
                     fn(params)
                 except Exception as exc:
                     self.log_exception(method, exc)

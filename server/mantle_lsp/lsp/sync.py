@@ -66,10 +66,10 @@ def register(server: MantleServer) -> None:
         await index_folders(server, list(server.folders), initial=True)
         server.indexed = True
 
-    @server.notification(lsp.SHUTDOWN)
+    @server.notification(lsp.SHUTDOWN, settle=False)  # no need to finish the index
     def shutdown(params: Any) -> None:
         server.diagnostics.cancel()
-        server.stop_workers(retired=True)
+        server.stop_background()
 
     # -- settings -----------------------------------------------------------------------
     @server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
