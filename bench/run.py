@@ -413,9 +413,11 @@ def main() -> int:
             "# Benchmark results\n\n"
             f"Written by `make bench` (`bench/run.py --sizes {' '.join(map(str, args.sizes))} "
             f"--rounds {args.rounds}`) on {time.strftime('%Y-%m-%d')}; load average "
-            f"{load:.1f} when it ended. Each row's figures come from the same run, so the "
-            "ratios hold even when the machine is busy. See performance.md for what they "
-            "mean and the targets.\n\n"
+            f"{load:.1f} when it ended. Each row's figures come from the same run; every "
+            "timing is the best of five runs, each next to a sample of the floor, and the "
+            "floor is the best of those samples, so the ratios hold even when the machine "
+            "is busy. Requests are timed once the server's index is complete. See "
+            "performance.md for what they mean and the targets.\n\n"
         )
         args.out.write_text(header + report + f"\n\nMachine: {machine}.\n", encoding="utf-8")
     return 0
