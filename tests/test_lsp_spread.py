@@ -109,12 +109,32 @@ raise SystemExit(main(["serve", "--jobs", "2"]))
 """
 
 
+STUCK_WORKERS = """
+import subprocess, sys
+from mantle_lsp import parallel
+def spawn_workers(n):
+    return [
+        parallel.Spawned(p, parallel.Channel(p.stdout, p.stdin))
+        for p in (
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            for _ in range(n)
+        )
+    ]
+parallel.spawn_workers = spawn_workers
+parallel.WORKER_TIMEOUT = 1.0
+from mantle_lsp.cli.main import main
+raise SystemExit(main(["serve", "--jobs", "2"]))
+"""
+
+
 @pytest.mark.asyncio
-async def test_a_crashed_worker_leaves_the_index_to_the_server(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [CRASHING_WORKERS, STUCK_WORKERS], ids=["crashed", "stuck"])
+async def test_a_failed_worker_leaves_the_index_to_the_server(tmp_path: Path, workers: str) -> None:
     root = _broken_generated(tmp_path, N).resolve()
     async with lsp_session(root, server=[*SERVER, "--jobs", "1"]) as s:
         expected = _published(s)
-    async with lsp_session(root, server=[sys.executable, "-c", CRASHING_WORKERS]) as s:
+    async with lsp_session(root, server=[sys.executable, "-c", workers]) as s:
         assert _published(s) == expected
         notes = [m for m in s.logs() if "worker process failed" in m]
         assert notes and "in one process" in notes[0]

@@ -39,6 +39,7 @@ import os
 import struct
 import subprocess
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ from .model.symbols import build_index, export_entries, import_entries
 from .syntax.text import TextRange, new_range
 
 MIN_SKILLS = 100  # below this, starting workers and exchanging cost more than they save
+WORKER_TIMEOUT = 120.0  # seconds a spawned worker may take for its share
 
 Files = list[tuple[Path, FileKind, str | None]]
 # symbols, references, skill facts, field tables, and the digest of the file list (everyone
@@ -126,12 +128,9 @@ def check_project(
             return serial(root, engine)
 
 
-def serial(
-    root: Path, engine: str | None, reader: Callable[[Path], Source] = read_source
-) -> tuple[Project, Found]:
-    proj = Project(root, reader)
+def serial(root: Path, engine: str | None) -> tuple[Project, Found]:
+    proj = Project.load(root)
     proj.engine_override = engine
-    proj.rescan()
     return proj, project_diagnostics(proj)
 
 
@@ -252,6 +251,32 @@ def release(workers: Sequence[Spawned]) -> None:
         for stream in (sp.channel.orders, sp.channel.answers):
             with contextlib.suppress(OSError):
                 stream.close()
+
+
+def lead_spawned(
+    root: Path,
+    files: Files,
+    owned: list[set[Path]],
+    engine: str | None,
+    reader: Callable[[Path], Source],
+    workers: Sequence[Spawned],
+) -> tuple[Project, Found]:
+    """:func:`lead` with spawned workers, under a watchdog: a worker that has not answered
+    after :data:`WORKER_TIMEOUT` seconds is killed, which ends the wait with
+    :class:`WorkerFailed` (a server must not hang on a stuck helper)."""
+    watchdog = threading.Timer(WORKER_TIMEOUT, _kill, args=(workers,))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        return lead(root, files, owned, engine, reader, [w.channel for w in workers])
+    finally:
+        watchdog.cancel()
+
+
+def _kill(workers: Sequence[Spawned]) -> None:
+    for sp in workers:
+        with contextlib.suppress(OSError):
+            sp.proc.kill()
 
 
 def reap(workers: Sequence[Spawned]) -> None:

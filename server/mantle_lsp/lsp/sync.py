@@ -298,9 +298,7 @@ def _load_spread(
     try:
         workers = server.take_workers(len(owned) - 1)
         parallel.assign(workers, root, server.jobs, engine, pinned)
-        proj, found = parallel.lead(
-            root, files, owned, engine, server.model.read, [w.channel for w in workers]
-        )
+        proj, found = parallel.lead_spawned(root, files, owned, engine, server.model.read, workers)
     except Exception as exc:  # a worker failed, or could not start: one process does it
         server.log(parallel.failure_note(exc, root, "indexing"), lsp.MessageType.Warning)
         return None
