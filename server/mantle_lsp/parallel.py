@@ -33,18 +33,16 @@ Messages are length-prefixed JSON over pipes (never pickle).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import struct
-import subprocess
 import sys
-import threading
 import traceback
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
 from .model import layout
@@ -53,6 +51,9 @@ from .model.project import FieldFacts, Project, SkillFacts, bulk_work
 from .model.source import Source, read_source
 from .model.symbols import build_index, export_entries, import_entries
 from .syntax.text import TextRange, new_range
+
+if TYPE_CHECKING:
+    import subprocess
 
 MIN_SKILLS = 100  # below this, starting workers and exchanging cost more than they save
 WORKER_TIMEOUT = 120.0  # seconds a spawned worker may take for its share
@@ -201,6 +202,8 @@ def spawn_workers(n: int) -> list[Spawned]:
         f"import sys; sys.path[:] = {[p for p in sys.path if p]!r}; "
         "from mantle_lsp.parallel import _spawned_worker_main; _spawned_worker_main()"
     )
+    import subprocess  # the server's only: check forks
+
     started: list[Spawned] = []
     try:
         for _ in range(n):
@@ -264,6 +267,8 @@ def lead_spawned(
     """:func:`lead` with spawned workers, under a watchdog: a worker that has not answered
     after :data:`WORKER_TIMEOUT` seconds is killed, which ends the wait with
     :class:`WorkerFailed` (a server must not hang on a stuck helper)."""
+    import threading
+
     watchdog = threading.Timer(WORKER_TIMEOUT, _kill, args=(workers,))
     watchdog.daemon = True
     watchdog.start()
@@ -283,6 +288,8 @@ def reap(workers: Sequence[Spawned]) -> None:
     """:func:`release` the workers and wait for their exit (killing a stuck one). A
     worker that has answered needs a few dozen milliseconds to exit (the kernel frees its
     memory), so a caller in a hurry releases now and reaps later."""
+    import subprocess
+
     release(workers)
     for sp in workers:
         try:
@@ -433,11 +440,12 @@ def _addressed(everyone: list[Export], w: int) -> list[Entries]:
 
 
 def listing_digest(files: Files) -> str:
-    """What identifies the shared file list (file numbers in messages index it)."""
-    h = hashlib.blake2b(digest_size=16)
+    """What identifies the shared file list (file numbers in messages index it): its
+    length and a CRC of its entries, which any added, removed or renamed file changes."""
+    crc = 0
     for path, kind, sid in files:
-        h.update(f"{path}\0{kind.value}\0{sid}\n".encode("utf-8", "surrogateescape"))
-    return h.hexdigest()
+        crc = zlib.crc32(f"{path}\0{kind.value}\0{sid}\n".encode("utf-8", "surrogateescape"), crc)
+    return f"{len(files)}:{crc:08x}"
 
 
 def file_ids(files: Files) -> dict[Path, int]:

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import __version__
-from ..ide.code_docs import load_page, resolve_code
 from ..ide.codes import REGISTRY, info, markdown_table
 from ..ide.diagnostics import Diagnostic, project_diagnostics
 from ..model import layout
@@ -360,6 +359,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if not args.code:
         print("mantle-lsp: error: explain needs a CODE (or --markdown)", file=sys.stderr)
         return EXIT_USAGE
+    from ..ide.code_docs import load_page, resolve_code  # only `explain` reads the pages
+
     code, candidates = resolve_code(args.code, sorted(REGISTRY))
     if code is None:
         if candidates:
