@@ -260,7 +260,7 @@ def test_explain_ambiguous_or_unknown_code_exits_two(
 def test_explain_without_a_page_prints_the_registry_entry(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("mantle_lsp.cli.main.load_page", lambda code: None)
+    monkeypatch.setattr("mantle_lsp.ide.code_docs.load_page", lambda code: None)
     rc, out, _ = run(capsys, "explain", "lsp.flow.branch_if_ignored")
     assert rc == 0 and out.startswith("lsp.flow.branch_if_ignored  (warning; reported by")
 
