@@ -163,10 +163,15 @@ def _entries(proj: Project) -> tuple[set[tuple[object, ...]], set[tuple[object, 
     return syms, refs
 
 
-def test_a_materialized_partial_project_equals_the_whole_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("example", ["generated", "telecom", "telecom-broken"])
+def test_a_materialized_partial_project_equals_the_whole_one(tmp_path: Path, example: str) -> None:
     """What the server does after a spread index: the other workers' files are parsed
     here and their imported entries replaced by entries with parsed objects."""
-    root = _broken_generated(tmp_path, 12)
+    if example == "generated":
+        root = _broken_generated(tmp_path, 12)
+    else:
+        root = tmp_path / example
+        shutil.copytree(REPO / "examples" / example, root)
     files = list(layout.project_files(root))
     owned = parallel.partition(files, 2, min_skills=0)
     assert owned is not None
