@@ -6,18 +6,19 @@ Every figure is measured in the same run, so ratios hold on a noisy machine:
   (memory.yml, responses.yml, agent.yml, integrations.yml, each skill.md frontmatter and
   ordered-block body) — the least any checker must do; sampled before every timed run,
   and the best sample is the floor (see :class:`Floor`);
-- `mantle-lsp check` wall time (a subprocess, as a CI would run it; best of five) and its
-  ratio to the floor, with the default `--jobs auto` and with `--jobs 1`;
+- `mantle-lsp check` wall time (a subprocess, as a CI would run it) and its ratio to the
+  floor, with the default `--jobs auto` and with `--jobs 1`;
 - the real server over stdio (`mantle-lsp serve`): time from `initialized` to diagnostics
-  published for every file (best of five starts, like the other timings), and — for a
-  client that pulls diagnostics, like VS Code — to the answer of its first
-  `workspace/diagnostic` request; to the
-  index being complete in the server (after a spread index the server parses the other
-  workers' files; requests wait for that); then, with the index complete, completion
+  published for every file, and — for a client that pulls diagnostics, like VS Code — to
+  the answer of its first `workspace/diagnostic` request; to the index being complete in
+  the server (after a spread index the server parses the other workers' files; requests
+  wait for that); then, with the index complete, completion
   latency as a VS Code client sees it (the list, then `completionItem/resolve` of the
   focused item) and hover latency (p50/p95), edit-to-fresh-diagnostics for an edit in a
   skill.md and in a memory.yml whose field another skill reads (p50/p95), and the
   server's peak RSS (and its largest worker's).
+
+Every timing is the best of five runs, interleaved with the others' (see :func:`measure`).
 
     python bench/run.py [--sizes 100 1000] [--out docs/performance.md]
 """
@@ -83,19 +84,16 @@ class Floor:
         return min(self.samples)
 
 
-def check_seconds(project: Path, floor: Floor, *options: str, runs: int = 5) -> float:
-    """Best of ``runs`` runs of `check`, each next to a floor sample."""
+def check_once(project: Path, *options: str) -> float:
     exe = Path(sys.executable).with_name("mantle-lsp")
-    best = float("inf")
-    for _ in range(runs):
-        floor.sample()
-        t = time.perf_counter()
-        cmd = [str(exe), "check", *options, str(project)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        best = min(best, time.perf_counter() - t)
-        if proc.returncode != 0:
-            raise SystemExit(f"check failed on the generated project:\n{proc.stdout[-2000:]}")
-    return best
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [str(exe), "check", *options, str(project)], capture_output=True, text=True
+    )
+    took = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise SystemExit(f"check failed on the generated project:\n{proc.stdout[-2000:]}")
+    return took
 
 
 def pct(values: list[float], q: float) -> float:
@@ -142,26 +140,35 @@ class ServerFigures:
     first_pulled: float = 0.0  # a pulling client's first workspace/diagnostic answer
 
 
-async def measure_server(
-    project: Path, n: int, rounds: int, floor: Floor, starts: int = 5
-) -> ServerFigures:
-    """The server's figures. Its start is timed ``starts`` times, each next to a floor
-    sample (best of, like the other figures); requests and edits are timed in the last
-    session, once the index is complete."""
-    best = ServerFigures(first_diagnostics=float("inf"))
-    for i in range(starts):
+async def measure(
+    project: Path, n: int, rounds: int, runs: int = 5
+) -> tuple[float, float, float, ServerFigures]:
+    """Every figure of one size: (floor, check, check --jobs 1, server figures).
+
+    The timed runs are interleaved — `check`, `check --jobs 1`, a server start with pushed
+    diagnostics, one with pulled diagnostics, ``runs`` times over — each after a floor
+    sample, and each figure is its best run: the machine's slow and fast phases last
+    longer than one measurement, and interleaving gives every figure the same chances.
+    Requests and edits are then timed in one more session, once its index is complete."""
+    floor = Floor(project)
+    check: list[float] = []
+    serial: list[float] = []
+    pushed: list[ServerFigures] = []
+    pulled: list[float] = []
+    for _ in range(runs):
         floor.sample()
-        figs = await _server_session(project, n, rounds if i == starts - 1 else 0)
-        if figs.first_diagnostics < best.first_diagnostics:
-            best.first_diagnostics = figs.first_diagnostics
-            best.index_complete = figs.index_complete
-    figs.first_diagnostics, figs.index_complete = best.first_diagnostics, best.index_complete
-    pulled = []
-    for _ in range(starts):
+        check.append(check_once(project))
+        floor.sample()
+        serial.append(check_once(project, "--jobs", "1"))
+        floor.sample()
+        pushed.append(await _server_session(project, n, 0))
         floor.sample()
         pulled.append((await _server_session(project, n, 0, pull=True)).first_diagnostics)
+    figs = await _server_session(project, n, rounds)
+    best = min(pushed, key=lambda f: f.first_diagnostics)
+    figs.first_diagnostics, figs.index_complete = best.first_diagnostics, best.index_complete
     figs.first_pulled = min(pulled)
-    return figs
+    return floor.best, min(check), min(serial), figs
 
 
 async def _server_session(project: Path, n: int, rounds: int, pull: bool = False) -> ServerFigures:
@@ -251,8 +258,8 @@ async def _server_session(project: Path, n: int, rounds: int, pull: bool = False
             types.WorkspaceDiagnosticParams(previous_result_ids=[])
         )
         figs.first_diagnostics = time.perf_counter() - t0
-        if len(report.items) < 4 * n:
-            raise SystemExit(f"the workspace pull reported {len(report.items)} files")
+        if any(getattr(item, "items", None) for item in report.items):
+            raise SystemExit("the workspace pull reported problems in the generated project")
         await client.shutdown_async(None)
         client.exit(None)
         await client.stop()
@@ -372,11 +379,7 @@ def main() -> int:
     rows = []
     for n in args.sizes:
         project = generate(CACHE / f"skills-{n}", n)
-        floors = Floor(project)
-        check = check_seconds(project, floors)
-        serial = check_seconds(project, floors, "--jobs", "1")
-        figs = asyncio.run(measure_server(project, n, args.rounds, floors))
-        floor = floors.best
+        floor, check, serial, figs = asyncio.run(measure(project, n, args.rounds))
         rows.append((n, floor, check, serial, figs))
         print(f"N={n}: floor {floor:.2f}s, check {check:.2f}s ({check / floor:.1f}x)", flush=True)
     table = [

@@ -213,7 +213,31 @@ async def test_pull_diagnostics(tmp_path: Path) -> None:
         )
         by_uri = {item.uri: item for item in ws.items}
         assert by_uri[uri(skill)].items  # type: ignore[union-attr]
-        assert len(by_uri) == sum(1 for p in root.rglob("*") if p.suffix in (".md", ".yml", ".py"))
+        # files with nothing to report that the client knows nothing of are left out
+        assert all(item.items for item in ws.items)  # type: ignore[union-attr]
+        clean = root / "skills" / "roaming_pass" / "skill.md"
+        assert uri(clean) not in by_uri
+        # ... but one the client holds a result for is reported (here: unchanged)
+        ws = await s.client.workspace_diagnostic_async(
+            lsp.WorkspaceDiagnosticParams(
+                previous_result_ids=[
+                    lsp.PreviousResultId(uri=uri(clean), value=again.result_id)  # type: ignore[arg-type]
+                ]
+            )
+        )
+        by_uri = {item.uri: item for item in ws.items}
+        assert isinstance(by_uri[uri(clean)], lsp.WorkspaceUnchangedDocumentDiagnosticReport)
+        # and a file whose problems are gone is reported empty once, to clear them
+        s.change(memory, (pos.line, pos.character), (pos.line, pos.character + 4), "")
+        ws = await s.client.workspace_diagnostic_async(
+            lsp.WorkspaceDiagnosticParams(previous_result_ids=[])
+        )
+        by_uri = {item.uri: item for item in ws.items}
+        assert not by_uri[uri(skill)].items  # type: ignore[union-attr]
+        ws = await s.client.workspace_diagnostic_async(
+            lsp.WorkspaceDiagnosticParams(previous_result_ids=[])
+        )
+        assert uri(skill) not in {item.uri for item in ws.items}
         assert s.published == []  # nothing is pushed to a pulling client
 
 

@@ -225,7 +225,7 @@ async def test_the_first_pull_does_not_wait_for_the_rest_of_the_index(tmp_path: 
         report = await s.client.workspace_diagnostic_async(
             lsp.WorkspaceDiagnosticParams(previous_result_ids=[])
         )
-        assert len(report.items) >= 4 * N
+        assert report.items  # the planted mistakes
         barrier_before_hover = record.read_text()
         skill_md = root / "skills" / _other_workers_skill(root) / "skill.md"
         await s.client.text_document_hover_async(

@@ -55,6 +55,10 @@ class DiagnosticsPublisher:
         # Pull mode: diagnostics a spread initial index computed (unfiltered), served to
         # pulls until a change may affect them (see seed).
         self.seeded: dict[Path, list[Diagnostic]] = {}
+        # Pull mode: files whose last workspace report had diagnostics. A workspace report
+        # leaves out a file with nothing to report that the client does not know either
+        # (no previous result id, nothing reported before): most files, most of the time.
+        self.reported: set[Path] = set()
         self.pending: set[Path] = set()
         self.stale_dropped = 0
         self._timer: asyncio.TimerHandle | None = None
@@ -248,6 +252,7 @@ class DiagnosticsPublisher:
         self, params: lsp.WorkspaceDiagnosticParams
     ) -> lsp.WorkspaceDiagnosticReport:
         previous = {p.uri: p.value for p in params.previous_result_ids or ()}
+        known = {path for u in previous if (path := convert.uri_to_path(u)) is not None}
         items: list[Any] = []
         projects = list(self.server.model.projects.values())
         if not all(p in self.seeded for proj in projects for p in proj.files):
@@ -261,6 +266,12 @@ class DiagnosticsPublisher:
                 found = {**(file_diagnostics(proj, missing) if missing else {}), **seeded}
             for path in sorted(proj.files):
                 diags = self.filtered(found.get(path, []))
+                if not diags and path not in known and path not in self.reported:
+                    continue  # the client shows nothing for it, and there is nothing
+                if diags:
+                    self.reported.add(path)
+                else:
+                    self.reported.discard(path)
                 uri = self.server.uri_of(path)
                 version = self.server.open_version(path)
                 rid = result_id(diags) if diags else _NONE_ID
