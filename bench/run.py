@@ -18,7 +18,12 @@ Every figure is measured in the same run, so ratios hold on a noisy machine:
   skill.md and in a memory.yml whose field another skill reads (p50/p95), and the
   server's peak RSS (and its largest worker's).
 
-Every timing is the best of five runs, interleaved with the others' (see :func:`measure`).
+Before each run the bench also measures how many cores' worth of work two processes
+get (:func:`parallel_capacity`): on this machine it swings between ~1 and ~2, and a
+spread `check` or index can only be as fast as it allows. Every timing is the best of
+``--runs`` (7) runs, interleaved with the others' (see
+:func:`measure`): like `timeit`, the best run is the one least disturbed by the rest of
+the machine.
 
     python bench/run.py [--sizes 100 1000] [--out docs/performance.md]
 """
@@ -48,6 +53,28 @@ from generate import generate
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "bench"
 FENCE = re.compile(r":::ordered_block[^\n]*\n(.*?)^:::[ \t]*$", re.S | re.M)
+
+
+_SPIN = (
+    "import time\nt = time.perf_counter()\nfor _ in range(3_000_000): pass\n"
+    "print(time.perf_counter() - t)"
+)
+
+
+def parallel_capacity() -> float:
+    """How many cores' worth of work two processes get right now (2.0: two whole cores;
+    1.0: they share one). This machine's second core comes and goes; a spread `check`
+    or index can only be as fast as it allows."""
+
+    def spin(k: int) -> list[float]:
+        procs = [
+            subprocess.Popen([sys.executable, "-c", _SPIN], stdout=subprocess.PIPE, text=True)
+            for _ in range(k)
+        ]
+        return [float(p.communicate()[0]) for p in procs]
+
+    one = min(spin(1)[0], spin(1)[0])
+    return min(2.0, 2 * one / max(spin(2)))
 
 
 def floor_once(project: Path) -> float:
@@ -138,6 +165,7 @@ class ServerFigures:
     peak_rss_mb: float = 0.0
     worker_rss_mb: float = 0.0  # the largest worker process of a spread index
     first_pulled: float = 0.0  # a pulling client's first workspace/diagnostic answer
+    capacity: tuple[float, float] = (0.0, 0.0)  # parallel_capacity(), lowest and highest
 
 
 async def measure(
@@ -155,7 +183,9 @@ async def measure(
     serial: list[float] = []
     pushed: list[ServerFigures] = []
     pulled: list[float] = []
+    capacity: list[float] = []
     for _ in range(runs):
+        capacity.append(parallel_capacity())
         floor.sample()
         check.append(check_once(project))
         floor.sample()
@@ -168,6 +198,7 @@ async def measure(
     best = min(pushed, key=lambda f: f.first_diagnostics)
     figs.first_diagnostics, figs.index_complete = best.first_diagnostics, best.index_complete
     figs.first_pulled = min(pulled)
+    figs.capacity = (min(capacity), max(capacity))
     return floor.best, min(check), min(serial), figs
 
 
@@ -374,12 +405,13 @@ def main() -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--runs", type=int, default=7, help="timed runs per figure (best of)")
     args = ap.parse_args()
     compile_bytecode()
     rows = []
     for n in args.sizes:
         project = generate(CACHE / f"skills-{n}", n)
-        floor, check, serial, figs = asyncio.run(measure(project, n, args.rounds))
+        floor, check, serial, figs = asyncio.run(measure(project, n, args.rounds, args.runs))
         rows.append((n, floor, check, serial, figs))
         print(f"N={n}: floor {floor:.2f}s, check {check:.2f}s ({check / floor:.1f}x)", flush=True)
     table = [
@@ -387,9 +419,9 @@ def main() -> int:
         "| /floor | pulled (VS Code) | /floor | index complete | completion p50/p95 "
         "| resolve p95 | hover p50/p95 "
         "| edit skill.md p50/p95 | edit memory.yml p50/p95 "
-        "| dependent file p95 | peak RSS (worker) |",
+        "| dependent file p95 | peak RSS (worker) | 2 processes got |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-        "| ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for n, floor, check, serial, f in rows:
         table.append(
@@ -404,7 +436,8 @@ def main() -> int:
             f"{ms(pct(f.edit_skill, 0.5))} / {ms(pct(f.edit_skill, 0.95))} | "
             f"{ms(pct(f.edit_memory, 0.5))} / {ms(pct(f.edit_memory, 0.95))} | "
             f"{ms(pct(f.dependent, 0.95)) if f.dependent else 'n/a'} | {f.peak_rss_mb:.0f} MB"
-            f"{f' ({f.worker_rss_mb:.0f} MB)' if f.worker_rss_mb else ''} |"
+            f"{f' ({f.worker_rss_mb:.0f} MB)' if f.worker_rss_mb else ''} | "
+            f"{f.capacity[0]:.1f}–{f.capacity[1]:.1f} cores |"
         )
     machine = f"{platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} cores"
     report = "\n".join(table)
@@ -415,11 +448,12 @@ def main() -> int:
         header = (
             "# Benchmark results\n\n"
             f"Written by `make bench` (`bench/run.py --sizes {' '.join(map(str, args.sizes))} "
-            f"--rounds {args.rounds}`) on {time.strftime('%Y-%m-%d')}; load average "
-            f"{load:.1f} when it ended. Each row's figures come from the same run; every "
-            "timing is the best of five runs, each next to a sample of the floor, and the "
-            "floor is the best of those samples, so the ratios hold even when the machine "
-            "is busy. Requests are timed once the server's index is complete. See "
+            f"--rounds {args.rounds} --runs {args.runs}`) on {time.strftime('%Y-%m-%d')}; "
+            f"load average {load:.1f} when it ended. Each row's figures come from the same "
+            f"run; every timing is the best of {args.runs} interleaved runs, each next to a "
+            "sample of the floor, and the floor is the best of those samples, so the ratios "
+            "hold even when the machine is busy. Requests are timed once the server's index "
+            "is complete. See "
             "performance.md for what they mean and the targets.\n\n"
         )
         args.out.write_text(header + report + f"\n\nMachine: {machine}.\n", encoding="utf-8")
