@@ -161,6 +161,7 @@ class MantleProtocol(LanguageServerProtocol):
 
 SETTLE_CHUNK = 16  # pending files parsed per turn of the event loop (~5 ms)
 SETTLE_PAUSE = 0.0005  # seconds between two turns
+SETTLE_DELAY = 0.05  # seconds after the index before the first turn
 
 
 class MantleServer(LanguageServer):
@@ -240,6 +241,8 @@ class MantleServer(LanguageServer):
             return
 
         async def run() -> None:
+            # the requests that follow the index (a pulling client's first pulls) first
+            await asyncio.sleep(SETTLE_DELAY)
             while not self.model.settle(SETTLE_CHUNK):
                 # not sleep(0): the stdio reader is a thread that needs the GIL, and a
                 # few loop turns, to hand over each incoming message
