@@ -218,8 +218,8 @@ class DiagnosticsPublisher:
         """After an edit: the edited document now, the rest after the delay."""
         others = set(affected)
         if self.seeded:
-            for p in (edited, *others):
-                self.seeded.pop(p, None)  # type: ignore[arg-type]
+            for p in others | ({edited} if edited is not None else set()):
+                self.seeded.pop(p, None)
         if edited is not None:
             others.discard(edited)
             self.refresh([edited])

@@ -223,9 +223,7 @@ class MantleServer(LanguageServer):
     def settle(self) -> None:
         """Before any handler runs: parse the files a spread initial index left pending
         (see :func:`sync.index_folders`), so that every feature sees whole projects."""
-        if self._settling is not None:
-            self._settling.cancel()
-            self._settling = None
+        self._cancel_background()
         pending = self.model.has_pending
         if pending:
             self.model.settle()
@@ -255,17 +253,19 @@ class MantleServer(LanguageServer):
 
     def stop_background(self) -> None:
         """At shutdown: stop parsing pending files, let every worker go."""
+        self._cancel_background()
+        self.stop_workers(retired=True)
+
+    def _cancel_background(self) -> None:
         if self._settling is not None:
             self._settling.cancel()
             self._settling = None
-        self.stop_workers(retired=True)
 
     def _index_completed(self, by: str) -> None:
         ms = int((time.monotonic() - self.index_started) * 1000)
         self.log(
-            f"index complete: every file parsed in this process {ms} ms after the index began "
-            f"(finished "
-            f"by {by}){_children_peak()}"
+            f"index complete: every file parsed in this process {ms} ms after the index "
+            f"began (finished by {by}){_children_peak()}"
         )
 
     # -- client capabilities ------------------------------------------------------------

@@ -127,6 +127,11 @@ def _field_facts(f: MemoryField | None) -> FieldFacts | None:
     return FieldFacts(f.scope, f.type, tuple(str(v) for v in f.enum_values))
 
 
+def _declarations(sk: Skill, name: str) -> tuple[FieldFacts | None, FieldFacts | None]:
+    """(public declaration, effective declaration) of field ``name`` of ``sk``, as facts."""
+    return _field_facts(sk.public_field(name)), _field_facts(sk.field(name))
+
+
 class PendingFile(ParsedFile):
     """A project file read and parsed only when first used.
 
@@ -509,13 +514,7 @@ class Project:
     def field_table(self, sid: str) -> FieldTable:
         """Skill ``sid``'s fields as other skills' checks see them (parses its memory.yml)."""
         sk = self.skill(sid)
-        md = sk.memdoc if sk is not None else None
-        table: FieldTable = {}
-        for name in dict.fromkeys(f.name for f in md.fields) if md else ():
-            pub = sk.public_field(name) if sk is not None else None
-            eff = md.field(name) if md else None
-            table[name] = (_field_facts(pub), _field_facts(eff))
-        return table
+        return {name: _declarations(sk, name) for name in sk.field_names()} if sk else {}
 
     def field_decls(self, sid: str, name: str) -> tuple[FieldFacts | None, FieldFacts | None]:
         """Field ``name`` of skill ``sid`` as a check of *another* skill needs it: its
@@ -526,10 +525,7 @@ class Project:
         if known is not None:
             return known.get(name, (None, None))
         sk = self.skill(sid)
-        if sk is None:
-            return None, None
-        md = sk.memdoc
-        return _field_facts(sk.public_field(name)), _field_facts(md.field(name) if md else None)
+        return _declarations(sk, name) if sk is not None else (None, None)
 
     def field_names(self, sid: str) -> list[str]:
         """The names skill ``sid`` declares (from :attr:`known_fields` when known)."""
