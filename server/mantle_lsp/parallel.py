@@ -40,6 +40,7 @@ import sys
 import traceback
 import zlib
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -80,7 +81,7 @@ def partition(
     files: Files,
     jobs: int,
     min_skills: int = MIN_SKILLS,
-    pinned: set[str] = frozenset(),  # type: ignore[assignment]
+    pinned: AbstractSet[str] = frozenset(),
 ) -> list[set[Path]] | None:
     """The files each worker owns, or None when the project is too small to spread.
     Round-robin over the sorted skills balances neighbours; worker 0 also owns every
