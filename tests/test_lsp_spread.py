@@ -91,41 +91,29 @@ async def test_a_spread_index_publishes_and_answers_like_one_process(tmp_path: P
     assert after[1] == after[0] and after[0][1]
 
 
-CRASHING_WORKERS = """
+def _server_with_workers(worker_code: str, timeout: float) -> str:
+    """A server (``--jobs 2``) whose workers run ``worker_code`` instead of their part."""
+    return f"""
 import subprocess, sys
 from mantle_lsp import parallel
 def spawn_workers(n):
     return [
         parallel.Spawned(p, parallel.Channel(p.stdout, p.stdin))
         for p in (
-            subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(3)"],
+            subprocess.Popen([sys.executable, "-c", {worker_code!r}],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             for _ in range(n)
         )
     ]
 parallel.spawn_workers = spawn_workers
+parallel.WORKER_TIMEOUT = {timeout!r}
 from mantle_lsp.cli.main import main
 raise SystemExit(main(["serve", "--jobs", "2"]))
 """
 
 
-STUCK_WORKERS = """
-import subprocess, sys
-from mantle_lsp import parallel
-def spawn_workers(n):
-    return [
-        parallel.Spawned(p, parallel.Channel(p.stdout, p.stdin))
-        for p in (
-            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-            for _ in range(n)
-        )
-    ]
-parallel.spawn_workers = spawn_workers
-parallel.WORKER_TIMEOUT = 1.0
-from mantle_lsp.cli.main import main
-raise SystemExit(main(["serve", "--jobs", "2"]))
-"""
+CRASHING_WORKERS = _server_with_workers("import sys; sys.exit(3)", 120.0)
+STUCK_WORKERS = _server_with_workers("import time; time.sleep(600)", 1.0)
 
 
 @pytest.mark.asyncio
