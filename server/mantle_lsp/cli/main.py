@@ -71,14 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="information",
         help="hide diagnostics below this severity (default: information, which hides hints)",
     )
-    c.add_argument(
-        "--jobs",
-        type=_jobs,
-        default="auto",
-        metavar="N",
-        help="processes for a large project (default: auto — one per CPU; projects of fewer "
-        f"than {MIN_SKILLS} skills are always checked in one process)",
-    )
+    _add_jobs(c, "a large project", "checked")
     e = sub.add_parser(
         "explain",
         help="explain a diagnostic code",
@@ -98,15 +91,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="level of the server's own log (stderr, or --log-file)",
     )
     s.add_argument("--log-file", metavar="FILE", help="write the server's own log to FILE")
-    s.add_argument(
+    _add_jobs(s, "the initial index of a large project", "indexed")
+    return p
+
+
+def _add_jobs(parser: argparse.ArgumentParser, what: str, done: str) -> None:
+    """``--jobs N|auto`` (parallel.py), for ``check`` and ``serve``."""
+    parser.add_argument(
         "--jobs",
         type=_jobs,
         default="auto",
         metavar="N",
-        help="processes for the initial index of a large project (default: auto — one per "
-        f"CPU; projects of fewer than {MIN_SKILLS} skills are always indexed in one process)",
+        help=f"processes for {what} (default: auto — one per CPU; projects of fewer than "
+        f"{MIN_SKILLS} skills are always {done} in one process)",
     )
-    return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
