@@ -23,6 +23,13 @@ class CodeInfo:
     engine: bool  # True: the engine (rasa-pro 3.21) reports this code itself
     engine_note: str = ""  # how the engine surfaces it, when not as this code
 
+    @property
+    def engine_code(self) -> str | None:
+        """The code rasa-pro reports this problem under, when that is not ``code``: a
+        compile error of a skill is folded into ``mantle.validation.skill.failed_to_load``
+        (and the engine then drops the whole skill)."""
+        return FAILED_TO_LOAD if self.engine_note == _LOAD else None
+
 
 def _e(code: str, summary: str, severity: Severity = "error", note: str = "") -> CodeInfo:
     return CodeInfo(code, severity, summary, True, note)
@@ -32,6 +39,7 @@ def _l(code: str, summary: str, severity: Severity = "warning", note: str = "") 
     return CodeInfo(code, severity, summary, False, note)
 
 
+FAILED_TO_LOAD = "mantle.validation.skill.failed_to_load"
 _LOAD = "the engine reports it inside mantle.validation.skill.failed_to_load (first error only)"
 _RUNTIME = "reported when the agent loads (`rasa run`, `rasa inspect`), not by `rasa train`"
 

@@ -44,26 +44,32 @@ def _walk(e: Expr) -> Iterator[Expr]:
             stack.extend(cur.comparators)
 
 
-def field_type(ck: Checker, sid: str | None, ns: str, entry: str) -> tuple[str, list[str]] | None:
-    """(type, enum values as strings) of a readable field, or None."""
+FieldType = tuple[str, list[str], dict[str, bool]]
+
+
+def field_type(ck: Checker, sid: str | None, ns: str, entry: str) -> FieldType | None:
+    """(type, enum values as strings, unquoted enum items YAML 1.1 made booleans) of a
+    readable field, or None."""
     if ns == "project":
         f = ck.p.project_field(entry)
     else:
         sk = ck.p.skill(ns)
         if sk is not None and ns != sid:
             public, _ = ck.p.field_decls(ns, entry)
-            return (public.type, list(public.enum_values)) if public is not None else None
+            if public is None:
+                return None
+            return public.type, [str(v) for v in public.enum_values], public.enum_booleans
         if sk is not None:
             f = sk.field(entry)
         else:
             d = DEFAULT_SKILLS.get(ns)
             for df in d.public_fields if d else ():
                 if df.name == entry:
-                    return df.type, []
+                    return df.type, [], {}
             return None
     if f is None:
         return None
-    return f.type, [str(v) for v in f.enum_values]
+    return f.type, [str(v) for v in f.enum_values], f.enum_booleans
 
 
 def check_semantics(
@@ -95,7 +101,7 @@ def check_semantics(
             info = field_type(ck, sid, ref.namespace, ref.entry)
             if info is None:
                 continue
-            ftype, enum = info
+            ftype, enum, enum_bools = info
             key = f"{ref.namespace}.{ref.entry}"
             if op in _ORDERING and ftype in ("bool", "text", "categorical"):
                 orng = node.op_ranges[i]
@@ -110,7 +116,18 @@ def check_semantics(
                 continue
             lit_rng = site.file_range(b.range.start, b.range.end)
             if ftype == "categorical" and enum and b.kind == "str" and op in ("==", "!="):
-                if str(b.value) not in enum:
+                if b.value in enum_bools:
+                    ck.emit(
+                        path,
+                        lit_rng,
+                        C_ENUM,
+                        f"`enum_values` of `{key}` lists `{b.value}` unquoted, which YAML 1.1 "
+                        f"(the engine's reader) turns into the boolean {enum_bools[b.value]}, so "
+                        f"this comparison with the string {b.value!r} is always "
+                        f"{'false' if op == '==' else 'true'}; quote it in memory.yml "
+                        f"(`'{b.value}'`)",
+                    )
+                elif str(b.value) not in enum:
                     from .diagnostics import did_you_mean
 
                     ck.emit(

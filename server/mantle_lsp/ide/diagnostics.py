@@ -36,7 +36,7 @@ from . import config_checks as config
 from . import lint_checks as lint
 from . import parity_checks as parity
 from . import profile_checks as profile
-from .codes import Severity, info
+from .codes import FAILED_TO_LOAD, Severity, info
 from .condition_semantics import check_semantics
 
 
@@ -47,6 +47,12 @@ class Diagnostic:
     code: str
     severity: Severity
     message: str
+
+    @property
+    def engine_code(self) -> str | None:
+        """The code rasa-pro reports this problem under when it is not ``code`` (a skill's
+        compile errors: ``mantle.validation.skill.failed_to_load``), else None."""
+        return info(self.code).engine_code
 
 
 # Which code a condition problem gets, per site: (syntax code, readability code).
@@ -91,7 +97,16 @@ class Checker:
         message: str,
         severity: Severity | None = None,
     ) -> None:
-        sev = severity or info(code).severity
+        ci = info(code)
+        if ci.engine_code == FAILED_TO_LOAD:
+            pf = self.p.files.get(path)
+            sid = pf.skill_id if pf is not None else None
+            message += (
+                f" (rasa-pro fails to load skill `{sid}` on this and drops the whole skill)"
+                if sid
+                else " (rasa-pro fails to load the skill on this and drops it whole)"
+            )
+        sev = severity or ci.severity
         self.out.setdefault(path, []).append(Diagnostic(path, rng, code, sev, message))
 
     def emit_issue(self, path: Path, issue: SyntaxIssue) -> None:
@@ -111,8 +126,8 @@ class Checker:
             if p.project_field(entry) is not None:
                 return None
             names = [f.name for f in p.project_memory.fields] if p.project_memory else []
-            where = "the project memory.yml declares" if p.project_memory else "there is no"
-            return f"`{key}`: {where} no project field `{entry}`{did_you_mean(entry, names)}"
+            where = "the project memory.yml declares no" if p.project_memory else "there is no"
+            return f"`{key}`: {where} project field `{entry}`{did_you_mean(entry, names)}"
         sk = p.skill(ns)
         if sk is not None:
             if ns == sid:

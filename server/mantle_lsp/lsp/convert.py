@@ -144,12 +144,14 @@ _SEVERITY_BACK: dict[int, Severity] = {
 
 
 def to_diagnostic(d: Diagnostic, index: LineIndex) -> lsp.Diagnostic:
+    engine_code = d.engine_code
     return lsp.Diagnostic(
         range=to_range(index, d.range),
         message=d.message,
         severity=_SEVERITY.get(d.severity, lsp.DiagnosticSeverity.Warning),
         code=d.code,
         source=SOURCE,
+        data={"engine_code": engine_code} if engine_code else None,
     )
 
 

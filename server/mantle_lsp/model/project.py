@@ -115,6 +115,8 @@ class FieldFacts(NamedTuple):
     scope: str  # public / private
     type: str
     enum_values: tuple[str, ...]  # as strings
+    # unquoted enum items YAML 1.1 reads as booleans: the text as written -> that boolean
+    enum_booleans: dict[str, bool]
 
 
 # a skill's fields by name: (the public declaration, the effective one), see field_decls
@@ -124,7 +126,7 @@ FieldTable = dict[str, tuple[FieldFacts | None, FieldFacts | None]]
 def _field_facts(f: MemoryField | None) -> FieldFacts | None:
     if f is None:
         return None
-    return FieldFacts(f.scope, f.type, tuple(str(v) for v in f.enum_values))
+    return FieldFacts(f.scope, f.type, tuple(str(v) for v in f.enum_values), f.enum_booleans)
 
 
 def _declarations(sk: Skill, name: str) -> tuple[FieldFacts | None, FieldFacts | None]:

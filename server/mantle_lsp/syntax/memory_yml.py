@@ -109,6 +109,19 @@ class MemoryField:
         return v if isinstance(v, list) else []
 
     @property
+    def enum_booleans(self) -> dict[str, bool]:
+        """Unquoted enum items that YAML 1.1 reads as booleans (``off``, ``yes``, …): the
+        text as written → the boolean the engine sees instead."""
+        n = self.attrs.get("enum_values")
+        if not isinstance(n, YSeq):
+            return {}
+        return {
+            i.raw: i.value
+            for i in n.items
+            if isinstance(i, YScalar) and i.style is None and isinstance(i.value, bool)
+        }
+
+    @property
     def initial_value(self) -> Any:
         return self.value("initial_value")
 
