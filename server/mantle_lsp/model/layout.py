@@ -3,7 +3,9 @@
 Detection follows the engine (engine-rules §1.1): a directory is a project when at least
 two of ``agent.yml``, ``integrations.yml`` and a ``skills/<dir>/skill.md`` (``<dir>`` not
 starting with ``_``) exist. Projects may be nested (an examples folder inside a repository
-that is itself an agent); a file belongs to the innermost project that contains it.
+that is itself an agent); a file belongs to the innermost project that contains it, but a
+folder that is a project is checked alone: what lies below it and looks like a project is
+no part of it, and is checked only when named (:func:`find_projects`).
 """
 
 from __future__ import annotations
@@ -82,20 +84,41 @@ def is_project_root(path: Path) -> bool:
 
 
 def find_projects(start: Path) -> list[Path]:
-    """Every project root at or below ``start`` (a directory), depth-limited, loop-safe.
+    """The projects to check for ``start`` (a directory): ``[start]`` when it is itself a
+    project, since the engine loads nothing below it that merely looks like a project
+    (tutorial snippets, templates: see :func:`nested_projects`); otherwise every project
+    root below it, nested ones included."""
+    if is_project_root(start):
+        return [start]
+    return _walk_projects(start, include_start=True)
+
+
+def nested_projects(root: Path) -> list[Path]:
+    """Folders below the project ``root`` that look like projects of their own. The engine
+    never loads them with ``root``; they are checked only when named (on the command line,
+    by the configuration's ``include``, or by opening one of their files in an editor)."""
+    return _walk_projects(root, include_start=False)
+
+
+def _walk_projects(start: Path, *, include_start: bool) -> list[Path]:
+    """Project roots at (``include_start``) or below ``start``: depth-limited, loop-safe,
+    and skipping what git ignores (:class:`~mantle_lsp.model.ignore.IgnoreRules`).
 
     One directory listing per directory decides both whether it is a project root and
     where to go next; symbolic links to directories are not followed, and a directory
     met again (a bind mount) is skipped."""
+    from .ignore import IgnoreRules  # pathspec: only for walks
+
     found: list[Path] = []
     seen: set[tuple[int, int]] = set()
+    rules = IgnoreRules(start)
 
     def walk(d: str, depth: int) -> None:
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError:
             return
-        if _is_root_listing(d, entries):
+        if (depth or include_start) and _is_root_listing(d, entries):
             found.append(Path(d))
         if depth >= MAX_DEPTH:
             return
@@ -108,7 +131,7 @@ def find_projects(start: Path) -> list[Path]:
                 st = e.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if (st.st_dev, st.st_ino) not in seen:
+            if (st.st_dev, st.st_ino) not in seen and not rules.ignored_dir(e.path):
                 seen.add((st.st_dev, st.st_ino))
                 walk(e.path, depth + 1)
 
