@@ -132,12 +132,36 @@ class MantleProtocol(LanguageServerProtocol):
         result: lsp.InitializeResult = yield from super().lsp_initialize(params)
         return result
 
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Callable[..., Any],
+        callback: Callable[[Any], None],
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """pygls 2.1 keeps the future of a generator or ``async`` handler in
+        ``_request_futures`` under a fresh id and only a *response* removes it: every
+        notification handled that way (didOpen, didClose, initialized, the folders
+        notification, and an ``async`` handler a generator yields to) left one behind, for
+        the life of the server (docs/upstream/pygls-notification-futures.md). The entry
+        goes once its handler is done, whatever answered it."""
+
+        def done(future: Any) -> None:
+            try:
+                callback(future)
+            finally:
+                if self._request_futures.get(msg_id) is future:
+                    del self._request_futures[msg_id]
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(
-        self, params: lsp.DidChangeTextDocumentParams
-    ) -> Generator[Any, Any, None]:
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> None:
         """Apply the changes with the protocol's line breaks (``convert.apply_change``),
-        not pygls' own; a change to a document that was never opened is ignored."""
+        not pygls' own; a change to a document that was never opened is ignored. A plain
+        function, not a generator like pygls' own: the commonest message needs no future
+        and no bookkeeping (see :meth:`_execute_handler`)."""
         uri = params.text_document.uri
         doc = self.workspace.text_documents.get(unquote(uri))
         if doc is None:
@@ -155,9 +179,11 @@ class MantleProtocol(LanguageServerProtocol):
             )
         )
         handler = self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)
-        if handler is not None:
-            yield handler, (params,), None
+        if handler is not None:  # sync.did_change: a plain function too
+            handler(params)
 
+
+STATUS = "mantle/status"  # a request: MantleServer.status (docs/lsp.md)
 
 SETTLE_CHUNK = 16  # pending files parsed per turn of the event loop (~5 ms)
 SETTLE_PAUSE = 0.0005  # seconds between two turns
@@ -267,6 +293,19 @@ class MantleServer(LanguageServer):
             f"index complete: every file parsed in this process {ms} ms after the index "
             f"began (finished by {by}){_children_peak()}"
         )
+
+    # -- state, for tests and bug reports (`mantle/status`) ------------------------------
+    def status(self) -> dict[str, Any]:
+        """What a long session could accumulate: the protocol's pending futures, this
+        process's resident memory, the diagnostics batch still to go out, the projects."""
+        return {
+            "pendingFutures": len(self.protocol._request_futures),
+            "rssKb": _rss_kb(),
+            "pendingDiagnostics": len(self.diagnostics.pending),
+            "projects": sorted(str(r) for r in self.model.projects),
+            "files": sum(len(p.files) for p in self.model.projects.values()),
+            "openDocuments": len(self.open_uris),
+        }
 
     # -- client capabilities ------------------------------------------------------------
     def client_supports(self, field: str) -> bool:
@@ -445,6 +484,23 @@ def _children_peak() -> str:
     )
 
 
+def _rss_kb() -> int:
+    """This process's resident memory in KiB (Linux: now; elsewhere: the peak)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak // 1024 if sys.platform == "darwin" else peak
+
+
 def _is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn)
 
@@ -453,6 +509,11 @@ def create_server() -> MantleServer:
     from . import diagnostics, features, sync
 
     server = MantleServer()
+
+    @server.request(STATUS, settle=False)
+    def status(params: Any) -> dict[str, Any]:
+        return server.status()
+
     sync.register(server)
     diagnostics.register(server)
     features.register(server)
