@@ -7,6 +7,7 @@ strips the markers and returns the ranges in the order their ``<<`` appears.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import sys
 import textwrap
@@ -23,6 +24,7 @@ from mantle_lsp.syntax.tools_py import (
     SYNTAX_ERROR_CODE,
     Bypass,
     MemoryCall,
+    ObsoleteImport,
     SourcePositions,
     ToolDef,
     ToolModule,
@@ -735,6 +737,7 @@ def _reference_analysis(text: str) -> ToolModule:
     base = 1 if text.startswith(BOM) else 0
     tree = ast.parse(text[base:])
     analyzer = tools_py._Analyzer(text, SourcePositions(text, base))
+    obsolete: list[ObsoleteImport] = []
     stack: list[tuple[ast.AST, frozenset[str] | None]] = [(tree, None)]
     while stack:
         node, params = stack.pop()
@@ -748,10 +751,8 @@ def _reference_analysis(text: str) -> ToolModule:
                 and owner.attr == "memory"
             ):
                 analyzer._bypass(node, node, "_memory")
-        elif isinstance(node, ast.Import):
-            analyzer._import(node)
-        elif isinstance(node, ast.ImportFrom):
-            analyzer._import_from(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            obsolete.extend(_plain_obsolete(text, analyzer._pos, node))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
             every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
@@ -760,10 +761,36 @@ def _reference_analysis(text: str) -> ToolModule:
         stack.extend((child, params) for child in reversed(children))
     calls = sorted(analyzer.memory_calls, key=lambda c: (c.call_range.start, c.call_range.end))
     bypasses = sorted(analyzer.bypasses, key=lambda b: (b.line, b.what, b.range.start))
-    obsolete = sorted(analyzer.obsolete, key=lambda o: o.range.start)
+    obsolete.sort(key=lambda o: o.range.start)
     return ToolModule(
         (), tuple(calls), tuple(bypasses), tuple(analyzer.activations), tuple(obsolete)
     )
+
+
+def _plain_obsolete(
+    text: str, pos: SourcePositions, node: ast.Import | ast.ImportFrom
+) -> list[ObsoleteImport]:
+    """Obsolete imports of one statement, without their guard (the original per-node code)."""
+    out: list[ObsoleteImport] = []
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if tools_py._is_obsolete(alias.name):
+                alias_range = pos.range_of(alias)
+                rng = tools_py._dotted_name_range(text, alias_range.start, alias_range.end)
+                replacement = tools_py._replacement(alias.name, ())
+                out.append(ObsoleteImport(alias.name, rng or alias_range, replacement))
+        return out
+    module = node.module
+    if node.level or module is None or not tools_py._is_obsolete(module):
+        return out
+    stmt_range = pos.range_of(node)
+    found = None
+    if text.startswith("from", stmt_range.start):
+        at = tools_py._skip_blanks(text, stmt_range.start + 4)
+        found = tools_py._dotted_name_range(text, at, stmt_range.end)
+    replacement = tools_py._replacement(module, [a.name for a in node.names])
+    out.append(ObsoleteImport(module, found or stmt_range, replacement))
+    return out
 
 
 def _assert_same_analysis(text: str) -> ToolModule:
@@ -773,7 +800,8 @@ def _assert_same_analysis(text: str) -> ToolModule:
     assert module.memory_calls == expected.memory_calls
     assert module.bypasses == expected.bypasses
     assert module.activations == expected.activations
-    assert module.obsolete_imports == expected.obsolete_imports
+    unguarded = tuple(dataclasses.replace(o, guard="none") for o in module.obsolete_imports)
+    assert unguarded == expected.obsolete_imports
     return module
 
 

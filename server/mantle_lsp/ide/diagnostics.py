@@ -1009,14 +1009,24 @@ class Checker:
                 f"manager (`{bp.what}`) bypasses visibility and write rules",
             )
         for imp in mod.obsolete_imports:
-            self.emit(
-                pf.path,
-                imp.range,
-                "lsp.tools.obsolete_import",
-                f"`{imp.module}` does not exist in rasa-pro 3.21 (the engine fails to import "
-                f"this module); import from `{imp.replacement}`",
-            )
-        parity.check_lib_imports(self, pf)
+            if imp.guard == "none":
+                self.emit(
+                    pf.path,
+                    imp.range,
+                    "lsp.tools.obsolete_import",
+                    f"`{imp.module}` does not exist in rasa-pro 3.21 (the engine fails to "
+                    f"import this module); import from `{imp.replacement}`",
+                )
+            elif imp.guard == "function":  # try/except ImportError, TYPE_CHECKING: silent
+                self.emit(
+                    pf.path,
+                    imp.range,
+                    "lsp.tools.obsolete_import",
+                    f"`{imp.module}` does not exist in rasa-pro 3.21: the module loads, but "
+                    f"this function fails when it is called; import from `{imp.replacement}`",
+                    "warning",
+                )
+        parity.check_lib_imports(self, pf, mod)
 
     def why_unwritable(self, sid: str | None, name: str) -> str | None:
         p = self.p

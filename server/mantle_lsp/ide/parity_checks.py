@@ -19,6 +19,7 @@ from ..model.project import Skill
 from ..syntax.responses_yml import Response, ResponsesDoc
 from ..syntax.skill_md import Block, SkillDoc
 from ..syntax.text import TextRange
+from ..syntax.tools_py import ToolModule
 from ..syntax.yaml_tree import YScalar
 
 if TYPE_CHECKING:
@@ -425,28 +426,42 @@ def check_default_override(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> N
 
 
 # -- imports the engine cannot resolve ------------------------------------------------------
-_LIB_IMPORT = re.compile(
-    r"^[ \t]*(?:from[ \t]+(lib(?:\.\w+)*)[ \t]+import\b|import[ \t]+(lib(?:\.\w+)*))", re.M
-)
-
-
-def check_lib_imports(ck: Checker, pf: object) -> None:
+def check_lib_imports(ck: Checker, pf: object, mod: ToolModule) -> None:
     """`lib.*` imports of project helper modules that do not exist: the engine fails to
-    import the tool module (it puts the project root on sys.path while loading tools)."""
+    import the tool module (it puts the project root on sys.path while loading tools).
+    An import under `try: … except ImportError:` or `if TYPE_CHECKING:` is silent, one in
+    a function body is a warning (the function fails when called), and a module that
+    changes `sys.path` may find `lib` elsewhere: silent too."""
     from ..model.project import ParsedFile
 
     assert isinstance(pf, ParsedFile)
-    for m in _LIB_IMPORT.finditer(pf.text):
-        dotted = m.group(1) or m.group(2)
-        start = m.start(1) if m.group(1) else m.start(2)
+    if mod.sys_path_shim:
+        return
+    for imp in mod.project_imports:
+        if imp.guard not in ("none", "function"):
+            continue
+        dotted = imp.module
         parts = dotted.split(".")
         base = ck.p.root.joinpath(*parts)
         if base.is_dir() or base.with_suffix(".py").is_file():
             continue
-        ck.emit(
-            pf.path,
-            TextRange(start, start + len(dotted)),
-            "lsp.tools.unresolved_import",
-            f"`{dotted}` does not exist in this project ({'/'.join(parts)}.py or a "
-            f"{'/'.join(parts)}/ package), so the engine cannot import this module",
-        )
+        if base.with_suffix(".py") in ck.p.files or base / "__init__.py" in ck.p.files:
+            continue  # an open, unsaved buffer
+        where = "/".join(parts)
+        if imp.guard == "none":
+            ck.emit(
+                pf.path,
+                imp.range,
+                "lsp.tools.unresolved_import",
+                f"`{dotted}` does not exist in this project ({where}.py or a {where}/ "
+                "package), so the engine cannot import this module",
+            )
+        else:
+            ck.emit(
+                pf.path,
+                imp.range,
+                "lsp.tools.unresolved_import",
+                f"`{dotted}` does not exist in this project ({where}.py or a {where}/ "
+                "package): the module loads, but this function fails when it is called",
+                "warning",
+            )

@@ -11,7 +11,11 @@ executed. What is extracted:
   train-time write check counts it (engine-rules §5.4);
 * memory-manager bypasses (engine-rules §5.4 bypass lint);
 * ``ActivateSkill(skill_id=..., ordered_block=...)`` calls with literal arguments;
-* imports of obsolete engine paths (``rasa.calm_v2.*``, Maestro-era ``rasa_sdk``).
+* memory calls whose key is not a literal: resolved through a module-level string constant,
+  a loop over a literal container, or a name imported from another module of the project
+  (resolved by the model), else recorded as dynamic (see :class:`ToolModule`);
+* imports of obsolete engine paths (``rasa.calm_v2.*``, Maestro-era ``rasa_sdk``) and of the
+  project's ``lib`` package, each with the guard it sits under (:data:`ImportGuard`).
 
 All ranges are code-point offsets into the text given to :func:`parse_tools_module`. The
 :mod:`ast` module reports columns as UTF-8 *byte* offsets within a line; they are converted
@@ -35,8 +39,13 @@ from .text import BOM, TextRange, new_range
 __all__ = [
     "SYNTAX_ERROR_CODE",
     "Bypass",
+    "DynamicKey",
+    "ImportGuard",
+    "ImportedKey",
+    "KeyVia",
     "MemoryCall",
     "ObsoleteImport",
+    "ProjectImport",
     "SkillActivation",
     "ToolDef",
     "ToolModule",
@@ -46,6 +55,17 @@ __all__ = [
 SYNTAX_ERROR_CODE = "lsp.tools.syntax_error"
 
 ToolKind = Literal["decorated", "assigned", "possible"]
+
+# How a memory call's key is known: a string literal in the call; a module-level (or
+# single-assignment local) string constant; a loop over a literal container; a literal key
+# on a receiver that is only guessed to be memory (a parameter named like ``memory``/``mem``,
+# as in ``lib`` helpers).
+KeyVia = Literal["literal", "constant", "loop", "parameter"]
+
+# What an import sits under: nothing (it runs when the module is imported); a ``try`` whose
+# handlers catch ImportError; ``if TYPE_CHECKING:`` (never runs); a function body (runs only
+# when the function is called).
+ImportGuard = Literal["none", "try", "type_checking", "function"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +107,34 @@ class MemoryCall:
     line: int
     engine_counted: bool
     receiver: str
+    via: KeyVia = "literal"
+
+
+@dataclass(frozen=True)
+class ImportedKey:
+    """A memory call whose key is a name imported from another module (``from lib.keys
+    import COUNTRY`` then ``context.memory.get(COUNTRY)``; ``keys.COUNTRY`` after ``import
+    lib.keys as keys``): ``module`` and ``level`` as in the import, ``name`` the name in that
+    module. ``range`` covers the key expression at the call site. The model resolves it when
+    that module is a project file defining the name as a string constant."""
+
+    method: Literal["get", "set"]
+    module: str
+    level: int
+    name: str
+    range: TextRange
+    call_range: TextRange
+
+
+@dataclass(frozen=True)
+class DynamicKey:
+    """Memory used in a way whose key cannot be known statically: a ``get``/``set`` with a
+    computed key (``what`` = ``"get"``/``"set"``), another method of the memory object
+    (``"method"``), or the memory object used as a value (``"escape"``: passed on, aliased,
+    subscripted)."""
+
+    what: str
+    range: TextRange
 
 
 @dataclass(frozen=True)
@@ -123,15 +171,42 @@ class ObsoleteImport:
     module: str
     range: TextRange
     replacement: str
+    guard: ImportGuard = "none"
+
+
+@dataclass(frozen=True)
+class ProjectImport:
+    """An absolute import of the project's ``lib`` package (``import lib.x``, ``from lib.x
+    import y``); ``range`` covers the dotted module path."""
+
+    module: str
+    range: TextRange
+    guard: ImportGuard = "none"
 
 
 @dataclass(frozen=True)
 class ToolModule:
+    """What a tool (or helper) module shows.
+
+    ``memory_calls`` are the literal-key calls on a ``<x>.memory`` receiver (the ones checks
+    report on). ``indirect_calls`` are memory calls whose key is known some other way
+    (:data:`KeyVia` other than ``"literal"``); they are never reported, never counted by the
+    engine, and count as references. ``imported_keys`` need another module to be resolved;
+    ``dynamic_keys`` cannot be resolved at all. ``constants`` are the module-level string
+    constants other modules may import. ``sys_path_shim``: the module changes ``sys.path``,
+    so where its imports resolve is not known."""
+
     tools: tuple[ToolDef, ...] = ()
     memory_calls: tuple[MemoryCall, ...] = ()
     bypasses: tuple[Bypass, ...] = ()
     activations: tuple[SkillActivation, ...] = ()
     obsolete_imports: tuple[ObsoleteImport, ...] = ()
+    indirect_calls: tuple[MemoryCall, ...] = ()
+    imported_keys: tuple[ImportedKey, ...] = ()
+    dynamic_keys: tuple[DynamicKey, ...] = ()
+    constants: tuple[tuple[str, str], ...] = ()
+    project_imports: tuple[ProjectImport, ...] = ()
+    sys_path_shim: bool = False
 
 
 EMPTY_MODULE = ToolModule()
@@ -155,6 +230,7 @@ def _new_memory_call(
     line: int,
     engine_counted: bool,
     receiver: str,
+    via: KeyVia = "literal",
 ) -> MemoryCall:
     call: MemoryCall = _object_new(MemoryCall)
     _object_setattr(
@@ -169,6 +245,7 @@ def _new_memory_call(
             "line": line,
             "engine_counted": engine_counted,
             "receiver": receiver,
+            "via": via,
         },
     )
     return call
@@ -798,6 +875,139 @@ def _replacement(module: str, imported: Sequence[str]) -> str:
     return "rasa.mantle.tools"
 
 
+# Exceptions whose handler catches a failed import.
+_IMPORT_CATCHERS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    """A bare ``except``, or one naming a catcher (``builtins.ImportError``, in a tuple)."""
+    kind = handler.type
+    if kind is None:
+        return True
+    names = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return any(_callee_name(n) in _IMPORT_CATCHERS for n in names)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return _callee_name(test) == "TYPE_CHECKING"
+
+
+def _inner_guard(outer: ImportGuard, inner: ImportGuard) -> ImportGuard:
+    """A silent guard (``try``, ``type_checking``) wins; ``function`` wins over none."""
+    if outer == "try" or outer == "type_checking":
+        return outer
+    return inner
+
+
+def _imports_obsolete(body: list[ast.stmt]) -> bool:
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Import) and any(_is_obsolete(a.name) for a in node.names):
+                return True
+            if (
+                isinstance(node, ast.ImportFrom)
+                and not node.level
+                and node.module is not None
+                and _is_obsolete(node.module)
+            ):
+                return True
+    return False
+
+
+def _guarded_imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, ImportGuard]]:
+    """Every import statement with the guard it sits under, in source order."""
+    out: list[tuple[ast.Import | ast.ImportFrom, ImportGuard]] = []
+    stack: list[tuple[ast.stmt, ImportGuard]] = [(s, "none") for s in reversed(tree.body)]
+    while stack:
+        stmt, guard = stack.pop()
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            out.append((stmt, guard))
+            continue
+        nested: list[tuple[ast.stmt, ImportGuard]] = []
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = _inner_guard(guard, "function")
+            nested = [(s, inner) for s in stmt.body]
+        elif isinstance(stmt, ast.If):
+            body_guard = (
+                _inner_guard(guard, "type_checking") if _is_type_checking(stmt.test) else guard
+            )
+            nested = [(s, body_guard) for s in stmt.body] + [(s, guard) for s in stmt.orelse]
+        elif isinstance(stmt, ast.Try) or stmt.__class__.__name__ == "TryStar":
+            handlers: list[ast.ExceptHandler] = getattr(stmt, "handlers", [])
+            caught = any(_catches_import_error(h) for h in handlers)
+            body_guard = _inner_guard(guard, "try") if caught else guard
+            body: list[ast.stmt] = getattr(stmt, "body", [])
+            nested = [(s, body_guard) for s in body]
+            # A handler runs only when the body failed: an import there is a fallback, unless
+            # the body itself imports an obsolete module (then it always fails).
+            handler_guard = guard if _imports_obsolete(body) else _inner_guard(guard, "try")
+            for h in handlers:
+                nested += [(s, handler_guard) for s in h.body]
+            nested += [(s, guard) for s in getattr(stmt, "orelse", [])]
+            nested += [(s, guard) for s in getattr(stmt, "finalbody", [])]
+        else:
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                items = getattr(stmt, name, None)
+                if not isinstance(items, list):
+                    continue
+                for item in items:
+                    if isinstance(item, ast.stmt):
+                        nested.append((item, guard))
+                    else:  # a match case
+                        inner_body = getattr(item, "body", None)
+                        if isinstance(inner_body, list):
+                            nested += [(s, guard) for s in inner_body if isinstance(s, ast.stmt)]
+        stack.extend(reversed(nested))
+    return out
+
+
+_SYS_PATH = re.compile(r"\bsys\s*\.\s*path\b")
+
+
+def _imports(
+    text: str, pos: SourcePositions, tree: ast.Module
+) -> tuple[list[ObsoleteImport], list[ProjectImport]]:
+    """Imports of obsolete engine modules and of the project's ``lib`` package."""
+    obsolete: list[ObsoleteImport] = []
+    project: list[ProjectImport] = []
+    if "import" not in text:
+        return obsolete, project
+    for stmt, guard in _guarded_imports(tree):
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                name = alias.name
+                is_lib = name == "lib" or name.startswith("lib.")
+                if not (is_lib or _is_obsolete(name)):
+                    continue
+                alias_range = pos.range_of(alias)
+                rng = _dotted_name_range(text, alias_range.start, alias_range.end) or alias_range
+                if is_lib:
+                    project.append(ProjectImport(name, rng, guard))
+                else:
+                    obsolete.append(ObsoleteImport(name, rng, _replacement(name, ()), guard))
+            continue
+        module = stmt.module
+        if stmt.level or module is None:
+            continue
+        is_lib = module == "lib" or module.startswith("lib.")
+        if not (is_lib or _is_obsolete(module)):
+            continue
+        stmt_range = pos.range_of(stmt)
+        found: TextRange | None = None
+        if text.startswith("from", stmt_range.start):
+            at = _skip_blanks(text, stmt_range.start + 4)
+            found = _dotted_name_range(text, at, stmt_range.end)
+        rng = found or stmt_range
+        if is_lib:
+            project.append(ProjectImport(module, rng, guard))
+        else:
+            replacement = _replacement(module, [a.name for a in stmt.names])
+            obsolete.append(ObsoleteImport(module, rng, replacement, guard))
+    obsolete.sort(key=lambda o: o.range.start)
+    project.sort(key=lambda o: o.range.start)
+    return obsolete, project
+
+
 # ---------------------------------------------------------------------------------------------
 # Whole-tree walk
 
@@ -860,18 +1070,26 @@ _MEMORY_METHODS = ("get", "set")
 _CALLEES = frozenset({*_MEMORY_METHODS, "clear_entries", "getattr", "attrgetter", "ActivateSkill"})
 
 # Words without which an ASCII module has nothing for :class:`_Analyzer` to report: each
-# construct it reports spells one of them as an identifier (``.memory``, ``._memory``,
-# ``clear_entries``, ``getattr``, ``attrgetter``, ``ActivateSkill``, the imported module).
+# construct it reports spells one of them as an identifier (``.memory``, ``._memory``, a
+# ``mem``-like parameter, ``clear_entries``, ``getattr``, ``attrgetter``, ``ActivateSkill``).
 # Non-ASCII text may spell identifiers with other characters (NFKC), so it is always walked.
+# (Imports are found by a walk over statements only: :func:`_imports`.)
 _ANALYZER_WORDS = (
-    "memory",
+    "mem",
     "clear_entries",
     "getattr",
     "attrgetter",
     "ActivateSkill",
-    "rasa_sdk",
-    "calm_v2",
 )
+
+
+def _memory_like(name: str) -> bool:
+    """A parameter name that helpers use for the memory object (``memory``, ``mem``,
+    ``skill_memory``, ``memory_manager``…)."""
+    low = name.lower()
+    return (
+        low in ("mem", "memory") or low.endswith(("_mem", "_memory")) or low.startswith("memory_")
+    )
 
 
 def _may_report(text: str) -> bool:
@@ -887,14 +1105,38 @@ class _Analyzer:
         self.memory_calls: list[MemoryCall] = []
         self.bypasses: list[Bypass] = []
         self.activations: list[SkillActivation] = []
-        self.obsolete: list[ObsoleteImport] = []
+        # memory calls whose key or receiver needs the module's scopes (see finish)
+        self.pending: list[tuple[ast.Call, str, frozenset[str] | None, bool]] = []
+        self.memory_attrs: list[ast.Attribute] = []  # every ``<x>.memory`` seen
+        self.handled: set[int] = set()  # ids of those that are a get/set receiver
+        self.other_methods: list[ast.Call] = []  # ``<x>.memory.<other>(...)``
+        self.indirect: list[MemoryCall] = []
+        self.imported: list[ImportedKey] = []
+        self.dynamic: list[DynamicKey] = []
 
     def run(self, tree: ast.Module) -> None:
         if _may_report(self._text):
             self._walk(tree)
+            self.finish(tree)
         self.memory_calls.sort(key=_CALL_RANGE)
         self.bypasses.sort(key=lambda b: (b.line, b.what, b.range.start))
-        self.obsolete.sort(key=lambda o: o.range.start)
+
+    def finish(self, tree: ast.Module) -> None:
+        """Resolve the keys of the pending memory calls; record memory used as a value."""
+        range_of = self._pos.range_of
+        for call in self.other_methods:
+            self.dynamic.append(DynamicKey("method", range_of(call)))
+        self.handled.update(id(c.func.value) for c in self.other_methods)  # type: ignore[attr-defined]
+        for attr in self.memory_attrs:
+            if id(attr) not in self.handled:
+                self.dynamic.append(DynamicKey("escape", range_of(attr)))
+        if self.pending:
+            scope = _ModuleScope(tree)
+            for node, method, _params, guessed in self.pending:
+                self._resolve(scope, node, method, guessed)
+        self.indirect.sort(key=lambda c: (c.call_range, c.entry_range))
+        self.imported.sort(key=lambda k: (k.call_range, k.range))
+        self.dynamic.sort(key=lambda d: (d.range, d.what))
 
     def _walk(self, tree: ast.Module) -> None:
         """Visit every node in pre-order, knowing the parameters of its innermost ``def``.
@@ -923,6 +1165,10 @@ class _Analyzer:
                         self._memory_call(node, func, params)  # what _call would do
                     elif func.attr in _CALLEES:
                         self._call(node, params)
+                    else:
+                        owner = func.value
+                        if owner.__class__ is ast.Attribute and owner.attr == "memory":
+                            self.other_methods.append(node)
                 elif callee is ast.Name and func.id in _CALLEES:
                     self._call(node, params)
                 # Keyword values and arguments are visited after the callee (pushed first);
@@ -943,7 +1189,10 @@ class _Analyzer:
             if cls is ast.Attribute:
                 # An attribute chain (``a.b.c``) in one go: each link's only child is the next.
                 while cls is ast.Attribute:
-                    if node.attr == "_memory":
+                    attr = node.attr
+                    if attr == "memory":
+                        self.memory_attrs.append(node)
+                    elif attr == "_memory":
                         owner = node.value
                         if owner.__class__ is ast.Attribute and owner.attr == "memory":
                             self._bypass(node, node, "_memory")
@@ -958,12 +1207,8 @@ class _Analyzer:
             if cls is ast.FunctionDef or cls is ast.AsyncFunctionDef:
                 push((params,))
                 params = _all_param_names(node.args)
-            elif cls is ast.Import:
-                self._import(node)
-                continue  # only aliases below
-            elif cls is ast.ImportFrom:
-                self._import_from(node)
-                continue
+            elif cls is ast.Import or cls is ast.ImportFrom:
+                continue  # only aliases below; imports are found by _imports
             for name in child_fields[cls]:
                 value = getattr(node, name, None)
                 if value.__class__ is list:
@@ -1006,18 +1251,21 @@ class _Analyzer:
         self, node: ast.Call, func: ast.Attribute, params: frozenset[str] | None
     ) -> None:
         memory = func.value
+        method = "get" if func.attr == "get" else "set"
         if not (isinstance(memory, ast.Attribute) and memory.attr == "memory"):
+            if (
+                isinstance(memory, ast.Name)
+                and params is not None
+                and memory.id in params
+                and _memory_like(memory.id)
+            ):
+                self.pending.append((node, method, params, True))
             return
-        entry_node: ast.expr | None = None
-        if node.args:
-            entry_node = node.args[0]
-        else:
-            for kw in node.keywords:
-                if kw.arg == "entry":
-                    entry_node = kw.value
-                    break
+        self.handled.add(id(memory))
+        entry_node = _key_node(node)
         entry = _plain_str(entry_node)
         if entry is None or entry_node is None:
+            self.pending.append((node, method, params, False))
             return
         receiver = memory.value
         range_of = self._pos.range_of
@@ -1066,27 +1314,327 @@ class _Analyzer:
             return
         self.activations.append(SkillActivation(skill_id, skill_range, block, block_range))
 
-    def _import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            if not _is_obsolete(alias.name):
-                continue
-            alias_range = self._pos.range_of(alias)
-            rng = _dotted_name_range(self._text, alias_range.start, alias_range.end)
-            self.obsolete.append(
-                ObsoleteImport(alias.name, rng or alias_range, _replacement(alias.name, ()))
-            )
-
-    def _import_from(self, node: ast.ImportFrom) -> None:
-        module = node.module
-        if node.level or module is None or not _is_obsolete(module):
+    def _resolve(self, scope: _ModuleScope, node: ast.Call, method: str, guessed: bool) -> None:
+        """Record a pending memory call as indirect, imported or dynamic."""
+        range_of = self._pos.range_of
+        func = node.func
+        assert isinstance(func, ast.Attribute)
+        memory = func.value
+        if isinstance(memory, ast.Attribute):
+            receiver_range = range_of(memory.value)
+            receiver = self._text[receiver_range.start : receiver_range.end]
+        else:
+            receiver = memory.id if isinstance(memory, ast.Name) else "memory"
+        get_or_set: Literal["get", "set"] = "get" if method == "get" else "set"
+        key = _key_node(node)
+        call_range = range_of(node)
+        if key is None:
+            self.dynamic.append(DynamicKey(method, call_range))
             return
-        stmt_range = self._pos.range_of(node)
-        rng: TextRange | None = None
-        if self._text.startswith("from", stmt_range.start):
-            at = _skip_blanks(self._text, stmt_range.start + 4)
-            rng = _dotted_name_range(self._text, at, stmt_range.end)
-        replacement = _replacement(module, [a.name for a in node.names])
-        self.obsolete.append(ObsoleteImport(module, rng or stmt_range, replacement))
+        literal = _plain_str(key)
+        found: tuple[KeyVia, list[ast.Constant]] | ImportedKey | None
+        if literal is not None:
+            assert isinstance(key, ast.Constant)
+            found = ("parameter", [key])
+        else:
+            found = scope.resolve(key, node, get_or_set, range_of)
+        if found is None:
+            self.dynamic.append(DynamicKey(method, range_of(key)))
+        elif isinstance(found, ImportedKey):
+            self.imported.append(found)
+        else:
+            via, literals = found
+            for lit in literals:
+                value = lit.value
+                assert isinstance(value, str)
+                lit_range = range_of(lit)
+                self.indirect.append(
+                    _new_memory_call(
+                        get_or_set,
+                        value,
+                        _content_range(self._text, lit_range, value),
+                        lit_range,
+                        call_range,
+                        node.lineno,
+                        False,
+                        receiver,
+                        "parameter" if guessed and via == "parameter" else via,
+                    )
+                )
+
+
+def _key_node(node: ast.Call) -> ast.expr | None:
+    """The key argument of a ``get``/``set`` call (first positional or ``entry=``); None
+    when it is given through ``*args``/``**kwargs``."""
+    if node.args:
+        first = node.args[0]
+        return None if isinstance(first, ast.Starred) else first
+    for kw in node.keywords:
+        if kw.arg == "entry":
+            return kw.value
+    return None
+
+
+_Binding = Any  # an assigned value (ast.expr), "import", or None (any other binding)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+class _ModuleScope:
+    """What resolving a non-literal memory key needs: the parents of every node and the
+    module-level bindings (built only for modules that have such a key)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.parents: dict[int, ast.AST] = {}
+        self.globals: set[str] = set()
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[id(child)] = parent
+            if isinstance(parent, ast.Global):
+                self.globals.update(parent.names)
+        self.bindings: dict[str, list[_Binding]] = {}
+        self.imported: dict[str, tuple[int, str, str]] = {}  # local -> (level, module, name)
+        self.modules: dict[str, str] = {}  # local -> module, for `import a.b as c`
+        stack: list[ast.stmt] = list(reversed(tree.body))
+        while stack:
+            stmt = stack.pop()
+            self._bind_statement(stmt)
+            fields = _STATEMENT_BODIES.get(stmt.__class__)
+            if fields is None:
+                continue
+            nested: list[ast.stmt] = []
+            for name in fields:
+                for item in getattr(stmt, name, None) or ():
+                    if isinstance(item, ast.stmt):
+                        nested.append(item)
+                    else:
+                        nested.extend(
+                            s for s in getattr(item, "body", ()) if isinstance(s, ast.stmt)
+                        )
+            stack.extend(reversed(nested))
+
+    def _add(self, name: str, value: _Binding) -> None:
+        self.bindings.setdefault(name, []).append(value)
+
+    def _bind_statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    self._add(target.id, stmt.value)
+                else:
+                    self._bind_names(target)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                if isinstance(stmt.target, ast.Name):
+                    self._add(stmt.target.id, stmt.value)
+                else:
+                    self._bind_names(stmt.target)
+        elif isinstance(stmt, ast.ImportFrom):
+            for alias in stmt.names:
+                if alias.name == "*":
+                    continue
+                local = alias.asname or alias.name
+                self._add(local, "import")
+                self.imported[local] = (stmt.level, stmt.module or "", alias.name)
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                local = alias.asname or alias.name.split(".")[0]
+                self._add(local, "import")
+                self.modules[local] = alias.name if alias.asname else local
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self._add(stmt.name, None)
+        elif isinstance(stmt, (ast.AugAssign, ast.For, ast.AsyncFor)):
+            self._bind_names(stmt.target)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                if item.optional_vars is not None:
+                    self._bind_names(item.optional_vars)
+
+    def _bind_names(self, target: ast.AST) -> None:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                self._add(node.id, None)
+
+    # -- resolving ----------------------------------------------------------------------------
+
+    def resolve(
+        self,
+        key: ast.expr,
+        call: ast.Call,
+        method: Literal["get", "set"],
+        range_of: Any,
+    ) -> tuple[KeyVia, list[ast.Constant]] | ImportedKey | None:
+        """The literal(s) a key expression stands for, or the imported name it is; None
+        when it cannot be known."""
+        function, loops = self._enclosing(call)
+        if isinstance(key, ast.Name):
+            name = key.id
+            for target, iterable in loops:
+                bound = _binds(target, name)
+                if bound is None:
+                    continue
+                if bound == "other":
+                    return None
+                literals = self._container_keys(
+                    iterable, isinstance(target, ast.Tuple | ast.List), function
+                )
+                return ("loop", literals) if literals else None
+            if function is not None:
+                local = self._local(function, name)
+                if isinstance(local, ast.Constant):
+                    return ("constant", [local])
+                if local is not None:
+                    return None
+            return self._module_name(name, key, call, method, range_of)
+        if isinstance(key, ast.Attribute) and isinstance(key.value, ast.Name):
+            owner = key.value.id
+            if function is not None and self._local(function, owner) is not None:
+                return None
+            if self.bindings.get(owner) == ["import"] and owner not in self.globals:
+                module: str | None = None
+                level = 0
+                if owner in self.modules:
+                    module = self.modules[owner]
+                elif owner in self.imported:
+                    level, base, member = self.imported[owner]
+                    module = f"{base}.{member}" if base else member
+                if module is not None:
+                    return ImportedKey(
+                        method, module, level, key.attr, range_of(key), range_of(call)
+                    )
+        return None
+
+    def _enclosing(
+        self, node: ast.AST
+    ) -> tuple[
+        ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None, list[tuple[ast.expr, ast.expr]]
+    ]:
+        """The innermost function around ``node`` and the loops (target, iterable) between
+        them, innermost first."""
+        loops: list[tuple[ast.expr, ast.expr]] = []
+        child: ast.AST = node
+        parent = self.parents.get(id(child))
+        while parent is not None:
+            if isinstance(parent, _FUNCTIONS):
+                return parent, loops
+            if isinstance(parent, (ast.For, ast.AsyncFor)):
+                if child is not parent.iter and child is not parent.target:
+                    loops.append((parent.target, parent.iter))
+            elif isinstance(parent, _COMPREHENSIONS):
+                for gen in reversed(parent.generators):
+                    if child is not gen:
+                        loops.append((gen.target, gen.iter))
+            child = parent
+            parent = self.parents.get(id(child))
+        return None, loops
+
+    def _local(self, function: ast.AST, name: str) -> ast.Constant | str | None:
+        """How ``name`` is bound inside ``function``: None (not bound there), the literal of
+        its only binding ``name = "..."``, or ``"dynamic"``."""
+        assert isinstance(function, _FUNCTIONS)
+        args = function.args
+        every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+        if any(a is not None and a.arg == name for a in every):
+            return "dynamic"
+        values: list[ast.expr | None] = []
+        body = function.body if isinstance(function.body, list) else [function.body]
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Global) and name in node.names:
+                    return None
+                if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in node.targets
+                ):
+                    values.append(node.value)
+                elif (
+                    isinstance(node, ast.Name)
+                    and node.id == name
+                    and isinstance(node.ctx, ast.Store)
+                ):
+                    values.append(None)
+        if not values:
+            return None
+        # `x = "lit"` is counted twice: as an Assign and as its Name target
+        if len(values) == 2 and values[0] is not None and values[1] is None:
+            value = values[0]
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return value
+        return "dynamic"
+
+    def _module_value(self, name: str) -> ast.expr | None:
+        bound = self.bindings.get(name)
+        if bound is None or len(bound) != 1 or name in self.globals:
+            return None
+        value = bound[0]
+        return value if isinstance(value, ast.expr) else None
+
+    def _module_name(
+        self, name: str, key: ast.Name, call: ast.Call, method: Literal["get", "set"], range_of: Any
+    ) -> tuple[KeyVia, list[ast.Constant]] | ImportedKey | None:
+        value = self._module_value(name)
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return ("constant", [value])
+        if (
+            self.bindings.get(name) == ["import"]
+            and name in self.imported
+            and name not in self.globals
+        ):
+            level, module, member = self.imported[name]
+            return ImportedKey(method, module, level, member, range_of(key), range_of(call))
+        return None
+
+    def _container_keys(
+        self, iterable: ast.expr, pairs: bool, function: ast.AST | None
+    ) -> list[ast.Constant] | None:
+        """The string literals a loop over ``iterable`` binds its (first) target to."""
+        base = iterable
+        method: str | None = None
+        if (
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Attribute)
+            and iterable.func.attr in ("items", "keys")
+            and not iterable.args
+            and not iterable.keywords
+        ):
+            method = iterable.func.attr
+            base = iterable.func.value
+        if (method == "items") != pairs:
+            return None
+        if isinstance(base, ast.Name):
+            if function is not None and self._local(function, base.id) is not None:
+                return None
+            value = self._module_value(base.id)
+            if value is None:
+                return None
+            base = value
+        items: list[ast.expr | None]
+        if isinstance(base, ast.Dict):
+            items = list(base.keys)
+        elif method is None and isinstance(base, (ast.Tuple, ast.List, ast.Set)):
+            items = list(base.elts)
+        else:
+            return None
+        out: list[ast.Constant] = []
+        for item in items:
+            if not (isinstance(item, ast.Constant) and isinstance(item.value, str)):
+                return None
+            out.append(item)
+        return out
+
+
+def _binds(target: ast.expr, name: str) -> str | None:
+    """Whether a loop target binds ``name``: ``"key"`` as the whole target or the first
+    element of a tuple target, ``"other"`` elsewhere in it, None not at all."""
+    if isinstance(target, ast.Name):
+        return "key" if target.id == name else None
+    if isinstance(target, (ast.Tuple, ast.List)) and target.elts:
+        first = target.elts[0]
+        if isinstance(first, ast.Name) and first.id == name:
+            return "key"
+    for node in ast.walk(target):
+        if isinstance(node, ast.Name) and node.id == name:
+            return "other"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1130,6 +1678,22 @@ def _error_issue(text: str, pos: SourcePositions, base: int, exc: BaseException)
     return SyntaxIssue(SYNTAX_ERROR_CODE, message, TextRange(start, end), "error")
 
 
+def _string_constants(tree: ast.Module) -> tuple[tuple[str, str], ...]:
+    """Top-level ``NAME = "text"`` (or annotated) assignments, each name bound once."""
+    seen: dict[str, str | None] = {}
+    for stmt in tree.body:
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign):
+            target, value = stmt.target, stmt.value
+        if isinstance(target, ast.Name) and value is not None:
+            literal = _plain_str(value)
+            seen[target.id] = literal if target.id not in seen else None
+    return tuple((k, v) for k, v in seen.items() if v is not None)
+
+
 def parse_tools_module(text: str) -> tuple[ToolModule, tuple[SyntaxIssue, ...]]:
     """Analyse a tool module's source without importing it. Never raises on any input."""
     base = 1 if text.startswith(BOM) else 0
@@ -1145,12 +1709,19 @@ def parse_tools_module(text: str) -> tuple[ToolModule, tuple[SyntaxIssue, ...]]:
     collector.visit_body(tree.body)
     analyzer = _Analyzer(text, pos)
     analyzer.run(tree)
+    obsolete, project_imports = _imports(text, pos, tree)
 
     module = ToolModule(
         tools=collector.tools(),
         memory_calls=tuple(analyzer.memory_calls),
         bypasses=tuple(analyzer.bypasses),
         activations=tuple(analyzer.activations),
-        obsolete_imports=tuple(analyzer.obsolete),
+        obsolete_imports=tuple(obsolete),
+        indirect_calls=tuple(analyzer.indirect),
+        imported_keys=tuple(analyzer.imported),
+        dynamic_keys=tuple(analyzer.dynamic),
+        constants=_string_constants(tree),
+        project_imports=tuple(project_imports),
+        sys_path_shim=_SYS_PATH.search(text) is not None,
     )
     return module, ()
