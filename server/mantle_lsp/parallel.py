@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
+from .ide.suppression import apply_suppressions
 from .model import layout
 from .model.layout import FileKind
 from .model.project import FieldFacts, Project, SkillFacts, bulk_work
@@ -133,7 +134,7 @@ def check_project(
 def serial(root: Path, engine: str | None) -> tuple[Project, Found]:
     proj = Project.load(root)
     proj.engine_override = engine
-    return proj, project_diagnostics(proj)
+    return proj, apply_suppressions(proj, project_diagnostics(proj), proj.files)
 
 
 def failure_note(exc: Exception, root: Path, doing: str = "checking") -> str:
@@ -348,7 +349,7 @@ def lead(
         send(ch.orders, _addressed(everyone, w))
         ch.orders.close()
     _import(proj, idx, _addressed(everyone, 0), files)
-    out = file_diagnostics(proj, owned[0])
+    out = apply_suppressions(proj, file_diagnostics(proj, owned[0]), owned[0])
     for ch in others:
         for where, start, end, code, severity, message in receive(ch.answers):
             path = files[where][0]
@@ -376,7 +377,7 @@ def work(
         ids = file_ids(files)
         rows: list[Row] = [
             (ids[d.path], d.range.start, d.range.end, d.code, d.severity, d.message)
-            for ds in file_diagnostics(proj, owned[w]).values()
+            for ds in apply_suppressions(proj, file_diagnostics(proj, owned[w]), owned[w]).values()
             for d in ds
         ]
         send(up, rows)

@@ -13,13 +13,22 @@ from pathlib import Path
 from .. import __version__
 from ..ide.codes import REGISTRY, info, markdown_table
 from ..ide.diagnostics import Diagnostic, project_diagnostics
+from ..ide.suppression import apply_suppressions
 from ..model import layout
 from ..model.engine import PROFILES
 from ..model.project import ParsedFile, Project, bulk_work
+from ..model.settings import (
+    SEVERITIES,
+    Overrides,
+    Settings,
+    SettingsError,
+    apply,
+    known_pattern,
+    load,
+)
 from ..parallel import MIN_SKILLS, check_project, default_jobs
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
-SEVERITIES = ("error", "warning", "information", "hint")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,29 +56,50 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--select",
         action="append",
+        default=None,
+        metavar="CODE",
+        help="only report these codes (or code prefixes); repeatable, comma-separated; "
+        "replaces the configuration's select, extend-select and ignore",
+    )
+    c.add_argument(
+        "--extend-select",
+        action="append",
         default=[],
         metavar="CODE",
-        help="only report these codes (or code prefixes); repeatable, comma-separated",
+        help="report these codes (or code prefixes) as well",
     )
     c.add_argument(
         "--ignore",
         action="append",
         default=[],
         metavar="CODE",
-        help="do not report these codes (or code prefixes)",
+        help="do not report these codes (or code prefixes); adds to the configuration's",
     )
     c.add_argument(
         "--engine",
         choices=("auto", *PROFILES),
-        default="auto",
-        help="rasa-pro rules to apply (default: auto — from a rasa-pro pin in the project's "
-        "requirements or pyproject, else 3.21)",
+        default=None,
+        help="rasa-pro rules to apply (default: the configuration's `engine`, else auto — "
+        "from a rasa-pro pin in the project's requirements or pyproject, else 3.21)",
     )
     c.add_argument(
         "--min-severity",
         choices=SEVERITIES,
-        default="information",
-        help="hide diagnostics below this severity (default: information, which hides hints)",
+        default=None,
+        help="hide diagnostics below this severity (default: the configuration's, else "
+        "information, which hides hints)",
+    )
+    c.add_argument(
+        "--config",
+        metavar="FILE",
+        help="use this configuration file (a mantle-lsp.toml, or a pyproject.toml with a "
+        "[tool.mantle-lsp] table) instead of looking for one",
+    )
+    c.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    c.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the resolved settings of each project, and where each value comes from",
     )
     _add_jobs(c, "a large project", "checked")
     e = sub.add_parser(
@@ -152,10 +182,6 @@ def _codes(values: list[str]) -> list[str]:
     return [c.strip() for v in values for c in v.split(",") if c.strip()]
 
 
-def _match(code: str, patterns: list[str]) -> bool:
-    return any(code == p or code.startswith(p.rstrip(".") + ".") for p in patterns)
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     # One batch from start to exit: the parsed projects live until the end, so the cyclic
     # collector would only rescan them (each full pass over ~10^6 objects costs ~0.1 s);
@@ -164,60 +190,129 @@ def cmd_check(args: argparse.Namespace) -> int:
         return _check(args)
 
 
-def _check(args: argparse.Namespace) -> int:
-    select, ignore = _codes(args.select), _codes(args.ignore)
-    projects: dict[Path, Project] = {}
-    only_files: dict[Path, set[Path] | None] = {}
+@dataclasses.dataclass
+class _Target:
+    """A project to check: all of it (``only`` None) or some of its files."""
+
+    settings: Settings
+    only: set[Path] | None = None
+    explicit: bool = False  # named on the command line (exclude does not apply to it)
+
+
+def _error(message: str) -> int:
+    print(f"mantle-lsp: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _targets(
+    args: argparse.Namespace, overrides: Overrides, config: Path | None
+) -> dict[Path, _Target] | int:
+    """The projects to check, each with its settings; an exit status on a usage problem
+    or a malformed configuration file (reported here)."""
+    targets: dict[Path, _Target] = {}
+    cache: dict[Path, tuple[Settings, list[SettingsError]]] = {}
+    errors: dict[SettingsError, None] = {}
+
+    def settings_for(root: Path) -> Settings:
+        if root not in cache:
+            cache[root] = load(root, REGISTRY, overrides, config, args.isolated)
+            errors.update(dict.fromkeys(cache[root][1]))
+        return cache[root][0]
+
     for raw in args.paths:
         path = Path(raw)
         if not path.exists():
-            print(f"mantle-lsp: error: {raw}: no such file or directory", file=sys.stderr)
-            return EXIT_USAGE
+            return _error(f"{raw}: no such file or directory")
         path = path.resolve()
         if path.is_dir():
-            roots = layout.find_projects(path)
-            if not roots:
+            found = layout.find_projects(path)
+            if not found:
                 inner = layout.find_project_for(path)
-                roots = [inner] if inner else []
-            if not roots:
-                print(
-                    f"mantle-lsp: error: {raw}: no Mantle project found (a project has two "
-                    "of agent.yml, integrations.yml, skills/<id>/skill.md)",
-                    file=sys.stderr,
+                found = [inner] if inner else []
+            if not found:
+                return _error(
+                    f"{raw}: no Mantle project found (a project has two of agent.yml, "
+                    "integrations.yml, skills/<id>/skill.md)"
                 )
-                return EXIT_USAGE
-            for r in roots:
-                only_files[r] = None
+            queue = list(found)
+            while queue:
+                root = queue.pop(0)
+                st = settings_for(root)
+                explicit = root == path
+                if not explicit and st.excluded(root, is_dir=True):
+                    continue
+                t = targets.setdefault(root, _Target(st))
+                t.only = None
+                t.explicit = t.explicit or explicit
+                if st.include:
+                    queue.extend(
+                        n
+                        for n in layout.nested_projects(root)
+                        if n not in targets and n not in queue and st.included(n)
+                    )
         else:
             r2 = layout.find_project_for(path)
             if r2 is None:
-                print(f"mantle-lsp: error: {raw}: not inside a Mantle project", file=sys.stderr)
-                return EXIT_USAGE
-            if only_files.get(r2, set()) is not None:
-                s = only_files.setdefault(r2, set())
-                assert s is not None
-                s.add(path)
+                return _error(f"{raw}: not inside a Mantle project")
+            t = targets.setdefault(r2, _Target(settings_for(r2), set(), explicit=True))
+            if t.only is not None:
+                t.only.add(path)
+    if errors:
+        for e in errors:
+            print(e.render(_display_path), file=sys.stderr)
+        n = len(errors)
+        print(
+            f"mantle-lsp: error: {n} problem{'s' if n != 1 else ''} in the configuration",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    return targets
+
+
+def _check(args: argparse.Namespace) -> int:
+    overrides = Overrides(
+        select=tuple(_codes(args.select)) if args.select is not None else None,
+        extend_select=tuple(_codes(args.extend_select)),
+        ignore=tuple(_codes(args.ignore)),
+        engine=args.engine,
+        min_severity=args.min_severity,
+    )
+    unknown = [
+        c
+        for c in (*(overrides.select or ()), *overrides.extend_select, *overrides.ignore)
+        if not known_pattern(c, REGISTRY)
+    ]
+    if unknown:
+        return _error(
+            f"unknown code {unknown[0]!r} (`mantle-lsp explain --markdown` lists every code)"
+        )
+    config = None
+    if args.config is not None:
+        config = Path(args.config).resolve()
+        if not config.is_file():
+            return _error(f"--config {args.config}: no such file")
+    targets = _targets(args, overrides, config)
+    if isinstance(targets, int):
+        return targets
+    if args.show_settings:
+        return _show_settings(targets)
+    projects: dict[Path, Project] = {}
     diags: list[Diagnostic] = []
-    engine = None if args.engine == "auto" else args.engine
     jobs = default_jobs() if args.jobs == "auto" else args.jobs
-    for root, only in sorted(only_files.items()):
-        if only is None:  # a whole project: may be spread over several processes
+    for root, t in sorted(targets.items()):
+        engine = t.settings.engine_override
+        if t.only is None:  # a whole project: may be spread over several processes
             proj, found = check_project(root, jobs, engine)
             projects[root] = proj
         else:
             proj = projects.setdefault(root, Project.load(root))
             proj.engine_override = engine
-            found = project_diagnostics(proj)
+            found = apply_suppressions(proj, project_diagnostics(proj), t.only)
         for path, ds in found.items():
-            if only is not None and path not in only:
+            if t.only is not None and path not in t.only:
                 continue
-            diags.extend(
-                d
-                for d in ds
-                if (not select or _match(d.code, select))
-                and not _match(d.code, ignore)
-                and SEVERITIES.index(d.severity) <= SEVERITIES.index(args.min_severity)
-            )
+            below = root if t.explicit else None
+            diags.extend(apply(t.settings, path, ds, t.only is None, below))
     files = {path: pf for proj in projects.values() for path, pf in proj.files.items()}
     rows = sorted((_row(d, files) for d in diags), key=Row.sort_key)
     out = sys.stdout
@@ -226,9 +321,9 @@ def _check(args: argparse.Namespace) -> int:
             out.write(
                 f"{row.path}:{row.line}:{row.column}: {row.severity}[{row.code}] {row.message}\n"
             )
-        out.write(_summary(rows, len(only_files)) + "\n")
+        out.write(_summary(rows, len(targets)) + "\n")
     elif args.format == "json":
-        json.dump([dataclasses.asdict(row) for row in rows], out, indent=2, ensure_ascii=False)
+        json.dump([row.as_json() for row in rows], out, indent=2, ensure_ascii=False)
         out.write("\n")
     elif args.format == "github":
         for row in rows:
@@ -239,11 +334,25 @@ def _check(args: argparse.Namespace) -> int:
                 f"endLine={row.end_line},endColumn={row.end_column},"
                 f"title={row.code}::{msg}\n"
             )
-        out.write(_summary(rows, len(only_files)) + "\n")
+        out.write(_summary(rows, len(targets)) + "\n")
     else:
         json.dump(_sarif(rows), out, indent=2, ensure_ascii=False)
         out.write("\n")
     return EXIT_ERRORS if any(row.severity == "error" for row in rows) else EXIT_OK
+
+
+def _show_settings(targets: dict[Path, _Target]) -> int:
+    out = sys.stdout
+    for i, (root, t) in enumerate(sorted(targets.items())):
+        st = t.settings
+        if i:
+            out.write("\n")
+        out.write(f"Project: {_display_path(root)}\n")
+        where = _display_path(st.config) if st.config else "none (defaults)"
+        out.write(f"Configuration file: {where}\n")
+        for key, value, origin in st.show():
+            out.write(f"  {key} = {value}  # {origin}\n")
+    return EXIT_OK
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,9 +367,16 @@ class Row:
     severity: str
     code: str
     message: str
+    engine_code: str | None = None  # the engine's code, when it differs from ``code``
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)
+
+    def as_json(self) -> dict[str, object]:
+        out = dataclasses.asdict(self)
+        if not self.engine_code or self.engine_code == self.code:
+            del out["engine_code"]
+        return out
 
 
 def _display_path(path: Path) -> str:
@@ -287,6 +403,7 @@ def _row(d: Diagnostic, files: dict[Path, ParsedFile]) -> Row:
         d.severity,
         d.code,
         d.message,
+        d.engine_code if d.engine_code != d.code else None,
     )
 
 
@@ -322,6 +439,7 @@ def _sarif(rows: list[Row]) -> dict[str, object]:
             "ruleId": r.code,
             "level": _level(r.severity),
             "message": {"text": r.message},
+            **({"properties": {"engine_code": r.engine_code}} if r.engine_code else {}),
             "locations": [
                 {
                     "physicalLocation": {

@@ -623,6 +623,22 @@ _ALL = [
         "`skill_retrieval.embeddings` names no model group (training fails when it builds "
         "the skill index)",
     ),
+    # -- configuration and inline suppressions (docs/configuration.md) --------------------
+    _l(
+        "lsp.config.invalid_settings_file",
+        "a mantle-lsp configuration file (`[tool.mantle-lsp]`, `mantle-lsp.toml`) with an "
+        "error: the language server reports it on the file; `check` exits with status 2",
+        "error",
+    ),
+    _l(
+        "lsp.suppression.unused",
+        "a `# mantle-lsp: ignore[…]` comment that silences nothing",
+        "hint",
+    ),
+    _l(
+        "lsp.suppression.invalid",
+        "a `# mantle-lsp:` comment that is malformed or names an unknown code",
+    ),
 ]
 
 REGISTRY: dict[str, CodeInfo] = {c.code: c for c in _ALL}

@@ -1,0 +1,246 @@
+"""Inline suppressions: ``# mantle-lsp: ignore[CODE, …]``.
+
+A comment at the end of a YAML or Python line silences those codes (or code prefixes) for
+the diagnostics that start on that line; a comment alone on its line silences them on the
+next line that is neither blank nor only a comment. In ``skill.md`` the comment works where
+the file is YAML: the frontmatter and the bodies of ``:::ordered_block`` fences. Prose has
+no form: the engine hands HTML comments to the model verbatim (docs/decisions.md).
+
+A suppression that silenced nothing gets ``lsp.suppression.unused`` (a hint); an unknown
+code or a malformed comment gets ``lsp.suppression.invalid`` (a warning).
+
+:func:`apply_suppressions` is applied exactly once to every freshly computed result (the
+serial and spread paths of ``check``, and the language server), never to its own output.
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+import re
+import tokenize
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..model.layout import FileKind
+from ..model.project import ParsedFile, Project
+from ..model.settings import code_matches, known_pattern
+from ..syntax.text import TextRange
+from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq, parse_yaml
+from .codes import REGISTRY, info
+from .diagnostics import Diagnostic
+
+MARK = "mantle-lsp:"
+UNUSED = "lsp.suppression.unused"
+INVALID = "lsp.suppression.invalid"
+
+_COMMENT = re.compile(r"#\s*mantle-lsp:")
+_IGNORE = re.compile(r"\s*ignore\[([^\]\n]*)\]")
+_YAML_KINDS = frozenset(
+    {
+        FileKind.AGENT,
+        FileKind.INTEGRATIONS,
+        FileKind.PROJECT_MEMORY,
+        FileKind.PROJECT_RESPONSES,
+        FileKind.SKILL_MEMORY,
+        FileKind.SKILL_RESPONSES,
+    }
+)
+_PY_KINDS = frozenset({FileKind.SKILL_TOOLS, FileKind.SHARED_TOOLS, FileKind.HOOKS})
+
+
+@dataclass
+class Suppression:
+    comment: TextRange  # from `#` to the end of the comment
+    line: int  # 0-based line whose diagnostics it silences
+    codes: list[tuple[str, TextRange]] = field(default_factory=list)
+    used: set[int] = field(default_factory=set)  # indexes into codes
+
+
+def _lines(text: str) -> list[int]:
+    starts = [0]
+    starts.extend(i + 1 for i, c in enumerate(text) if c == "\n")
+    return starts
+
+
+def _scalar_ranges(root: YNode | None) -> list[TextRange]:
+    out: list[TextRange] = []
+    stack: list[YNode] = [root] if root is not None else []
+    seen: set[int] = set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, YScalar):
+            out.append(n.range)
+        elif isinstance(n, YSeq):
+            stack.extend(n.items)
+        elif isinstance(n, YMap):
+            for k, v in n.items:
+                stack.extend((k, v))
+    return out
+
+
+def _yaml_comments(text: str, start: int, end: int) -> Iterable[int]:
+    """Offsets of the `#` that opens each comment holding the mark in ``text[start:end]``
+    (YAML): a `#` at a line start or after a blank, outside every scalar."""
+    if MARK not in text[start:end]:
+        return []
+    root, _ = parse_yaml(text[start:end], base=start)
+    scalars = sorted(_scalar_ranges(root))
+    starts = [r.start for r in scalars]
+    out: list[int] = []
+    pos = start
+    while pos < end:
+        eol = text.find("\n", pos, end)
+        eol = end if eol < 0 else eol
+        if MARK in text[pos:eol]:
+            for k in range(pos, eol):
+                if text[k] != "#" or (k > pos and text[k - 1] not in " \t"):
+                    continue
+                i = bisect.bisect_right(starts, k) - 1
+                if i >= 0 and scalars[i].start <= k < scalars[i].end:
+                    continue
+                out.append(k)
+                break
+        pos = eol + 1
+    return out
+
+
+def _python_comments(text: str) -> Iterable[int]:
+    starts = _lines(text)
+    out: list[int] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT and MARK in tok.string:
+                row, col = tok.start
+                out.append(starts[row - 1] + col)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # the comments before the error still count
+    return out
+
+
+def find_suppressions(pf: ParsedFile) -> tuple[list[Suppression], list[tuple[TextRange, str]]]:
+    """The suppressions of a file, and its malformed ones (range, why)."""
+    text = pf.source.text
+    if MARK not in text:
+        return [], []
+    if pf.kind in _YAML_KINDS:
+        hashes = list(_yaml_comments(text, 0, len(text)))
+    elif pf.kind in _PY_KINDS:
+        hashes = list(_python_comments(text))
+    elif pf.kind is FileKind.SKILL_MD:
+        doc = pf.doc
+        regions = [doc.frontmatter_range] if doc and doc.frontmatter_range else []
+        regions += [b.body_range for b in (doc.blocks if doc else ())]
+        hashes = [h for r in regions for h in _yaml_comments(text, r.start, r.end)]
+    else:
+        return [], []
+    starts = _lines(text)
+    found: list[Suppression] = []
+    bad: list[tuple[TextRange, str]] = []
+    for h in hashes:
+        eol = text.find("\n", h)
+        eol = len(text) if eol < 0 else eol
+        m = _COMMENT.search(text, h, eol)
+        if m is None:
+            continue
+        row = bisect.bisect_right(starts, h) - 1
+        comment = TextRange(m.start(), eol)
+        ig = _IGNORE.match(text, m.end(), eol)
+        if ig is None:
+            bad.append((comment, "expected `# mantle-lsp: ignore[CODE, …]`"))
+            continue
+        comment = TextRange(m.start(), ig.end())
+        line = row
+        if not text[starts[row] : h].strip():  # alone on its line: the next code line
+            line = _next_code_line(text, starts, row)
+        sup = Suppression(comment, line)
+        pos = ig.start(1)
+        for part in ig.group(1).split(","):
+            code = part.strip()
+            if code:
+                s = pos + part.index(code)
+                sup.codes.append((code, TextRange(s, s + len(code))))
+            pos += len(part) + 1
+        if not sup.codes:
+            bad.append((comment, "the suppression names no code"))
+            continue
+        found.append(sup)
+    return found, bad
+
+
+def _next_code_line(text: str, starts: list[int], row: int) -> int:
+    for r in range(row + 1, len(starts)):
+        end = starts[r + 1] - 1 if r + 1 < len(starts) else len(text)
+        s = text[starts[r] : end].strip()
+        if s and not s.startswith("#"):
+            return r
+    return row
+
+
+def apply_suppressions(
+    project: Project, found: dict[Path, list[Diagnostic]], paths: Iterable[Path]
+) -> dict[Path, list[Diagnostic]]:
+    """``found`` (the raw diagnostics of ``paths``, files of ``project``) without what the
+    files' suppressions silence, plus the diagnostics of the suppressions themselves."""
+    out = found
+    for path in paths:
+        pf = project.files.get(path)
+        if pf is None:
+            continue
+        try:
+            if MARK not in pf.source.text:
+                continue
+        except OSError:  # a pending file that can no longer be read
+            continue
+        sups, bad = find_suppressions(pf)
+        if sups or bad:
+            if out is found:
+                out = dict(found)
+            out[path] = suppressed(pf, found.get(path, []), sups, bad)
+    return out
+
+
+def suppressed(
+    pf: ParsedFile,
+    diags: list[Diagnostic],
+    sups: list[Suppression],
+    bad: list[tuple[TextRange, str]],
+) -> list[Diagnostic]:
+    """One file's diagnostics once its suppressions (:func:`find_suppressions`) apply."""
+    starts = _lines(pf.source.text)
+    by_line: dict[int, list[Suppression]] = {}
+    for sup in sups:
+        by_line.setdefault(sup.line, []).append(sup)
+    kept: list[Diagnostic] = []
+    for d in diags:
+        line = bisect.bisect_right(starts, d.range.start) - 1
+        hit = False
+        for sup in by_line.get(line, ()):
+            for i, (code, _) in enumerate(sup.codes):
+                if code_matches(d.code, code):
+                    sup.used.add(i)
+                    hit = True
+        if not hit:
+            kept.append(d)
+    new: list[tuple[TextRange, str, str]] = [
+        (rng, INVALID, f"malformed suppression: {why}") for rng, why in bad
+    ]
+    for sup in sups:
+        unknown = {i for i, (c, _) in enumerate(sup.codes) if not known_pattern(c, REGISTRY)}
+        for i in sorted(unknown):
+            c, r = sup.codes[i]
+            new.append((r, INVALID, f"`{c}` is no diagnostic code nor a prefix of one"))
+        unused = [i for i in range(len(sup.codes)) if i not in sup.used and i not in unknown]
+        if not sup.used and not unknown:
+            new.append((sup.comment, UNUSED, "unused suppression: nothing here is reported"))
+        else:
+            for i in unused:
+                c, r = sup.codes[i]
+                new.append((r, UNUSED, f"unused suppression: nothing here is reported as `{c}`"))
+    kept.extend(Diagnostic(pf.path, r, c, info(c).severity, m) for r, c, m in new)
+    kept.sort(key=lambda d: (d.range.start, d.range.end, d.code))
+    return kept

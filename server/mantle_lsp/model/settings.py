@@ -1,0 +1,602 @@
+"""Project settings: ``[tool.mantle-lsp]`` in ``pyproject.toml``, ``mantle-lsp.toml`` or
+``.mantle-lsp.toml``, merged with command-line (or editor) overrides.
+
+Pure: discovery, parsing and merging; every problem with a file comes back as a
+:class:`SettingsError` (with the line of the offending key), nothing raises on user input.
+The rule selection follows ruff's: each layer (the file, then the command line) may set
+``select`` (which starts the selection afresh), ``extend-select`` and ``ignore``; inside a
+layer the most specific matching prefix wins (an ``ignore`` on a tie). Globs
+(``exclude``, ``extend-exclude``, ``include``, ``per-file-ignores``) are gitignore-style
+and relative to the folder of the configuration file. :func:`apply` filters a list of
+diagnostics by settings (select/ignore, per-file-ignores, excludes, min-severity), the same
+way for ``check`` and the language server.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+CONFIG_NAMES = (".mantle-lsp.toml", "mantle-lsp.toml", "pyproject.toml")
+"""The files searched in each folder, in order of precedence (a pyproject.toml counts
+only when it has a ``[tool.mantle-lsp]`` table)."""
+SEVERITIES = ("error", "warning", "information", "hint")
+ENGINES = ("auto", "3.21", "3.22")
+DEFAULT_MIN_SEVERITY = "information"
+DEFAULT_EXCLUDE = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    ".tox",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    "__pycache__",
+    "node_modules",
+    "site-packages",
+)
+"""Folders never checked unless ``exclude`` replaces this list (tool caches, VCS data,
+dependencies). Names no skill id could reasonably take: a skill folder called ``build``
+is still checked."""
+
+LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude", "include")
+CODE_KEYS = ("select", "extend-select", "ignore")
+KEYS = (*LIST_KEYS[:3], "per-file-ignores", *LIST_KEYS[3:], "engine", "min-severity")
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SettingsError:
+    """A problem in a configuration file: 0-based line, columns on that line."""
+
+    path: Path
+    line: int
+    start: int
+    end: int
+    message: str
+
+    def render(self, display: Callable[[Path], str] = str) -> str:
+        """``path:line:col: error: message`` (1-based, like ``check``'s output)."""
+        where = f"{display(self.path)}:{self.line + 1}:{self.start + 1}"
+        return f"{where}: error: {self.message}"
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One source of rule selection (a file, or the command line / editor)."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line (or the editor) says: None/empty = not given."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    engine: str | None = None
+    min_severity: str | None = None
+    origin: str = "command line"
+
+
+@dataclass(frozen=True)
+class Settings:
+    config: Path | None = None  # the file the settings came from (None: defaults only)
+    base: Path | None = None  # globs are relative to this folder
+    layers: tuple[Layer, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    engine: str = "auto"
+    min_severity: str = DEFAULT_MIN_SEVERITY
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def engine_override(self) -> str | None:
+        """The profile to force (None: detect it from the project's rasa-pro pin)."""
+        return None if self.engine == "auto" else self.engine
+
+    def enabled(self, code: str) -> bool:
+        return _enabled(self.layers, code)
+
+    def _rel(self, path: Path) -> str | None:
+        if self.base is None:
+            return None
+        try:
+            rel = path.relative_to(self.base)
+        except ValueError:
+            return None
+        return rel.as_posix() if rel.parts else None
+
+    def excluded(self, path: Path, is_dir: bool = False, below: Path | None = None) -> bool:
+        """``path`` (a file, or a project folder) matches ``exclude``/``extend-exclude``.
+        With ``below`` (a folder named on the command line), that folder and those above
+        it do not count as matches: only patterns that match below it do."""
+        rel = self._rel(path)
+        if rel is None:
+            return False
+        patterns = (*self.exclude, *self.extend_exclude)
+        skip = 0
+        if below is not None:
+            top = self._rel(below)
+            skip = len(top.split("/")) if top else 0
+        return bool(patterns) and glob_match(patterns, rel, is_dir, skip)
+
+    def ignored_in(self, path: Path) -> tuple[str, ...]:
+        """The codes (prefixes) ``per-file-ignores`` silences in ``path``."""
+        rel = self._rel(path)
+        if rel is None:
+            return ()
+        return tuple(
+            c for g, codes in self.per_file_ignores if glob_match((g,), rel) for c in codes
+        )
+
+    def included(self, nested: Path) -> bool:
+        """A nested project folder that ``include`` names."""
+        rel = self._rel(nested)
+        return rel is not None and bool(self.include) and glob_match(self.include, rel, True)
+
+    def show(self) -> list[tuple[str, str, str]]:
+        """(key, value as TOML, where it came from) for ``check --show-settings``."""
+        # a layer that selects starts afresh: the layers before it no longer count
+        starts = [i for i, lay in enumerate(self.layers) if lay.select is not None]
+        layers = self.layers[starts[-1] :] if starts else self.layers
+        sel = [lay.select for lay in layers if lay.select is not None]
+        values: dict[str, Any] = {
+            "select": list(sel[-1]) if sel else ["(every code)"],
+            "extend-select": [c for lay in layers for c in lay.extend_select],
+            "ignore": [c for lay in layers for c in lay.ignore],
+            "per-file-ignores": {g: list(c) for g, c in self.per_file_ignores},
+            "exclude": list(self.exclude),
+            "extend-exclude": list(self.extend_exclude),
+            "include": list(self.include),
+            "engine": self.engine,
+            "min-severity": self.min_severity,
+        }
+        return [(k, _toml(values[k]), self.origins.get(k, "default")) for k in KEYS]
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+# -- rule selection ------------------------------------------------------------------------
+
+
+def code_matches(code: str, pattern: str) -> bool:
+    """``pattern`` is ``code`` or a dotted prefix of it (``lsp.condition``)."""
+    p = pattern.rstrip(".")
+    return code == p or code.startswith(p + ".")
+
+
+def _specificity(pattern: str) -> int:
+    return len(pattern.rstrip(".").split("."))
+
+
+def _enabled(layers: Sequence[Layer], code: str) -> bool:
+    on = True  # default: every code
+    for lay in layers:
+        best = -1 if lay.select is None else 0
+        state = on if lay.select is None else False
+        for pats, value in ((lay.select or (), True), (lay.extend_select, True)):
+            for p in pats:
+                if code_matches(code, p) and _specificity(p) > best:
+                    best, state = _specificity(p), value
+        for p in lay.ignore:
+            if code_matches(code, p) and _specificity(p) >= best:
+                best, state = _specificity(p), False
+        on = state
+    return on
+
+
+def known_pattern(pattern: str, known: Collection[str]) -> bool:
+    """``pattern`` names a registered code, or a prefix of at least one."""
+    return any(code_matches(c, pattern) for c in known)
+
+
+# -- gitignore-style globs -------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1024)
+def _compile(pattern: str) -> tuple[re.Pattern[str], bool, bool] | None:
+    """(regex on a relative POSIX path, negated, directories only); None: never matches."""
+    p = pattern.strip()
+    negate = p.startswith("!")
+    if negate:
+        p = p[1:]
+    dir_only = p.endswith("/")
+    p = p.rstrip("/")
+    if p.startswith("./"):
+        p = p[2:]
+    if not p:
+        return None
+    anchored = "/" in p
+    p = p.lstrip("/")
+    out = [] if anchored else ["(?:.*/)?"]
+    i = 0
+    while i < len(p):
+        if p.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif p.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif p[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif p[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif p[i] == "[" and "]" in p[i + 2 :]:
+            j = p.index("]", i + 2)
+            body = p[i + 1 : j]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = j + 1
+        else:
+            out.append(re.escape(p[i]))
+            i += 1
+    try:
+        return re.compile("".join(out) + r"\Z"), negate, dir_only
+    except re.error:
+        return None
+
+
+def glob_match(patterns: Iterable[str], rel: str, is_dir: bool = False, skip: int = 0) -> bool:
+    """Whether the relative POSIX path ``rel`` is matched, gitignore's way: the last
+    matching pattern decides (``!`` re-includes), and a matched folder matches everything
+    below it (but for its first ``skip`` folders, which do not count)."""
+    compiled = [c for p in patterns if (c := _compile(p)) is not None]
+    parts = rel.split("/")
+    for n in range(skip + 1, len(parts) + 1):
+        sub = "/".join(parts[:n])
+        sub_is_dir = n < len(parts) or is_dir
+        state = False
+        for rx, negate, dir_only in compiled:
+            if dir_only and not sub_is_dir:
+                continue
+            if rx.match(sub):
+                state = not negate
+        if state:
+            return True
+    return False
+
+
+# -- discovery and parsing -------------------------------------------------------------------
+
+
+def discover(root: Path) -> Path | None:
+    """The configuration file that applies to the project at ``root``: the nearest one at
+    or above it (in one folder: ``.mantle-lsp.toml``, ``mantle-lsp.toml``, then a
+    ``pyproject.toml`` that has a ``[tool.mantle-lsp]`` table)."""
+    for folder in (root, *root.parents):
+        for name in CONFIG_NAMES:
+            p = folder / name
+            if not p.is_file():
+                continue
+            if name != "pyproject.toml" or _has_table(p):
+                return p
+    return None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError:
+        return None
+    text = data.decode("utf-8", errors="replace")
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+_TABLE = re.compile(
+    r"""^\s*\[\s*tool\s*\.\s*(?:"mantle-lsp"|'mantle-lsp'|mantle-lsp)\s*[\].]""", re.M
+)
+
+
+def _has_table(pyproject: Path) -> bool:
+    text = _read(pyproject)
+    if text is None:
+        return False
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        # broken: ours only if it looks like it has our table (else its owner complains)
+        return bool(_TABLE.search(text))
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "mantle-lsp" in tool
+
+
+@dataclass
+class _File:
+    path: Path
+    text: str
+    table: dict[str, Any]
+    in_pyproject: bool
+    errors: list[SettingsError] = field(default_factory=list)
+
+    def locate(self, key: str, needle: str | None = None) -> tuple[int, int, int]:
+        """(line, start, end) of ``key`` in our table; of ``needle`` (a quoted string) at or
+        after it when given. Falls back to the table header, then to line 1."""
+        lines = self.text.split("\n")
+        if not key:  # the table itself
+            return self._header(lines)
+        want = "tool.mantle-lsp" if self.in_pyproject else ""
+        current = ""
+        header_line: tuple[int, int, int] | None = None
+        key_line: int | None = None
+        key_re = re.compile(r"""^\s*(?:"%s"|'%s'|%s)\s*=""" % ((re.escape(key),) * 3))
+        for i, line in enumerate(lines):
+            s = line.strip()
+            if s.startswith("[") and not s.startswith("[["):
+                name = re.sub(r"""["'\s]""", "", s.strip("[]").split("#")[0].strip().rstrip("]"))
+                current = name
+                if name == want and want:
+                    header_line = (i, line.index("["), len(line.rstrip()))
+                if name == f"{want}.{key}".lstrip("."):
+                    key_line = i
+                    break
+                continue
+            if current == want and key_re.match(line):
+                key_line = i
+                break
+        if key_line is None:
+            return header_line or (0, 0, len(lines[0]) if lines else 0)
+        if needle is not None:
+            for j in range(key_line, len(lines)):
+                for q in ('"', "'"):
+                    k = lines[j].find(f"{q}{needle}{q}")
+                    if k >= 0:
+                        return j, k, k + len(needle) + 2
+        line = lines[key_line]
+        start = len(line) - len(line.lstrip())
+        end = line.find("=")
+        if end <= start:
+            end = len(line.rstrip())
+        return key_line, start, len(line[:end].rstrip())
+
+    def _header(self, lines: list[str]) -> tuple[int, int, int]:
+        for i, line in enumerate(lines):
+            if _TABLE.match(line):
+                return i, line.index("["), len(line.rstrip())
+        return 0, 0, len(lines[0]) if lines else 0
+
+    def error(self, key: str, message: str, needle: str | None = None) -> None:
+        line, start, end = self.locate(key, needle)
+        self.errors.append(SettingsError(self.path, line, start, max(end, start + 1), message))
+
+
+_LINE_COL = re.compile(r"line (\d+), column (\d+)")
+
+
+def read_config(path: Path) -> tuple[_File | None, list[SettingsError]]:
+    """Parse one configuration file into our table (None when unreadable or broken)."""
+    text = _read(path)
+    if text is None:
+        return None, [SettingsError(path, 0, 0, 1, "cannot read the configuration file")]
+    if len(text) > MAX_CONFIG_BYTES:
+        return None, [SettingsError(path, 0, 0, 1, "configuration file larger than 1 MB")]
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = _LINE_COL.search(str(exc))
+        if m:
+            line, col = int(m.group(1)) - 1, int(m.group(2)) - 1
+        elif "end of document" in str(exc):
+            line, col = text.count("\n"), len(text) - text.rfind("\n") - 1
+        else:
+            line, col = 0, 0
+        msg = re.sub(r"\s*\(at [^)]*\)\s*$", "", str(exc)) or "invalid TOML"
+        return None, [SettingsError(path, line, col, col + 1, f"invalid TOML: {msg}")]
+    in_pyproject = path.name == "pyproject.toml"
+    table: Any = data
+    if in_pyproject:
+        tool = data.get("tool")
+        table = tool.get("mantle-lsp") if isinstance(tool, dict) else None
+        if table is None:
+            return _File(path, text, {}, True), []
+    f = _File(path, text, {}, in_pyproject)
+    if not isinstance(table, dict):
+        f.error("", "`[tool.mantle-lsp]` must be a table")
+        return f, f.errors
+    f.table = table
+    return f, []
+
+
+def _check(f: _File, known: Collection[str]) -> dict[str, Any]:
+    """The valid values of ``f``'s table; an error for each problem."""
+    out: dict[str, Any] = {}
+    for key, value in f.table.items():
+        if key not in KEYS:
+            from difflib import get_close_matches
+
+            close = get_close_matches(key, KEYS, n=1)
+            hint = f"; did you mean `{close[0]}`?" if close else ""
+            f.error(key, f"unknown setting `{key}`{hint} (known: {', '.join(KEYS)})")
+        elif key in LIST_KEYS:
+            items = _str_list(f, key, value)
+            if items is None:
+                continue
+            if key in CODE_KEYS:
+                items = [c for c in items if _known_code(f, key, c, known)]
+            out[key] = tuple(items)
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                f.error(key, "`per-file-ignores` must be a table of glob = [codes]")
+                continue
+            pfi: list[tuple[str, tuple[str, ...]]] = []
+            for glob, codes in value.items():
+                lst = _str_list(f, key, codes, f"`per-file-ignores` entry {glob!r}", glob)
+                if lst is not None:
+                    pfi.append((glob, tuple(c for c in lst if _known_code(f, key, c, known))))
+            out[key] = tuple(pfi)
+        elif key == "engine":
+            if value not in ENGINES:
+                f.error(key, f"`engine` must be one of {', '.join(ENGINES)}, not {value!r}")
+            else:
+                out[key] = value
+        elif key == "min-severity":
+            if value not in SEVERITIES:
+                f.error(
+                    key, f"`min-severity` must be one of {', '.join(SEVERITIES)}, not {value!r}"
+                )
+            else:
+                out[key] = value
+    return out
+
+
+def _str_list(
+    f: _File, key: str, value: Any, what: str | None = None, needle: str | None = None
+) -> list[str] | None:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        f.error(key, f"{what or f'`{key}`'} must be a list of strings", needle)
+        return None
+    return [v.strip() for v in value if v.strip()]
+
+
+def _known_code(f: _File, key: str, code: str, known: Collection[str]) -> bool:
+    if known_pattern(code, known):
+        return True
+    f.error(
+        key,
+        f"`{key}`: {code!r} is no diagnostic code nor a prefix of one "
+        "(`mantle-lsp explain --markdown` lists them)",
+        code,
+    )
+    return False
+
+
+def _origin(f: _File, key: str) -> str:
+    line = f.locate(key)[0]
+    try:
+        shown = os.path.relpath(f.path)
+    except ValueError:
+        shown = str(f.path)
+    if shown.startswith(".."):
+        shown = str(f.path)
+    return f"{shown}:{line + 1}"
+
+
+def load(
+    root: Path,
+    known: Collection[str],
+    overrides: Overrides | None = None,
+    config: Path | None = None,
+    isolated: bool = False,
+) -> tuple[Settings, list[SettingsError]]:
+    """The settings of the project at ``root``: its configuration file (``config`` when
+    given, else :func:`discover`; none with ``isolated``), then ``overrides``. Values with
+    errors are left out (their default applies); the errors come back with them."""
+    path = None if isolated else (config or discover(root))
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    errors: list[SettingsError] = []
+    f: _File | None = None
+    if path is not None:
+        f, errors = read_config(path)
+        if f is not None:
+            values = _check(f, known)
+            errors = errors + f.errors
+            origins = {k: _origin(f, k) for k in values}
+    layers: list[Layer] = []
+    if any(k in values for k in CODE_KEYS):
+        layers.append(
+            Layer(values.get("select"), values.get("extend-select", ()), values.get("ignore", ()))
+        )
+    engine = values.get("engine", "auto")
+    min_sev = values.get("min-severity", DEFAULT_MIN_SEVERITY)
+    o = overrides
+    if o is not None:
+        if o.select is not None or o.extend_select or o.ignore:
+            layers.append(Layer(o.select, o.extend_select, o.ignore))
+        given = {
+            "select": o.select is not None,
+            "extend-select": bool(o.extend_select),
+            "ignore": bool(o.ignore),
+        }
+        for key in CODE_KEYS:
+            if o.select is not None:  # starts the selection afresh, as in ruff
+                origins.pop(key, None)
+            if given[key]:
+                origins[key] = f"{origins[key]}; {o.origin}" if key in origins else o.origin
+        if o.engine is not None:
+            engine, origins["engine"] = o.engine, o.origin
+        if o.min_severity is not None:
+            min_sev, origins["min-severity"] = o.min_severity, o.origin
+    settings = Settings(
+        config=path if f is not None else None,
+        base=path.parent if path is not None else root,
+        layers=tuple(layers),
+        per_file_ignores=values.get("per-file-ignores", ()),
+        exclude=values.get("exclude", DEFAULT_EXCLUDE),
+        extend_exclude=values.get("extend-exclude", ()),
+        include=values.get("include", ()),
+        engine=engine,
+        min_severity=min_sev,
+        origins=origins,
+    )
+    return settings, errors
+
+
+# -- applying ----------------------------------------------------------------------------------
+
+
+class _Diag(Protocol):
+    @property
+    def path(self) -> Path: ...
+    @property
+    def code(self) -> str: ...
+    @property
+    def severity(self) -> str: ...
+
+
+D = TypeVar("D", bound=_Diag)
+
+
+def apply(
+    settings: Settings,
+    path: Path,
+    diags: Iterable[D],
+    exclude: bool = True,
+    below: Path | None = None,
+) -> list[D]:
+    """The diagnostics of the file ``path`` that ``settings`` let through: not in an
+    excluded file (unless ``exclude`` is False: a file named on the command line; with
+    ``below``, a folder named there, only matches below it count), a selected code not
+    ignored for this file, at or above min-severity."""
+    if exclude and settings.excluded(path, below=below):
+        return []
+    per_file = settings.ignored_in(path)
+    limit = SEVERITIES.index(settings.min_severity)
+    return [
+        d
+        for d in diags
+        if settings.enabled(d.code)
+        and not any(code_matches(d.code, p) for p in per_file)
+        and SEVERITIES.index(d.severity) <= limit
+    ]
