@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as lsp
 
 from ..ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
+from ..ide.suppression import apply_suppressions
 from ..model.project import PendingFile, Project
 from . import convert
 
@@ -65,19 +66,28 @@ class DiagnosticsPublisher:
         self._pending_since = 0.0
 
     # -- computing ----------------------------------------------------------------------
-    def filtered(self, diags: list[Diagnostic]) -> list[Diagnostic]:
-        ignore = self.server.settings.ignore
-        if not ignore:
-            return diags
-        return [d for d in diags if not convert.code_matches(d.code, ignore)]
+    def filtered(self, project: Project, path: Path, diags: list[Diagnostic]) -> list[Diagnostic]:
+        """What the project's settings let through (the configuration file with the editor
+        settings over it, lsp/config.py), as ``check`` filters."""
+        return self.server.configs.filter(project, path, diags)
+
+    def raw(self, project: Project, paths: Iterable[Path]) -> dict[Path, list[Diagnostic]]:
+        """Some files' diagnostics, their inline suppressions applied (once, here)."""
+        self.server.configs.prepare(project)  # the engine profile
+        paths = list(paths)
+        return apply_suppressions(project, file_diagnostics(project, paths), paths)
+
+    def raw_project(self, project: Project) -> dict[Path, list[Diagnostic]]:
+        self.server.configs.prepare(project)
+        return apply_suppressions(project, project_diagnostics(project), project.files)
 
     def compute(self, project: Project, paths: Iterable[Path]) -> dict[Path, list[Diagnostic]]:
-        found = file_diagnostics(project, paths)
-        return {p: self.filtered(ds) for p, ds in found.items()}
+        found = self.raw(project, paths)
+        return {p: self.filtered(project, p, ds) for p, ds in found.items()}
 
     def compute_project(self, project: Project) -> dict[Path, list[Diagnostic]]:
-        found = project_diagnostics(project)
-        out = {p: self.filtered(found.get(p, [])) for p in project.files}
+        found = self.raw_project(project)
+        out = {p: self.filtered(project, p, found.get(p, [])) for p in project.files}
         return out
 
     # -- pushing ------------------------------------------------------------------------
@@ -115,7 +125,7 @@ class DiagnosticsPublisher:
             if proj.root in skip:
                 seen.update(proj.files)
                 continue
-            seen.update(self.publish_found(proj, project_diagnostics(proj)))
+            seen.update(self.publish_found(proj, self.raw_project(proj)))
         for p in list(self.last):
             if p not in seen:
                 self.publish(p, [], None)
@@ -126,7 +136,7 @@ class DiagnosticsPublisher:
         for p, pf in proj.files.items():
             # a file another process parsed is not open in the editor (open ones stay here)
             version = None if isinstance(pf, PendingFile) else pf.source.version
-            self.publish(p, self.filtered(found.get(p, [])), version)
+            self.publish(p, self.filtered(proj, p, found.get(p, [])), version)
         return set(proj.files)
 
     def publish(self, path: Path, diags: list[Diagnostic], version: int | None) -> bool:
@@ -238,7 +248,7 @@ class DiagnosticsPublisher:
         if doc is None:
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])
         if seeded is not None:
-            diags = self.filtered(seeded)
+            diags = self.filtered(doc.project, doc.path, seeded)
         else:
             diags = self.compute(doc.project, [doc.path]).get(doc.path, [])
         rid = result_id(diags)
@@ -260,12 +270,12 @@ class DiagnosticsPublisher:
         for proj in projects:
             seeded = {p: self.seeded[p] for p in proj.files if p in self.seeded}
             if not seeded:
-                found = project_diagnostics(proj)
+                found = self.raw_project(proj)
             else:
                 missing = [p for p in proj.files if p not in seeded]
-                found = {**(file_diagnostics(proj, missing) if missing else {}), **seeded}
+                found = {**(self.raw(proj, missing) if missing else {}), **seeded}
             for path in sorted(proj.files):
-                diags = self.filtered(found.get(path, []))
+                diags = self.filtered(proj, path, found.get(path, []))
                 if not diags and path not in known and path not in self.reported:
                     continue  # the client shows nothing for it, and there is nothing
                 if diags:

@@ -198,6 +198,7 @@ class MantleServer(LanguageServer):
             text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
             protocol_cls=MantleProtocol,
         )
+        from .config import ProjectConfigs
         from .diagnostics import DiagnosticsPublisher
 
         self.model = Workspace()
@@ -208,6 +209,7 @@ class MantleServer(LanguageServer):
         self.indexed = False
         self.jobs = 1  # processes for the initial index of a large project (serve --jobs)
         self.diagnostics = DiagnosticsPublisher(self)
+        self.configs = ProjectConfigs(self)  # each project's configuration file
         self._settling: asyncio.Task[None] | None = None
         self.index_started = 0.0  # time.monotonic() when the last index_folders began
         self._workers: list[parallel.Spawned] = []  # started ahead of a spread index

@@ -269,6 +269,11 @@ def glob_match(patterns: Iterable[str], rel: str, is_dir: bool = False, skip: in
     """Whether the relative POSIX path ``rel`` is matched, gitignore's way: the last
     matching pattern decides (``!`` re-includes), and a matched folder matches everything
     below it (but for its first ``skip`` folders, which do not count)."""
+    return _glob_match(tuple(patterns), rel, is_dir, skip)
+
+
+@lru_cache(maxsize=1 << 16)
+def _glob_match(patterns: tuple[str, ...], rel: str, is_dir: bool, skip: int) -> bool:
     compiled = [c for p in patterns if (c := _compile(p)) is not None]
     parts = rel.split("/")
     for n in range(skip + 1, len(parts) + 1):
@@ -589,6 +594,9 @@ def apply(
     excluded file (unless ``exclude`` is False: a file named on the command line; with
     ``below``, a folder named there, only matches below it count), a selected code not
     ignored for this file, at or above min-severity."""
+    diags = list(diags)
+    if not diags:  # most files: nothing to match
+        return diags
     if exclude and settings.excluded(path, below=below):
         return []
     per_file = settings.ignored_in(path)

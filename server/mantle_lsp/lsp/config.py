@@ -1,0 +1,154 @@
+"""The configuration file in the server: the same ``[tool.mantle-lsp]`` /
+``mantle-lsp.toml`` / ``.mantle-lsp.toml`` as ``check`` (model/settings.py), per project.
+
+- The diagnostics the server publishes go through :func:`settings.apply` with the
+  project's settings, as ``check`` filters them; the editor's ``mantle.diagnostics.ignore``
+  adds to the file's ``ignore`` and a ``mantle.engineVersion`` other than ``auto`` wins over
+  the file's ``engine`` (the editor is a command line). Hints are shown unless the file sets
+  ``min-severity``.
+- A malformed file is reported as ``lsp.config.invalid_settings_file`` diagnostics on the
+  file (pushed, whatever the client's diagnostic mode) and once in a ``window/showMessage``;
+  its valid values still apply.
+- :meth:`ProjectConfigs.reload` runs when a configuration file changes on disk (the
+  watched globs in sync.py) or the editor settings change; the projects whose settings
+  changed are published again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types as lsp
+
+from ..ide.codes import REGISTRY
+from ..ide.diagnostics import Diagnostic
+from ..model.engine import PROFILES
+from ..model.project import Project
+from ..model.settings import CONFIG_NAMES, Overrides, Settings, SettingsError, apply, load
+from ..syntax.text import LineIndex, TextRange
+from . import convert
+
+if TYPE_CHECKING:
+    from .server import MantleServer
+
+INVALID_SETTINGS = "lsp.config.invalid_settings_file"
+CONFIG_GLOBS = tuple(f"**/{name}" for name in CONFIG_NAMES)  # watched (sync.py)
+
+
+def is_config_file(path: Path) -> bool:
+    return path.name in CONFIG_NAMES
+
+
+class ProjectConfigs:
+    def __init__(self, server: MantleServer) -> None:
+        self.server = server
+        self._settings: dict[Path, Settings] = {}
+        self._errors: dict[Path, list[SettingsError]] = {}  # per project root
+        self.shown: dict[Path, tuple[SettingsError, ...]] = {}  # per config file: published
+
+    def overrides(self) -> Overrides:
+        """The editor's settings, as a command line over the file."""
+        s = self.server.settings
+        engine = s.engine_version if s.engine_version in PROFILES else None
+        return Overrides(ignore=tuple(s.ignore), engine=engine, origin="editor settings")
+
+    def settings_for(self, root: Path) -> Settings:
+        st = self._settings.get(root)
+        if st is None:
+            st, errors = load(root, REGISTRY, self.overrides())
+            if "min-severity" not in st.origins:  # the editor shows hints by default
+                st = dataclasses.replace(st, min_severity="hint")
+            self._settings[root] = st
+            self._errors[root] = errors
+        return st
+
+    def prepare(self, project: Project) -> Settings:
+        """The project's settings, its engine profile set from them."""
+        st = self.settings_for(project.root)
+        project.engine_override = st.engine_override
+        return st
+
+    def engine_for(self, root: Path) -> str | None:
+        return self.settings_for(root).engine_override
+
+    def filter(self, project: Project, path: Path, diags: list[Diagnostic]) -> list[Diagnostic]:
+        return apply(self.prepare(project), path, diags)
+
+    def reload(self) -> set[Path]:
+        """Read every project's configuration again; the roots whose settings changed."""
+        before = self._settings
+        self._settings, self._errors = {}, {}
+        changed = set()
+        for root in list(self.server.model.projects):
+            if before.get(root) != self.settings_for(root):
+                changed.add(root)
+        return changed
+
+    # -- reporting a malformed file -----------------------------------------------------------
+    def publish_errors(self) -> None:
+        """Push the errors of every configuration file in use (and clear the ones fixed);
+        show a message for errors not shown before."""
+        for root in list(self.server.model.projects):
+            self.settings_for(root)
+        now: dict[Path, tuple[SettingsError, ...]] = {}
+        for errors in self._errors.values():
+            for e in errors:
+                now.setdefault(e.path, ())
+                if e not in now[e.path]:
+                    now[e.path] += (e,)
+        for path in set(self.shown) | set(now):
+            errs = now.get(path, ())
+            if self.shown.get(path, ()) == errs:
+                continue
+            self._push(path, errs)
+            if errs:
+                first = errs[0]
+                more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
+                self.server.window_show_message(
+                    lsp.ShowMessageParams(
+                        type=lsp.MessageType.Error,
+                        message=f"mantle-lsp: {first.render()}{more}. "
+                        "The file's other settings apply.",
+                    )
+                )
+        self.shown = now
+
+    def _push(self, path: Path, errors: tuple[SettingsError, ...]) -> None:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+        index = LineIndex(text)
+        starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        diags = []
+        for e in errors:
+            base = starts[e.line] if e.line < len(starts) else len(text)
+            eol = text.find("\n", base)
+            eol = len(text) if eol < 0 else eol
+            rng = TextRange(min(base + e.start, eol), min(base + e.end, eol))
+            d = Diagnostic(path, rng, INVALID_SETTINGS, "error", e.message)
+            diags.append(convert.to_diagnostic(d, index))
+        self.server.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=self.server.uri_of(path), diagnostics=diags)
+        )
+
+
+def config_changed(server: MantleServer) -> None:
+    """A configuration file changed (or the editor settings did): reload, republish."""
+    configs = server.configs
+    changed = configs.reload()
+    configs.publish_errors()
+    if not changed or not server.indexed:
+        return
+    publisher = server.diagnostics
+    publisher.seeded.clear()
+    if server.pull_diagnostics:
+        publisher.request_refresh()
+        return
+    for root in sorted(changed):
+        proj = server.model.projects.get(root)
+        if proj is not None:
+            publisher.publish_found(proj, publisher.raw_project(proj))

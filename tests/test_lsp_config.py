@@ -1,0 +1,107 @@
+"""End to end: the server reads the same configuration file as `check`, reloads it when it
+changes on disk (republishing what it changes), reports a malformed one on the file, and
+applies inline suppressions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+
+from test_lsp_support import copy_telecom, lsp_session, uri
+
+pytestmark = pytest.mark.timeout(30)
+
+UNKNOWN_KEY = "mantle.validation.prose.unknown_memory_key"
+INVALID = "lsp.config.invalid_settings_file"
+
+
+def changed(
+    path: Path, kind: lsp.FileChangeType = lsp.FileChangeType.Changed
+) -> lsp.DidChangeWatchedFilesParams:
+    return lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=uri(path), type=kind)])
+
+
+async def test_a_config_file_change_is_picked_up_and_diagnostics_follow(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    memory = root / "memory.yml"
+    memory.write_text(
+        memory.read_text(encoding="utf-8").replace("customer_tier:", "tier:"), "utf-8"
+    )
+    skill = root / "skills" / "bill_dispute" / "skill.md"
+    cfg = root / "mantle-lsp.toml"
+    async with lsp_session(root) as s:
+        globs = [
+            w["globPattern"]
+            for r in s.registrations
+            if r.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+            for w in r.register_options["watchers"]  # type: ignore[index]
+        ]
+        assert {"**/pyproject.toml", "**/mantle-lsp.toml", "**/.mantle-lsp.toml"} <= set(globs)
+        await s.until(lambda: UNKNOWN_KEY in s.codes(skill), what="the unknown key")
+        # a new file ignores the prose codes: the skill's diagnostics go
+        cfg.write_text('ignore = ["mantle.validation.prose"]\n', encoding="utf-8")
+        s.client.workspace_did_change_watched_files(changed(cfg, lsp.FileChangeType.Created))
+        await s.until(lambda: UNKNOWN_KEY not in s.codes(skill), what="ignored")
+        # a malformed file: reported on the file and in a message; its valid keys apply
+        cfg.write_text('ignore = ["mantle.validation.prose"]\nmin_severity = "hint"\n', "utf-8")
+        s.client.workspace_did_change_watched_files(changed(cfg))
+        (d,) = await s.until(lambda: s.diagnostics(cfg), what="the config diagnostic")
+        assert d.code == INVALID and d.severity == lsp.DiagnosticSeverity.Error
+        assert "unknown setting `min_severity`" in d.message
+        assert d.range.start == lsp.Position(line=1, character=0)
+        assert d.range.end == lsp.Position(line=1, character=len("min_severity"))
+        await s.until(lambda: any("min_severity" in m.message for m in s.client.messages))
+        assert UNKNOWN_KEY not in s.codes(skill)
+        # deleted: the diagnostics come back, the file's own are cleared
+        cfg.unlink()
+        s.client.workspace_did_change_watched_files(changed(cfg, lsp.FileChangeType.Deleted))
+        await s.until(lambda: UNKNOWN_KEY in s.codes(skill), what="back")
+        await s.until(lambda: s.diagnostics(cfg) == (), what="config cleared")
+
+
+async def test_a_pyproject_table_and_the_editor_ignore_combine(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    agent = root / "agent.yml"
+    agent.write_text(
+        agent.read_text(encoding="utf-8") + "colour: blue  # mantle-lsp: ignore[lsp.flow]\n",
+        "utf-8",
+    )
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "telecom"\n\n[tool.mantle-lsp]\n'
+        '[tool.mantle-lsp.per-file-ignores]\n"agent.yml" = ["lsp.config"]\n',
+        encoding="utf-8",
+    )
+    config = {"mantle": {"diagnostics": {"ignore": ["lsp.suppression"]}}}
+    async with lsp_session(root, configuration=config) as s:
+        s.open(agent)
+        await s.until(lambda: s.published_for(agent), what="agent.yml published")
+        assert s.codes(agent) == []  # the file's per-file-ignores and the editor's ignore
+        s.client.set_configuration({"mantle": {"diagnostics": {"ignore": []}}})
+        s.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+        # the file still silences lsp.config in agent.yml; the suppression's hint is back
+        await s.until(lambda: s.codes(agent) == ["lsp.suppression.unused"], what="the hint")
+
+
+async def test_the_server_applies_inline_suppressions(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    agent = root / "agent.yml"
+    agent.write_text(
+        agent.read_text(encoding="utf-8")
+        + "colour: blue  # mantle-lsp: ignore[lsp.config.ignored_key]\n"
+        + "size: 3\n"
+        + "# mantle-lsp: ignore[lsp.condition]\n"
+        + "shape: round\n",
+        "utf-8",
+    )
+    async with lsp_session(root) as s:
+        s.open(agent)
+        await s.until(lambda: "lsp.suppression.unused" in s.codes(agent), what="the hint")
+        got = {(str(d.code), d.range.start.line) for d in s.diagnostics(agent)}
+        lines = agent.read_text(encoding="utf-8").splitlines()
+        assert got == {
+            ("lsp.config.ignored_key", lines.index("size: 3")),
+            ("lsp.config.ignored_key", lines.index("shape: round")),
+            ("lsp.suppression.unused", lines.index("# mantle-lsp: ignore[lsp.condition]")),
+        }
