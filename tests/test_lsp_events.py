@@ -5,13 +5,18 @@ changed outside the editor (one event at a time, per folder, or none at all) end
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
 
-from test_lsp_support import Session, copy_telecom, lsp_session
+from mantle_lsp.ide.diagnostics import project_diagnostics
+from mantle_lsp.lsp import convert
+from mantle_lsp.model.workspace import Workspace
+from test_lsp_fuzz import Row, rows
+from test_lsp_support import Session, copy_telecom, lsp_session, position_of, uri
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -22,13 +27,14 @@ async def status(s: Session) -> dict[str, Any]:
 
 
 async def flat(s: Session, before: int, timeout: float = 5.0) -> dict[str, Any]:
-    """Wait until the server's pending futures are back to ``before`` (+1: the status
-    request being answered); server-to-client requests still waiting for the client's
-    answer (a code-lens refresh) count for a moment, a leaked future forever."""
+    """Wait until the server has published everything and its pending futures are back
+    to ``before`` (+1: the status request being answered); server-to-client requests
+    still waiting for the client's answer (a code-lens refresh) count for a moment, a
+    leaked future forever."""
     now = await status(s)  # answered after every message sent before it
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        if now["pendingFutures"] <= before + 1:
+        if now["pendingFutures"] <= before + 1 and not now["pendingDiagnostics"]:
             return now
         assert asyncio.get_running_loop().time() < deadline, f"futures pile up: {now}"
         await asyncio.sleep(0.1)
@@ -67,3 +73,295 @@ async def test_thousands_of_changes_leave_no_pending_futures(tmp_path: Path) -> 
                 lsp.DidChangeConfigurationParams(settings=None)
             )
         await flat(s, before)
+
+
+# ---------------------------------------------------------------------------------------
+# Files changed on disk, reported one by one, per folder, both or in any order
+
+
+def check_rows(root: Path, buffers: dict[Path, str] | None = None) -> dict[str, list[Row]]:
+    """What ``check`` reports for every file of the project at ``root`` (open buffers, which
+    ``check`` cannot see, given as ``buffers``), by URI."""
+    ws = Workspace()
+    for p, text in (buffers or {}).items():
+        ws.open_buffer(p, text, 1)
+    ws.add_project(root)
+    proj = ws.projects[root]
+    found = project_diagnostics(proj)
+    out = {}
+    for p in proj.files:
+        index = proj.files[p].source.index
+        found_here = found.get(p, [])
+        out[convert.path_to_uri(p)] = rows(convert.to_diagnostic(d, index) for d in found_here)
+    return out
+
+
+def assert_agrees_with_check(
+    s: Session, root: Path, buffers: dict[Path, str] | None = None, what: str = ""
+) -> None:
+    want = check_rows(root, buffers)
+    got = {u: rows(ds) for u, ds in s.client.diagnostics.items() if ds}
+    for u, expected in want.items():
+        assert got.get(u, []) == expected, f"{what}: {u} differs from check"
+    extra = sorted(u for u in got if u not in want)
+    assert not extra, f"{what}: diagnostics left on files check does not know: {extra}"
+
+
+def notify_files(s: Session, *events: tuple[Path, lsp.FileChangeType]) -> None:
+    s.client.workspace_did_change_watched_files(
+        lsp.DidChangeWatchedFilesParams(
+            changes=[lsp.FileEvent(uri=uri(p), type=t) for p, t in events]
+        )
+    )
+
+
+CREATED, CHANGED, DELETED = (
+    lsp.FileChangeType.Created,
+    lsp.FileChangeType.Changed,
+    lsp.FileChangeType.Deleted,
+)
+
+
+async def test_a_skill_moved_file_by_file_leaves_no_phantom(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    old = root / "skills" / "roaming_pass"
+    new = root / "skills" / "roaming"
+    async with lsp_session(root) as s:
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="start")
+        shutil.move(old, new)
+        # the new skill.md first, then the old files (VS Code's order for a folder move)
+        names = sorted(p.name for p in new.iterdir())
+        notify_files(s, *[(new / n, CREATED) for n in names if n == "skill.md"])
+        notify_files(s, *[(new / n, CREATED) for n in names if n != "skill.md"])
+        for n in names:
+            notify_files(s, (old / n, DELETED))
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="moved file by file")
+        # the references to the old id are reported again
+        assert any("roaming_pass" in d.message for ds in s.client.diagnostics.values() for d in ds)
+
+
+async def test_a_skill_deleted_file_by_file_then_its_folder(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    gone = root / "skills" / "roaming_pass"
+    async with lsp_session(root) as s:
+        names = sorted(p.name for p in gone.iterdir())
+        shutil.rmtree(gone)
+        for n in names:
+            notify_files(s, (gone / n, DELETED))
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="files deleted one at a time")
+        notify_files(s, (gone, DELETED))  # a late folder event changes nothing
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="then the folder")
+
+
+async def test_all_skills_removed_per_file_report_the_missing_skills(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    skills = root / "skills"
+    async with lsp_session(root) as s:
+        files = sorted(p for p in skills.rglob("*") if p.is_file())
+        shutil.rmtree(skills)
+        notify_files(s, *[(p, DELETED) for p in files])
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="rm -r skills/")
+        assert any(
+            d.code == "config.project_structure.missing_skills"
+            for ds in s.client.diagnostics.values()
+            for d in ds
+        )
+
+
+@pytest.mark.parametrize("events", ["folder", "both", "none-then-folder", "reordered"])
+async def test_a_skill_folder_moved_with_any_events(tmp_path: Path, events: str) -> None:
+    root = copy_telecom(tmp_path)
+    old = root / "skills" / "bill_dispute"
+    new = root / "skills" / "disputes"
+    async with lsp_session(root) as s:
+        names = sorted(p.name for p in old.iterdir())
+        shutil.move(old, new)
+        per_file = [(new / n, CREATED) for n in names] + [(old / n, DELETED) for n in names]
+        folder = [(old, DELETED), (new, CREATED)]
+        if events == "folder":
+            notify_files(s, *folder)
+        elif events == "both":
+            notify_files(s, *folder, *per_file, *per_file)
+        elif events == "none-then-folder":
+            notify_files(s, (new, CREATED))
+        else:
+            notify_files(s, *reversed(per_file))
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what=events)
+
+
+# ---------------------------------------------------------------------------------------
+# Findings that depend on another file
+
+
+def unused(s: Session, path: Path) -> list[str]:
+    return [d.message for d in s.diagnostics(path) if d.code == "lsp.memory.unused_field"]
+
+
+EXTRA_FIELD = "    extra_note:\n      type: text\n"
+EXTRA_USE = "\nMention @memory.roaming_pass.extra_note when it helps.\n"
+
+
+def with_extra_field(root: Path) -> tuple[Path, Path, str]:
+    """A public field of roaming_pass that only plan_change's skill.md reads."""
+    memory = root / "skills" / "roaming_pass" / "memory.yml"
+    mtext = memory.read_text(encoding="utf-8")
+    memory.write_text(mtext.replace("  public:\n", "  public:\n" + EXTRA_FIELD), "utf-8")
+    user = root / "skills" / "plan_change" / "skill.md"
+    text = user.read_text(encoding="utf-8") + EXTRA_USE
+    user.write_text(text, encoding="utf-8")
+    return memory, user, text
+
+
+def extra_unused(s: Session, memory: Path) -> bool:
+    return any("extra_note" in m for m in unused(s, memory))
+
+
+async def test_unused_field_follows_its_last_reference_elsewhere(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    memory, user, text = with_extra_field(root)
+    token = "@memory.roaming_pass.extra_note"
+    async with lsp_session(root) as s:
+        await flat(s, 0)
+        assert not extra_unused(s, memory)
+        s.open(user, text)
+        at = position_of(text, token)
+        s.change(user, (at.line, at.character), (at.line, at.character + len(token)), "it")
+        await flat(s, 0)
+        assert extra_unused(s, memory), "the hint appears"
+        s.change(user, (at.line, at.character), (at.line, at.character + 2), token)
+        await flat(s, 0)
+        assert not extra_unused(s, memory), "and goes"
+        s.close(user)
+        # the reference removed on disk, put back, then the file deleted
+        user.write_text(text.replace(token, "it"), "utf-8")
+        notify_files(s, (user, CHANGED))
+        await flat(s, 0)
+        assert extra_unused(s, memory)
+        assert_agrees_with_check(s, root, what="reference removed on disk")
+        user.write_text(text, "utf-8")
+        notify_files(s, (user, CHANGED))
+        await flat(s, 0)
+        assert not extra_unused(s, memory)
+        user.unlink()
+        notify_files(s, (user, DELETED))
+        await flat(s, 0)
+        assert extra_unused(s, memory)
+        assert_agrees_with_check(s, root, what="the only reader deleted")
+
+
+def apply_edit_on_disk(edit: lsp.WorkspaceEdit) -> list[tuple[Path, lsp.FileChangeType]]:
+    """What a client does with a workspace edit for files that are not open: edit and
+    move them on disk. Returns the events it would report."""
+    events: list[tuple[Path, lsp.FileChangeType]] = []
+    for op in edit.document_changes or []:
+        if isinstance(op, lsp.TextDocumentEdit):
+            path = convert.uri_to_path(op.text_document.uri)
+            assert path is not None
+            text = path.read_text(encoding="utf-8")
+            lines = text.splitlines(keepends=True)
+            starts = [0]
+            for line in lines:
+                starts.append(starts[-1] + len(line))
+            spans = []
+            for e in op.edits:
+                assert isinstance(e, lsp.TextEdit)
+                a = starts[e.range.start.line] + e.range.start.character
+                b = starts[e.range.end.line] + e.range.end.character
+                spans.append((a, b, e.new_text))
+            for a, b, new in sorted(spans, reverse=True):
+                text = text[:a] + new + text[b:]
+            path.write_text(text, encoding="utf-8")
+            events.append((path, CHANGED))
+        elif isinstance(op, lsp.RenameFile):
+            src, dst = convert.uri_to_path(op.old_uri), convert.uri_to_path(op.new_uri)
+            assert src is not None and dst is not None
+            shutil.move(src, dst)
+            events += [(src, DELETED), (dst, CREATED)]
+    return events
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
+
+
+async def rename(s: Session, path: Path, needle: str, new_name: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    edit = await s.client.text_document_rename_async(
+        lsp.RenameParams(
+            text_document=s.doc(path), position=position_of(text, needle, 1), new_name=new_name
+        )
+    )
+    assert edit is not None
+    notify_files(s, *apply_edit_on_disk(edit))
+    await flat(s, 0)
+
+
+async def test_renaming_a_project_field_and_back(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    memory = root / "memory.yml"
+    before = snapshot(root)
+    async with lsp_session(root) as s:
+        await flat(s, 0)
+        await rename(s, memory, "customer_tier", "tier_of_customer")
+        assert_agrees_with_check(s, root, what="renamed")
+        assert not unused(s, memory)
+        await rename(s, memory, "tier_of_customer", "customer_tier")
+        assert_agrees_with_check(s, root, what="renamed back")
+        assert not unused(s, memory)
+    assert snapshot(root) == before
+
+
+# ---------------------------------------------------------------------------------------
+# Events that used to cost the whole batch
+
+
+async def test_an_event_for_the_root_folder_costs_no_other_event(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    memory = root / "skills" / "roaming_pass" / "memory.yml"
+    async with lsp_session(root) as s:
+        (root / "skills" / "up").symlink_to("..")
+        memory.write_text(memory.read_text("utf-8") + "  bogus: 1\n", "utf-8")
+        notify_files(s, (root, CHANGED), (root / "skills" / "up", CREATED), (memory, CHANGED))
+        await flat(s, 0)
+        assert not [m for m in s.logs() if "failed" in m]
+        assert_agrees_with_check(s, root, what="root and a link to it")
+        # a request on the root folder's URI is answered
+        h = await s.client.text_document_hover_async(
+            lsp.HoverParams(text_document=s.doc(root), position=lsp.Position(line=0, character=0))
+        )
+        assert h is None
+
+
+async def test_overlapping_workspace_folders(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    path = root / "skills" / "roaming_pass" / "skill.md"
+    path.write_text(path.read_text("utf-8") + "\nRead @memory.roaming_pass.nope.\n", "utf-8")
+    folder = lsp.WorkspaceFolder(uri=uri(root), name="telecom")
+    parent = lsp.WorkspaceFolder(uri=uri(tmp_path), name="all")
+    async with lsp_session(root, folders=[root, root, tmp_path]) as s:
+        await flat(s, 0)
+        assert s.diagnostics(path)
+        for gone in (folder, parent):
+            s.client.workspace_did_change_workspace_folders(
+                lsp.DidChangeWorkspaceFoldersParams(
+                    event=lsp.WorkspaceFoldersChangeEvent(added=[], removed=[gone])
+                )
+            )
+            await flat(s, 0)
+            assert s.diagnostics(path), f"removing {gone.name} dropped the project"
+            assert_agrees_with_check(s, root, what=f"without {gone.name}")
+        s.client.workspace_did_change_workspace_folders(
+            lsp.DidChangeWorkspaceFoldersParams(
+                event=lsp.WorkspaceFoldersChangeEvent(added=[], removed=[folder])
+            )
+        )
+        await flat(s, 0)
+        assert not s.diagnostics(path), "the last folder removed"

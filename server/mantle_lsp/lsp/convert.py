@@ -12,6 +12,7 @@ locations in other files are converted with *their* current text (open buffer or
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -43,6 +44,18 @@ def uri_to_path(uri: str) -> Path | None:
         return Path(fs).resolve()
     except (OSError, RuntimeError):
         return Path(fs)
+
+
+def uri_to_raw_path(uri: str) -> Path | None:
+    """The absolute path of a ``file:`` URI as written: ``..`` folded, symbolic links
+    not followed (None for other schemes)."""
+    fs = uris.to_fs_path(uri)
+    if fs is None or not uri.startswith("file:"):
+        return None
+    try:
+        return Path(os.path.abspath(fs))
+    except (OSError, ValueError):
+        return None
 
 
 def path_to_uri(path: Path) -> str:

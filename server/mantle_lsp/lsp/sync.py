@@ -18,7 +18,6 @@ from ..model.engine import PROFILES
 from ..model.project import Project, bulk_work
 from ..model.workspace import resolve
 from . import convert
-from .config import CONFIG_GLOBS, config_changed, is_config_file
 from .diagnostics import register_pull
 from .server import Settings
 
@@ -32,7 +31,6 @@ WATCHED_GLOBS = (
     "**/agent.yml",
     "**/integrations.yml",
     "**/*.py",
-    *CONFIG_GLOBS,
 )
 SKILL_FOLDER_GLOB = "**/skills/*"  # a skill folder created, deleted or renamed
 CONFIG_TIMEOUT = 5.0
@@ -85,7 +83,6 @@ def register(server: MantleServer) -> None:
             server.settings = Settings.from_client(section or {})
             server.log(f"settings: {server.settings}")
         apply_engine(server)
-        server.configs.reload()  # the editor settings are layered over each project's file
         if server.settings != before and server.indexed:
             server.diagnostics.seeded.clear()  # the engine profile may have changed
             if server.pull_diagnostics:
@@ -131,14 +128,7 @@ def register(server: MantleServer) -> None:
     # -- files changed outside the editor -----------------------------------------------
     @server.notification(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(params: lsp.DidChangeWatchedFilesParams) -> None:
-        affected: set[Path] = set()
-        for ev in params.changes:
-            path = convert.uri_to_path(ev.uri)
-            if path is not None:
-                affected |= file_changed(server, path)
-        server.diagnostics.refresh(sorted(affected))
-        if server.pull_diagnostics and affected:
-            server.diagnostics.request_refresh()
+        files_changed(server, [ev.uri for ev in params.changes])
 
     # -- workspace folders --------------------------------------------------------------
     @server.notification(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
@@ -150,10 +140,13 @@ def register(server: MantleServer) -> None:
                 continue
             if folder in server.folders:
                 server.folders.remove(folder)
+            # a project another folder still holds (the same folder twice, or a parent
+            # and the project both) stays
             for root, proj in list(server.model.projects.items()):
-                if root == folder or folder in root.parents:
+                inside = root == folder or folder in root.parents
+                if inside and not any(f == root or f in root.parents for f in server.folders):
                     cleared |= set(proj.files)
-            server.model.remove_folder(folder)
+                    del server.model.projects[root]
             server.log(f"removed workspace folder {folder}")
         if cleared:
             server.diagnostics.refresh(sorted(cleared))
@@ -237,7 +230,6 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
     server.log(f"{'initial index' if initial else 'added folders'} ({where}): {summary}")
     server.stop_workers()
     server.settle_in_background()
-    server.configs.publish_errors()  # a malformed configuration file of these projects
 
 
 async def _load_and_publish(
@@ -297,7 +289,7 @@ def _load_spread(
     owned = parallel.partition(files, server.jobs, pinned=pinned)
     if owned is None:
         return None
-    engine = server.configs.engine_for(root)
+    engine = server.model.engine_override
     workers: list[parallel.Spawned] = []
     try:
         workers = server.take_workers(len(owned) - 1)
@@ -361,24 +353,58 @@ def ensure_project(server: MantleServer, path: Path) -> set[Path]:
     return set(proj.files) if proj is not None else set()
 
 
-def file_changed(server: MantleServer, path: Path) -> set[Path]:
-    """A file or folder changed on disk; the files whose diagnostics may change."""
-    if is_config_file(path):  # all that is needed is done here (lsp/config.py)
-        config_changed(server)
-        return set()
-    model = server.model
-    owner = None
-    for root, proj in model.projects.items():
+def files_changed(server: MantleServer, uris: list[str]) -> None:
+    """Files or folders changed on disk (reported by the client, or seen by our own
+    watcher): update the model and republish the files that may be affected. Each event
+    on its own: one that fails is logged and costs none of the others; an event repeated
+    in the batch is handled once."""
+    affected: set[Path] = set()
+    for u in dict.fromkeys(uris):
+        try:
+            path = _event_path(server, u)
+            if path is not None:
+                affected |= file_changed(server, path)
+        except Exception as exc:
+            server.log_exception(f"the change of {u[:200]!r}", exc)
+    server.diagnostics.refresh(sorted(affected))
+    if server.pull_diagnostics and affected:
+        server.diagnostics.request_refresh()
+
+
+def _event_path(server: MantleServer, uri: str) -> Path | None:
+    """The path of a changed file as the projects know it: as written (a skill folder
+    that is a symbolic link is inside the project; once resolved it is elsewhere), else
+    resolved (a workspace opened through a link)."""
+    resolved = convert.uri_to_path(uri)
+    if resolved is None:
+        return None
+    raw = convert.uri_to_raw_path(uri)
+    if raw is not None and _owner(server, raw) is not None:
+        return raw
+    return resolved
+
+
+def _owner(server: MantleServer, path: Path) -> Project | None:
+    """The innermost loaded project whose folder holds ``path`` (or is it)."""
+    owner: Project | None = None
+    for root, proj in server.model.projects.items():
         if (root == path or root in path.parents) and (
             owner is None or len(root.parts) > len(owner.root.parts)
         ):
             owner = proj
+    return owner
+
+
+def file_changed(server: MantleServer, path: Path) -> set[Path]:
+    """A file or folder changed on disk; the files whose diagnostics may change."""
+    model = server.model
+    owner = _owner(server, path)
     if owner is not None and layout.classify(path, owner.root) is None:
-        # not a Mantle file: a folder (e.g. a skill folder created, deleted or renamed)?
-        had = {p for p in owner.files if path in p.parents}
-        if path.is_dir() or had:
-            before = set(owner.files)
-            owner.rescan()
-            return before | set(owner.files)
+        # not a Mantle file: a folder created, deleted, moved or checked out (its files
+        # may or may not be reported one by one, before or after it)?
+        skills = owner.root / "skills"
+        known = path == skills or (path.parent == skills and path.name in owner.skills)
+        if known or path.is_dir() or any(path in p.parents for p in owner.files):
+            return model.sync_folder(owner, path)
         return set()
     return model.file_changed(path)

@@ -193,6 +193,8 @@ def classify(path: Path, root: Path) -> tuple[FileKind, str | None] | None:
     except ValueError:
         return None
     parts = rel.parts
+    if not parts:  # the root folder itself (or a link inside it back to it)
+        return None
     if len(parts) == 1:
         name = parts[0]
         return {

@@ -27,7 +27,7 @@ from .defaults import DEFAULT_SKILLS
 from .engine import DEFAULT_PROFILE, PROFILES, detect_profile
 from .layout import FileKind
 from .source import Source, read_source
-from .symbols import Index, build_index, update_files
+from .symbols import Index, SymbolKey, build_index, update_files
 
 Reader = Callable[[Path], Source]
 
@@ -102,6 +102,11 @@ def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source)
         doc = None
     pf.doc = doc
     return pf
+
+
+def _referred_keys(index: Index, paths: Iterable[Path]) -> set[SymbolKey]:
+    """The symbols ``paths`` refer to (soft mentions included: they count elsewhere)."""
+    return {r.key for p in paths for r in index.references_in(p)}
 
 
 class SkillFacts(NamedTuple):
@@ -348,17 +353,27 @@ class Project:
         kind, sid = c
         index = self.index
         old_signature = index.signature_of(path)
+        before = self._related(path, sid)
+        old_refs = _referred_keys(index, before)
         existed = path in self.files
+        skills_before = (
+            set(self.skills) if sid is not None and existed != (source is not None) else None
+        )
         if source is None:
             self.files.pop(path, None)
         else:
             self.files[path] = parse_file(path, kind, sid, source)
         pf = self.files.get(path)
-        skills_changed = kind is FileKind.SKILL_MD and existed != (pf is not None)
-        if skills_changed:
+        skills_changed = False
+        if skills_before is not None:
+            # a file of a skill appeared or vanished: the skills are the folders on disk
+            # (as a fresh load sees them), plus the folder of an open buffer not saved yet
             self.skill_dir_names = [d.name for d in layout.skill_dirs(self.root)]
             if sid is not None and sid not in self.skill_dir_names and pf is not None:
                 self.skill_dir_names = sorted({*self.skill_dir_names, sid})
+            self._skills = None
+            skills_changed = kind is FileKind.SKILL_MD or set(self.skills) != skills_before
+        if skills_changed:
             self._invalidate()
         else:
             self._replace_in_skill(path, kind, sid, pf)
@@ -381,11 +396,50 @@ class Project:
             affected.update(f.path for f in owner.files())
         for key, _ in old_signature ^ new_index.signature_of(path):
             affected.update(new_index.referencing_files(key))
-        if kind in (FileKind.AGENT, FileKind.INTEGRATIONS, FileKind.PROJECT_MEMORY):
-            affected.update(self.files)  # project-wide facts
+        # the other way round: a symbol that gained or lost a reference here (a field
+        # now used, or no longer: lsp.memory.unused_field) may change its own file's
+        # findings; the references of the whole skill were resolved again
+        for key in old_refs ^ _referred_keys(new_index, before | self._related(path, sid)):
+            affected.update(s.path for s in new_index.lookup(key) if s.path is not None)
+            affected.update(s.path for s in index.lookup(key) if s.path is not None)
+        if skills_changed or kind in (
+            FileKind.AGENT,
+            FileKind.INTEGRATIONS,
+            FileKind.PROJECT_MEMORY,
+        ):
+            affected.update(self.files)  # project-wide facts (the set of skills is one)
         if kind is FileKind.HOOKS:  # one modify hook per point, across the hook modules
             affected.update(p for p, f in self.files.items() if f.kind is FileKind.HOOKS)
         return {p for p in affected if p in self.files or p == path}
+
+    def replace_files(self, changes: dict[Path, Source | None]) -> set[Path]:
+        """Several files replaced (or, with ``None``, removed) at once, e.g. a folder
+        moved or checked out: one index rebuild instead of one per file. Returns the
+        files whose diagnostics may change (with several changes, all of them)."""
+        changes = {p: s for p, s in changes.items() if self.classify(p) is not None}
+        if len(changes) <= 1:
+            return set().union(*(self.set_source(p, s) for p, s in changes.items()))
+        gone = set()
+        for path, source in changes.items():
+            c = self.classify(path)
+            assert c is not None
+            if source is None:
+                if self.files.pop(path, None) is not None:
+                    gone.add(path)
+            else:
+                self.files[path] = parse_file(path, c[0], c[1], source)
+        names = {d.name for d in layout.skill_dirs(self.root)}
+        names |= {pf.skill_id for pf in self.files.values() if pf.skill_id is not None}
+        self.skill_dir_names = sorted(names)
+        self._detected_engine = None
+        self._invalidate()
+        return set(self.files) | gone
+
+    def _related(self, path: Path, sid: str | None) -> set[Path]:
+        """``path`` and the other files of its skill: their references are resolved
+        again together (see :meth:`set_source`)."""
+        sk = self.skills.get(sid) if sid is not None else None
+        return {path, *(f.path for f in sk.files())} if sk is not None else {path}
 
     def _replace_in_skill(
         self, path: Path, kind: FileKind, sid: str | None, pf: ParsedFile | None

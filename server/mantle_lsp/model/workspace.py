@@ -132,6 +132,23 @@ class Workspace:
                 return set(self._load(root).files)
         return self._refresh(path)
 
+    def sync_folder(self, proj: Project, folder: Path) -> set[Path]:
+        """A folder of ``proj`` changed on disk (created, deleted, moved, replaced by a
+        ``git checkout``), whether or not its files were reported one by one: the
+        project's files are brought in line with the disk, as a fresh load would see them
+        (open buffers still win; a buffer whose file is gone stays). Files below
+        ``folder`` are read again. Returns the files whose diagnostics may change."""
+        listing = {p for p, _, _ in layout.project_files(proj.root)}
+        known = set(proj.files)
+        changes: dict[Path, Source | None] = {}
+        for p in listing:
+            if p not in known or p == folder or folder in p.parents:
+                changes[p] = self.read(p)
+        for p in known - listing:
+            if p not in self.overlays:
+                changes[p] = None
+        return proj.replace_files(changes)
+
     def _refresh(self, path: Path) -> set[Path]:
         proj = self.project_for(path)
         if proj is None:
