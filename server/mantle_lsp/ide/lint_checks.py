@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import TYPE_CHECKING
+import weakref
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..model.defaults import DEFAULT_SKILLS
 from ..model.layout import FileKind
 from ..model.project import Skill
+from ..model.symbols import code_memory
 from ..syntax.skill_md import Block, SkillDoc
 
 if TYPE_CHECKING:
@@ -52,17 +54,70 @@ def check_field_names(ck: Checker, sk: Skill | None) -> None:
             )
 
 
+class _CodeFacts(NamedTuple):
+    """What the project's code shows of its memory use, for the unused-field hint."""
+
+    anything: bool  # a shared tool or lib helper uses memory with unknown keys
+    shared_entries: frozenset[str]  # every key shared tools and lib helpers name
+    dynamic_skills: frozenset[str]  # skills whose own tools use memory with unknown keys
+    tool_names: frozenset[str]  # every tool of the project (run_after_setting_ hooks)
+
+
+_CODE_FACTS: weakref.WeakKeyDictionary[Checker, _CodeFacts] = weakref.WeakKeyDictionary()
+
+
+def _code_facts(ck: Checker) -> _CodeFacts:
+    facts = _CODE_FACTS.get(ck)
+    if facts is None:
+        p = ck.p
+        anything = False
+        entries: set[str] = set()
+        for pf, mod in [*p.shared_tool_files(), *p.helper_files()]:
+            found = code_memory(p, pf.path, mod)
+            anything = anything or found.dynamic
+            entries |= found.entries
+        facts = _CodeFacts(
+            anything,
+            frozenset(entries),
+            frozenset(sid for sid in p.skills if p.skill_facts(sid).dynamic_memory),
+            frozenset(key[2] for key in p.index.symbols if key[0] == "tool"),
+        )
+        _CODE_FACTS[ck] = facts
+    return facts
+
+
 def check_unused_fields(ck: Checker, sk: Skill | None) -> None:
-    """A hint on declared fields that no file of the project refers to by name."""
+    """A hint on declared fields that no file of the project refers to by name.
+
+    It must never be wrong, so every writer and reader the code shows counts: references
+    in the index (literal keys, keys through constants and loops, `collect`, `set_memory`,
+    buttons, …), any key a shared tool or `lib/` helper names (a bare name there may be
+    any skill's field), `run_after_setting_<field>` tools; and where code uses memory with
+    keys that cannot be known, no field it could reach is reported: a shared tool or
+    helper reaches every field, a skill's tools its own fields, the project fields and
+    other skills' public fields."""
     md = sk.memdoc if sk is not None else ck.p.project_memory
     pf = sk.memory if sk is not None else ck.p.file_of_kind(FileKind.PROJECT_MEMORY)
     if md is None or pf is None or (sk is not None and sk.id in DEFAULT_SKILLS):
         return
+    facts = _code_facts(ck)
+    if facts.anything:
+        return
     ns = sk.id if sk is not None else "project"
-    hooks = {t.name for _, mod in sk.tool_modules() for t in mod.tools} if sk is not None else set()
+    if sk is not None:
+        hooks = {t.name for _, mod in sk.tool_modules() for t in mod.tools}
+        own_dynamic = sk.id in facts.dynamic_skills
+        others_dynamic = bool(facts.dynamic_skills - {sk.id})
+    else:
+        hooks = set(facts.tool_names)
+        own_dynamic = others_dynamic = bool(facts.dynamic_skills)
     for f in md.fields:
         if f.llm_settable or f.seed or f"run_after_setting_{f.name}" in hooks:
             continue  # the model or the session start writes it
+        if own_dynamic or (others_dynamic and f.scope == "public"):
+            continue  # tools that use computed keys may reach it
+        if f.name in facts.shared_entries or f"{ns}.{f.name}" in facts.shared_entries:
+            continue
         refs = ck.p.index.references_to(("field", ns, f.name))
         if any(not r.soft for r in refs):
             continue
@@ -70,8 +125,8 @@ def check_unused_fields(ck: Checker, sk: Skill | None) -> None:
             pf.path,
             f.key.range,
             C_UNUSED,
-            f"no condition, token, placeholder, step or tool of this project refers to "
-            f"`{ns}.{f.name}` (writes through helpers or computed names are not seen)",
+            f"no condition, token, placeholder, step, button or tool code of this project "
+            f"refers to `{ns}.{f.name}`",
             "hint",
         )
 

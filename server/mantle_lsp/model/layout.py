@@ -28,6 +28,10 @@ class FileKind(enum.Enum):
     AGENT = "agent.yml"
     INTEGRATIONS = "integrations.yml"
     HOOKS = "hooks"
+    # ``lib/**/*.py``: helper code tools import (the project root is on ``sys.path`` while
+    # tools load). Read only for what it shows about memory (writes, reads, key constants);
+    # never reported on.
+    HELPER = "helper module"
 
 
 # Directories never searched for projects (tool caches, dependencies, VCS data).
@@ -210,6 +214,8 @@ def classify(path: Path, root: Path) -> tuple[FileKind, str | None] | None:
         return FileKind.SHARED_TOOLS, None
     if parts[0] == "hooks" and _is_hook_module(parts):
         return FileKind.HOOKS, None
+    if parts[0] == "lib" and _is_helper_module(parts):
+        return FileKind.HELPER, None
     if parts[0] == "skills" and len(parts) >= 3:
         sid = parts[1]
         if sid.startswith("_"):
@@ -235,6 +241,33 @@ def classify(path: Path, root: Path) -> tuple[FileKind, str | None] | None:
 def _is_hook_module(parts: tuple[str, ...]) -> bool:
     """``hooks/**/*.py`` as the engine loads them: no ``__init__.py``, no ``__pycache__``."""
     return parts[-1].endswith(".py") and parts[-1] != "__init__.py" and "__pycache__" not in parts
+
+
+def _is_helper_module(parts: tuple[str, ...]) -> bool:
+    """``lib/**/*.py`` (``__init__.py`` included), not in caches or hidden folders."""
+    return (
+        parts[-1].endswith(".py")
+        and len(parts) <= MAX_DEPTH
+        and not any(p in SKIP_DIRS or p.startswith(".") for p in parts[:-1])
+    )
+
+
+def helper_files(root: Path) -> list[Path]:
+    """The helper modules ``lib/**/*.py`` of the project at ``root``, sorted."""
+    lib = root / "lib"
+    if not lib.is_dir():
+        return []
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(lib):
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")]
+        base = Path(dirpath)
+        if len(base.relative_to(root).parts) >= MAX_DEPTH:
+            dirnames[:] = []
+        for name in filenames:
+            p = base / name
+            if _is_helper_module(p.relative_to(root).parts) and p.is_file():
+                out.append(p)
+    return sorted(out)
 
 
 def hook_module_key(root: Path, path: Path) -> tuple[int, tuple[str, ...]]:
@@ -278,6 +311,8 @@ def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
                 yield p, c[0], c[1]
     for p in _tool_modules(root / "tools"):
         yield p, FileKind.SHARED_TOOLS, None
+    for p in helper_files(root):
+        yield p, FileKind.HELPER, None
     for d in skill_dirs(root):
         sid = d.name
         try:  # one directory listing per skill instead of a stat per possible file

@@ -27,7 +27,7 @@ from .defaults import DEFAULT_SKILLS
 from .engine import DEFAULT_PROFILE, PROFILES, detect_profile
 from .layout import FileKind
 from .source import Source, read_source
-from .symbols import Index, SymbolKey, build_index, update_files
+from .symbols import CodeMemory, Index, SymbolKey, build_index, code_memory, update_files
 
 Reader = Callable[[Path], Source]
 
@@ -89,6 +89,8 @@ def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source)
     elif kind in (FileKind.SKILL_TOOLS, FileKind.SHARED_TOOLS):
         doc, issues = parse_tools_module(text)
         pf.issues.extend(issues)
+    elif kind is FileKind.HELPER:
+        doc, _ = parse_tools_module(text)  # read for its memory use only: never reported on
     elif kind is FileKind.AGENT:
         doc = parse_agent_yml(text)
         pf.issues.extend(doc.issues)
@@ -104,14 +106,11 @@ def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source)
     return pf
 
 
-def _referred_keys(index: Index, paths: Iterable[Path]) -> set[SymbolKey]:
-    """The symbols ``paths`` refer to (soft mentions included: they count elsewhere)."""
-    return {r.key for p in paths for r in index.references_in(p)}
-
-
 class SkillFacts(NamedTuple):
     engine_managed: bool  # routing: engine_managed (or a bundled default that is)
     precondition: str | None  # the frontmatter's `precondition:` string, as written
+    # its tools use memory with keys that cannot be known statically (symbols.code_memory)
+    dynamic_memory: bool = False
 
 
 class FieldFacts(NamedTuple):
@@ -353,27 +352,18 @@ class Project:
         kind, sid = c
         index = self.index
         old_signature = index.signature_of(path)
-        before = self._related(path, sid)
-        old_refs = _referred_keys(index, before)
         existed = path in self.files
-        skills_before = (
-            set(self.skills) if sid is not None and existed != (source is not None) else None
-        )
+        old_code = self._code_facts_of(path)
         if source is None:
             self.files.pop(path, None)
         else:
             self.files[path] = parse_file(path, kind, sid, source)
         pf = self.files.get(path)
-        skills_changed = False
-        if skills_before is not None:
-            # a file of a skill appeared or vanished: the skills are the folders on disk
-            # (as a fresh load sees them), plus the folder of an open buffer not saved yet
+        skills_changed = kind is FileKind.SKILL_MD and existed != (pf is not None)
+        if skills_changed:
             self.skill_dir_names = [d.name for d in layout.skill_dirs(self.root)]
             if sid is not None and sid not in self.skill_dir_names and pf is not None:
                 self.skill_dir_names = sorted({*self.skill_dir_names, sid})
-            self._skills = None
-            skills_changed = kind is FileKind.SKILL_MD or set(self.skills) != skills_before
-        if skills_changed:
             self._invalidate()
         else:
             self._replace_in_skill(path, kind, sid, pf)
@@ -396,50 +386,73 @@ class Project:
             affected.update(f.path for f in owner.files())
         for key, _ in old_signature ^ new_index.signature_of(path):
             affected.update(new_index.referencing_files(key))
-        # the other way round: a symbol that gained or lost a reference here (a field
-        # now used, or no longer: lsp.memory.unused_field) may change its own file's
-        # findings; the references of the whole skill were resolved again
-        for key in old_refs ^ _referred_keys(new_index, before | self._related(path, sid)):
-            affected.update(s.path for s in new_index.lookup(key) if s.path is not None)
-            affected.update(s.path for s in index.lookup(key) if s.path is not None)
-        if skills_changed or kind in (
-            FileKind.AGENT,
-            FileKind.INTEGRATIONS,
-            FileKind.PROJECT_MEMORY,
-        ):
-            affected.update(self.files)  # project-wide facts (the set of skills is one)
+        if kind in (FileKind.AGENT, FileKind.INTEGRATIONS, FileKind.PROJECT_MEMORY):
+            affected.update(self.files)  # project-wide facts
         if kind is FileKind.HOOKS:  # one modify hook per point, across the hook modules
             affected.update(p for p, f in self.files.items() if f.kind is FileKind.HOOKS)
+        affected.update(self._code_changes(path, old_code, old_signature))
         return {p for p in affected if p in self.files or p == path}
 
-    def replace_files(self, changes: dict[Path, Source | None]) -> set[Path]:
-        """Several files replaced (or, with ``None``, removed) at once, e.g. a folder
-        moved or checked out: one index rebuild instead of one per file. Returns the
-        files whose diagnostics may change (with several changes, all of them)."""
-        changes = {p: s for p, s in changes.items() if self.classify(p) is not None}
-        if len(changes) <= 1:
-            return set().union(*(self.set_source(p, s) for p, s in changes.items()))
-        gone = set()
-        for path, source in changes.items():
-            c = self.classify(path)
-            assert c is not None
-            if source is None:
-                if self.files.pop(path, None) is not None:
-                    gone.add(path)
-            else:
-                self.files[path] = parse_file(path, c[0], c[1], source)
-        names = {d.name for d in layout.skill_dirs(self.root)}
-        names |= {pf.skill_id for pf in self.files.values() if pf.skill_id is not None}
-        self.skill_dir_names = sorted(names)
-        self._detected_engine = None
-        self._invalidate()
-        return set(self.files) | gone
+    def _code_facts_of(self, path: Path) -> tuple[CodeMemory, tuple[tuple[str, str], ...]] | None:
+        """What the memory-field hints read of a tool or helper module (see _code_changes)."""
+        pf = self.files.get(path)
+        if pf is None or not isinstance(pf.doc, ToolModule):
+            return None
+        return code_memory(self, path, pf.doc), pf.doc.constants
 
-    def _related(self, path: Path, sid: str | None) -> set[Path]:
-        """``path`` and the other files of its skill: their references are resolved
-        again together (see :meth:`set_source`)."""
-        sk = self.skills.get(sid) if sid is not None else None
-        return {path, *(f.path for f in sk.files())} if sk is not None else {path}
+    def _code_changes(
+        self,
+        path: Path,
+        old: tuple[CodeMemory, tuple[tuple[str, str], ...]] | None,
+        old_signature: set[tuple[SymbolKey, tuple[object, ...]]],
+    ) -> set[Path]:
+        """The files whose unused-field hints (lint_checks.check_unused_fields) may change
+        when the tool or helper module at ``path`` changed: memory keys named by shared
+        or lib code (by bare name, for any skill), a module whose keys became unknown or
+        known, constants other modules import (those modules are indexed again), and
+        `run_after_setting_*` tools. (References a skill's own tools make are handled by
+        the reference diff above.)"""
+        new = self._code_facts_of(path)
+        if old == new:
+            hooks = {
+                key for key, _ in old_signature ^ self.index.signature_of(path)
+                if key[0] == "tool" and key[-1].startswith("run_after_setting_")
+            }  # fmt: skip
+            pm = self.file_of_kind(FileKind.PROJECT_MEMORY)
+            return {pm.path} if hooks and pm is not None else set()
+        memory_files = {
+            p
+            for p, f in self.files.items()
+            if f.kind in (FileKind.SKILL_MEMORY, FileKind.PROJECT_MEMORY)
+        }
+        old_memory, old_constants = old if old is not None else (None, ())
+        new_memory, new_constants = new if new is not None else (None, ())
+        out: set[Path] = set()
+        if old_constants != new_constants:
+            importers = {
+                p
+                for p, f in self.files.items()
+                if p != path and isinstance(f.doc, ToolModule) and f.doc.imported_keys
+            }
+            if importers and self._index is not None:
+                update_files(self, self._index, importers, bundled=False)
+            out |= importers | memory_files
+        if (old_memory is not None and old_memory.dynamic) or (
+            new_memory is not None and new_memory.dynamic
+        ):
+            return out | memory_files
+        kind = self.files[path].kind if path in self.files else None
+        if kind is FileKind.SKILL_TOOLS or (kind is None and "skills" in path.parts):
+            return out
+        names = (old_memory.entries if old_memory else frozenset()) ^ (
+            new_memory.entries if new_memory else frozenset()
+        )
+        if names:
+            for p, f in self.files.items():
+                doc = f.doc if p in memory_files else None
+                if isinstance(doc, MemoryDoc) and any(fd.name in names for fd in doc.fields):
+                    out.add(p)
+        return out
 
     def _replace_in_skill(
         self, path: Path, kind: FileKind, sid: str | None, pf: ParsedFile | None
@@ -537,6 +550,12 @@ class Project:
             ]
         return self._shared_tools
 
+    def helper_files(self) -> list[tuple[ParsedFile, ToolModule]]:
+        """The helper modules (``lib/**/*.py``) that parse, by path."""
+        pfs = [pf for pf in self.files.values() if pf.kind is FileKind.HELPER]
+        pfs.sort(key=lambda pf: str(pf.path))
+        return [(pf, pf.doc) for pf in pfs if isinstance(pf.doc, ToolModule)]
+
     def hook_files(self) -> list[tuple[ParsedFile, HookModule]]:
         """The hook modules (``hooks.py``, ``hooks/**/*.py``) in the engine's loading order;
         a module that does not parse has an empty :class:`HookModule` with ``ok=False``."""
@@ -565,7 +584,10 @@ class Project:
         flag = doc.routing_flag("engine_managed") if doc is not None else None
         if flag is None:
             flag = sid in DEFAULT_SKILLS and DEFAULT_SKILLS[sid].engine_managed
-        return SkillFacts(flag, doc.fm_str("precondition") if doc is not None else None)
+        dynamic = sk is not None and any(
+            code_memory(self, pf.path, mod).dynamic for pf, mod in sk.tool_modules()
+        )
+        return SkillFacts(flag, doc.fm_str("precondition") if doc is not None else None, dynamic)
 
     def field_table(self, sid: str) -> FieldTable:
         """Skill ``sid``'s fields as other skills' checks see them (parses its memory.yml)."""

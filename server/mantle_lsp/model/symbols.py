@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..syntax.conditions import RefExpr, parse_condition
 from ..syntax.config_yml import AgentDoc, IntegrationsDoc
@@ -28,7 +28,7 @@ from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.sites import ConditionSite
 from ..syntax.skill_md import GateTool, SkillDoc, Step
 from ..syntax.text import TextRange, new_range
-from ..syntax.tools_py import ToolModule
+from ..syntax.tools_py import ImportedKey, ToolModule
 from ..syntax.yaml_tree import YMap, YScalar, scalar_value_map
 from .defaults import DEFAULT_SKILLS, STEP_ACTIONS, SYSTEM_RESPONSES
 from .layout import FileKind
@@ -56,6 +56,12 @@ class Reference:
     skill: str | None = None  # the skill whose context resolves it
     site: ConditionSite | None = None
     soft: bool = False  # an inferred mention (e.g. backticked name), not a real reference
+    # For tool code (tool_get / tool_set): how the key is known. "literal" (written in the
+    # call), "constant" (a string constant, in the module or imported from a project
+    # module), "loop" (a loop over a literal container), "parameter" (a literal key on a
+    # receiver only guessed to be memory: a helper's `memory`/`mem` parameter). Only
+    # "literal" keys are counted by the engine (engine_counted) or reported on.
+    via: str = "literal"
 
 
 def qualified_name(key: SymbolKey) -> str:
@@ -170,6 +176,62 @@ def resolve_code_name(project: Project, skill: str | None, name: str) -> SymbolK
     return ("field", skill or "project", name)
 
 
+def module_for_import(
+    project: Project, importer: Path, module: str, level: int
+) -> ParsedFile | None:
+    """The parsed project file a ``from <module> import …`` in ``importer`` names (``level``
+    leading dots), when the project has it (``x.py`` or ``x/__init__.py``)."""
+    if level:
+        base = importer.parent
+        for _ in range(level - 1):
+            base = base.parent
+    else:
+        base = project.root
+    parts = [p for p in module.split(".") if p]
+    target = base.joinpath(*parts) if parts else base
+    for cand in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
+        if cand is not None:
+            pf = project.files.get(cand)
+            if pf is not None:
+                return pf
+    return None
+
+
+def resolve_imported(project: Project, importer: Path, ik: ImportedKey) -> str | None:
+    """The string an imported memory-key constant holds, when the module it comes from is
+    a project file that binds it once at top level to a string literal."""
+    pf = module_for_import(project, importer, ik.module, ik.level)
+    doc = pf.doc if pf is not None else None
+    if not isinstance(doc, ToolModule):
+        return None
+    for name, value in doc.constants:
+        if name == ik.name:
+            return value
+    return None
+
+
+class CodeMemory(NamedTuple):
+    """What one tool or helper module shows of its memory use: every key it names
+    (literal, through a constant or a loop, resolved imports), and whether it also uses
+    memory in a way whose key is unknown (then it may touch any field it can reach)."""
+
+    entries: frozenset[str]
+    dynamic: bool
+
+
+def code_memory(project: Project, path: Path, mod: ToolModule) -> CodeMemory:
+    entries = {c.entry for c in mod.memory_calls}
+    entries.update(c.entry for c in mod.indirect_calls)
+    dynamic = bool(mod.dynamic_keys)
+    for ik in mod.imported_keys:
+        value = resolve_imported(project, path, ik)
+        if value is None:
+            dynamic = True
+        else:
+            entries.add(value)
+    return CodeMemory(frozenset(entries), dynamic)
+
+
 def build_index(project: Project, owned: set[Path] | None = None) -> Index:
     """The index of every file, or with ``owned`` of those files only (one worker of a
     parallel check; the other workers' entries are added with :func:`import_entries`)."""
@@ -188,7 +250,7 @@ def build_index(project: Project, owned: set[Path] | None = None) -> Index:
 # A file is its number in a list of paths both sides share. The parsed objects the entries
 # point at (``obj``, ``site``) stay with the worker that parsed them.
 SymbolEntry = tuple[SymbolKey, int, int, int]
-ReferenceEntry = tuple[SymbolKey, int, int, int, str, str | None, bool]
+ReferenceEntry = tuple[SymbolKey, int, int, int, str, str | None, bool, str]
 
 
 def export_entries(
@@ -203,7 +265,7 @@ def export_entries(
             syms.append((s.key, where, r.start, r.end) if r else (s.key, where, -1, -1))
         for ref in idx._refs_by_path.get(path, ()):
             rr = ref.range
-            refs.append((ref.key, where, rr.start, rr.end, ref.form, ref.skill, ref.soft))
+            refs.append((ref.key, where, rr.start, rr.end, ref.form, ref.skill, ref.soft, ref.via))
     return syms, refs
 
 
@@ -217,9 +279,9 @@ def import_entries(
     for key, where, start, end in syms:
         sym_range: TextRange | None = new_range(TextRange, (start, end)) if start >= 0 else None
         idx.define(Symbol(key, paths[where], sym_range))
-    for key, where, start, end, form, skill, soft in refs:
+    for key, where, start, end, form, skill, soft, via in refs:
         rng: TextRange = new_range(TextRange, (start, end))
-        idx.refer(Reference(key, paths[where], rng, form, skill, None, soft))
+        idx.refer(Reference(key, paths[where], rng, form, skill, None, soft, via))
 
 
 def update_files(project: Project, idx: Index, paths: set[Path], bundled: bool) -> None:
@@ -287,7 +349,7 @@ def define_file(project: Project, idx: Index, pf: ParsedFile) -> None:
     elif isinstance(doc, ResponsesDoc):
         for r in doc.responses:
             idx.define(Symbol(("response", r.name), path, content_range(r.key), r))
-    elif isinstance(doc, ToolModule):
+    elif isinstance(doc, ToolModule) and kind is not FileKind.HELPER:  # lib/ defines no tool
         owner = sid if kind is FileKind.SKILL_TOOLS and sid is not None else ""
         for t in doc.tools:
             idx.define(Symbol(("tool", owner, t.name), path, t.name_range, t))
@@ -317,17 +379,17 @@ class _Refs:
 
     def ref(
         self, key: SymbolKey, rng: TextRange, form: str, site: ConditionSite | None = None,
-        soft: bool = False,
+        soft: bool = False, via: str = "literal",
     ) -> None:  # fmt: skip
-        self.idx.refer(Reference(key, self.path, rng, form, self.sid, site, soft))
+        self.idx.refer(Reference(key, self.path, rng, form, self.sid, site, soft, via))
 
     def field(
         self, ns: str, entry: str, ns_rng: TextRange | None, entry_rng: TextRange, form: str,
-        site: ConditionSite | None = None,
+        site: ConditionSite | None = None, via: str = "literal",
     ) -> None:  # fmt: skip
-        self.ref(("field", ns, entry), entry_rng, form, site)
+        self.ref(("field", ns, entry), entry_rng, form, site, via=via)
         if ns_rng is not None and ns not in ("project", "system"):
-            self.ref(("skill", ns), ns_rng, "namespace", site)
+            self.ref(("skill", ns), ns_rng, "namespace", site, via=via)
 
     def name(self, key: SymbolKey, node: YScalar, form: str) -> None:
         self.ref(key, content_range(node), form)
@@ -506,19 +568,36 @@ class _Refs:
     # -- tools ------------------------------------------------------------------------------
     def tools(self, mod: ToolModule) -> None:
         for call in mod.memory_calls:
-            key = resolve_code_name(self.p, self.sid, call.entry)
-            form = "tool_set" if call.method == "set" else "tool_get"
-            rng = call.entry_range
-            exact = rng.length == len(call.entry)
-            if exact and "." in call.entry and key[2] != call.entry:
-                ns_len = len(call.entry) - len(key[2]) - 1
-                self.field(key[1], key[2], TextRange(rng.start, rng.start + ns_len),
-                           TextRange(rng.start + ns_len + 1, rng.end), form)  # fmt: skip
-            else:
-                self.ref(key, rng, form)
+            self.tool_key(call.method, call.entry, call.entry_range, "literal")
+        if mod.indirect_calls or mod.imported_keys:
+            # a constant used by several calls is one literal: one reference per use kind
+            seen: set[tuple[str, str, TextRange]] = set()
+            for call in mod.indirect_calls:
+                if (call.method, call.entry, call.entry_range) not in seen:
+                    seen.add((call.method, call.entry, call.entry_range))
+                    self.tool_key(call.method, call.entry, call.entry_range, call.via)
+            for ik in mod.imported_keys:
+                value = resolve_imported(self.p, self.path, ik)
+                if value is not None:
+                    self.tool_key(ik.method, value, ik.range, "constant", spelled=False)
         for act in mod.activations:
             if act.skill_id is not None and act.skill_id_range is not None:
                 self.ref(("skill", act.skill_id), act.skill_id_range, "activate_skill")
+
+    def tool_key(
+        self, method: str, entry: str, rng: TextRange, via: str, spelled: bool = True
+    ) -> None:
+        """A memory key in tool code at ``rng``: the literal spelling it (or, not
+        ``spelled``, the expression naming an imported constant at the call site)."""
+        key = resolve_code_name(self.p, self.sid, entry)
+        form = "tool_set" if method == "set" else "tool_get"
+        exact = spelled and rng.length == len(entry)
+        if exact and "." in entry and key[2] != entry:
+            ns_len = len(entry) - len(key[2]) - 1
+            self.field(key[1], key[2], TextRange(rng.start, rng.start + ns_len),
+                       TextRange(rng.start + ns_len + 1, rng.end), form, via=via)  # fmt: skip
+        else:
+            self.ref(key, rng, form, via=via)
 
     # -- agent.yml --------------------------------------------------------------------------
     def agent(self, doc: AgentDoc) -> None:

@@ -130,8 +130,9 @@ class ImportedKey:
 class DynamicKey:
     """Memory used in a way whose key cannot be known statically: a ``get``/``set`` with a
     computed key (``what`` = ``"get"``/``"set"``), another method of the memory object
-    (``"method"``), or the memory object used as a value (``"escape"``: passed on, aliased,
-    subscripted)."""
+    (``"method"``), or the memory object used as a value (``"escape"``: aliased, returned,
+    subscripted; passing it as a call argument is not one: the callee's own calls are seen
+    where it is analysed, e.g. a ``lib`` helper's ``memory.set("x")``)."""
 
     what: str
     range: TextRange
@@ -1173,13 +1174,19 @@ class _Analyzer:
                     self._call(node, params)
                 # Keyword values and arguments are visited after the callee (pushed first);
                 # a keyword's only child worth visiting is its value.
+                # ``helper(context.memory)`` passes memory on to code whose calls are seen
+                # on their own (a lib helper's ``memory.set("x")``): not an unknown use.
                 for keyword in reversed(node.keywords):
                     value = keyword.value
                     if value.__class__ in child_fields:
                         push(value)
+                        if value.__class__ is ast.Attribute and value.attr == "memory":
+                            self.handled.add(id(value))
                 for item in reversed(node.args):
                     if item.__class__ in child_fields:
                         push(item)
+                        if item.__class__ is ast.Attribute and item.attr == "memory":
+                            self.handled.add(id(item))
                 node = func
                 cls = callee
                 if cls is not ast.Attribute:
