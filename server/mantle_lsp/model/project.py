@@ -106,6 +106,11 @@ def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source)
     return pf
 
 
+def _referred_keys(index: Index, paths: Iterable[Path]) -> set[SymbolKey]:
+    """The symbols ``paths`` refer to (soft mentions included: they count elsewhere)."""
+    return {r.key for p in paths for r in index.references_in(p)}
+
+
 class SkillFacts(NamedTuple):
     engine_managed: bool  # routing: engine_managed (or a bundled default that is)
     precondition: str | None  # the frontmatter's `precondition:` string, as written
@@ -352,18 +357,28 @@ class Project:
         kind, sid = c
         index = self.index
         old_signature = index.signature_of(path)
+        before = self._related(path, sid)
+        old_refs = _referred_keys(index, before)
         existed = path in self.files
         old_code = self._code_facts_of(path)
+        skills_before = (
+            set(self.skills) if sid is not None and existed != (source is not None) else None
+        )
         if source is None:
             self.files.pop(path, None)
         else:
             self.files[path] = parse_file(path, kind, sid, source)
         pf = self.files.get(path)
-        skills_changed = kind is FileKind.SKILL_MD and existed != (pf is not None)
-        if skills_changed:
+        skills_changed = False
+        if skills_before is not None:
+            # a file of a skill appeared or vanished: the skills are the folders on disk
+            # (as a fresh load sees them), plus the folder of an open buffer not saved yet
             self.skill_dir_names = [d.name for d in layout.skill_dirs(self.root)]
             if sid is not None and sid not in self.skill_dir_names and pf is not None:
                 self.skill_dir_names = sorted({*self.skill_dir_names, sid})
+            self._skills = None
+            skills_changed = kind is FileKind.SKILL_MD or set(self.skills) != skills_before
+        if skills_changed:
             self._invalidate()
         else:
             self._replace_in_skill(path, kind, sid, pf)
@@ -386,8 +401,18 @@ class Project:
             affected.update(f.path for f in owner.files())
         for key, _ in old_signature ^ new_index.signature_of(path):
             affected.update(new_index.referencing_files(key))
-        if kind in (FileKind.AGENT, FileKind.INTEGRATIONS, FileKind.PROJECT_MEMORY):
-            affected.update(self.files)  # project-wide facts
+        # the other way round: a symbol that gained or lost a reference here (a field
+        # now used, or no longer: lsp.memory.unused_field) may change its own file's
+        # findings; the references of the whole skill were resolved again
+        for key in old_refs ^ _referred_keys(new_index, before | self._related(path, sid)):
+            affected.update(s.path for s in new_index.lookup(key) if s.path is not None)
+            affected.update(s.path for s in index.lookup(key) if s.path is not None)
+        if skills_changed or kind in (
+            FileKind.AGENT,
+            FileKind.INTEGRATIONS,
+            FileKind.PROJECT_MEMORY,
+        ):
+            affected.update(self.files)  # project-wide facts (the set of skills is one)
         if kind is FileKind.HOOKS:  # one modify hook per point, across the hook modules
             affected.update(p for p, f in self.files.items() if f.kind is FileKind.HOOKS)
         affected.update(self._code_changes(path, old_code, old_signature))
@@ -453,6 +478,35 @@ class Project:
                 if isinstance(doc, MemoryDoc) and any(fd.name in names for fd in doc.fields):
                     out.add(p)
         return out
+
+    def replace_files(self, changes: dict[Path, Source | None]) -> set[Path]:
+        """Several files replaced (or, with ``None``, removed) at once, e.g. a folder
+        moved or checked out: one index rebuild instead of one per file. Returns the
+        files whose diagnostics may change (with several changes, all of them)."""
+        changes = {p: s for p, s in changes.items() if self.classify(p) is not None}
+        if len(changes) <= 1:
+            return set().union(*(self.set_source(p, s) for p, s in changes.items()))
+        gone = set()
+        for path, source in changes.items():
+            c = self.classify(path)
+            assert c is not None
+            if source is None:
+                if self.files.pop(path, None) is not None:
+                    gone.add(path)
+            else:
+                self.files[path] = parse_file(path, c[0], c[1], source)
+        names = {d.name for d in layout.skill_dirs(self.root)}
+        names |= {pf.skill_id for pf in self.files.values() if pf.skill_id is not None}
+        self.skill_dir_names = sorted(names)
+        self._detected_engine = None
+        self._invalidate()
+        return set(self.files) | gone
+
+    def _related(self, path: Path, sid: str | None) -> set[Path]:
+        """``path`` and the other files of its skill: their references are resolved
+        again together (see :meth:`set_source`)."""
+        sk = self.skills.get(sid) if sid is not None else None
+        return {path, *(f.path for f in sk.files())} if sk is not None else {path}
 
     def _replace_in_skill(
         self, path: Path, kind: FileKind, sid: str | None, pf: ParsedFile | None
