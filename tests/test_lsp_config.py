@@ -105,3 +105,19 @@ async def test_the_server_applies_inline_suppressions(tmp_path: Path) -> None:
             ("lsp.config.ignored_key", lines.index("shape: round")),
             ("lsp.suppression.unused", lines.index("# mantle-lsp: ignore[lsp.condition]")),
         }
+
+
+async def test_include_indexes_named_nested_projects(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    nested = root / "tutorial" / "step1"
+    (nested / "skills" / "hello").mkdir(parents=True)
+    (nested / "agent.yml").write_text("agent:\n  id: t\nbogus_key: 1\n", "utf-8")
+    (nested / "skills" / "hello" / "skill.md").write_text(
+        "---\ndescription: Hi.\n---\nSay hi.\n", "utf-8"
+    )
+    (root / "mantle-lsp.toml").write_text('include = ["tutorial/*"]\n', "utf-8")
+    async with lsp_session(root) as s:
+        await s.until(
+            lambda: "lsp.config.ignored_key" in s.codes(nested / "agent.yml"),
+            what="the nested project's diagnostics",
+        )

@@ -24,6 +24,7 @@ from lsprotocol import types as lsp
 
 from ..ide.codes import REGISTRY
 from ..ide.diagnostics import Diagnostic
+from ..model import layout
 from ..model.engine import PROFILES
 from ..model.project import Project
 from ..model.settings import CONFIG_NAMES, Overrides, Settings, SettingsError, apply, load
@@ -152,3 +153,24 @@ def config_changed(server: MantleServer) -> None:
         proj = server.model.projects.get(root)
         if proj is not None:
             publisher.publish_found(proj, publisher.raw_project(proj))
+
+
+def configured_roots(server: MantleServer, folders: list[Path], roots: list[Path]) -> list[Path]:
+    """The projects to index for workspace ``folders`` as ``check`` would take them: a
+    project found below a folder that its configuration excludes is left out, and the
+    nested projects its ``include`` names are added (model/settings.py)."""
+    out: list[Path] = []
+    queue = list(roots)
+    while queue:
+        root = queue.pop(0)
+        st = server.configs.settings_for(root)
+        if root not in folders and st.excluded(root, is_dir=True):
+            continue
+        out.append(root)
+        if st.include:
+            queue.extend(
+                n
+                for n in layout.nested_projects(root)
+                if n not in out and n not in queue and st.included(n)
+            )
+    return out

@@ -18,6 +18,7 @@ from ..model.engine import PROFILES
 from ..model.project import Project, bulk_work
 from ..model.workspace import resolve
 from . import convert
+from .config import CONFIG_GLOBS, config_changed, configured_roots, is_config_file
 from .diagnostics import register_pull
 from .server import Settings
 
@@ -31,6 +32,7 @@ WATCHED_GLOBS = (
     "**/agent.yml",
     "**/integrations.yml",
     "**/*.py",
+    *CONFIG_GLOBS,
 )
 SKILL_FOLDER_GLOB = "**/skills/*"  # a skill folder created, deleted or renamed
 CONFIG_TIMEOUT = 5.0
@@ -83,6 +85,7 @@ def register(server: MantleServer) -> None:
             server.settings = Settings.from_client(section or {})
             server.log(f"settings: {server.settings}")
         apply_engine(server)
+        server.configs.reload()  # the editor settings are layered over each project's file
         if server.settings != before and server.indexed:
             server.diagnostics.seeded.clear()  # the engine profile may have changed
             if server.pull_diagnostics:
@@ -202,6 +205,7 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
     roots: list[Path] = []
     for folder in folders:
         roots.extend(r for r in layout.find_projects(folder) if r not in roots)
+    roots = configured_roots(server, folders, roots)
     if token is not None:
         server.work_done_progress.begin(
             token,
@@ -230,6 +234,7 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
     server.log(f"{'initial index' if initial else 'added folders'} ({where}): {summary}")
     server.stop_workers()
     server.settle_in_background()
+    server.configs.publish_errors()  # a malformed configuration file of these projects
 
 
 async def _load_and_publish(
@@ -289,7 +294,7 @@ def _load_spread(
     owned = parallel.partition(files, server.jobs, pinned=pinned)
     if owned is None:
         return None
-    engine = server.model.engine_override
+    engine = server.configs.engine_for(root)
     workers: list[parallel.Spawned] = []
     try:
         workers = server.take_workers(len(owned) - 1)
@@ -397,6 +402,9 @@ def _owner(server: MantleServer, path: Path) -> Project | None:
 
 def file_changed(server: MantleServer, path: Path) -> set[Path]:
     """A file or folder changed on disk; the files whose diagnostics may change."""
+    if is_config_file(path):  # all that is needed is done here (lsp/config.py)
+        config_changed(server)
+        return set()
     model = server.model
     owner = _owner(server, path)
     if owner is not None and layout.classify(path, owner.root) is None:
