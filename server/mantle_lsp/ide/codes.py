@@ -528,6 +528,11 @@ _ALL = [
         "mantle.validation.execute_step.unexpected_parameters",
         "3.22: `record_handoff` given `parameters`",
     ),
+    _e(
+        "mantle.validation.config.invalid_agent_language",
+        "3.22: `agent.language` is not an exact BCP 47 tag (or `x-<tag>-<label>`)",
+        "warning",
+    ),
     _l("lsp.file.unreadable", "the file cannot be read", "error"),
     _l("lsp.file.invalid_utf8", "the file is not valid UTF-8", "error"),
     _l("lsp.file.binary", "the file holds binary data", "error"),

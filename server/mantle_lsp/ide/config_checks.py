@@ -26,6 +26,7 @@ from ..syntax.hooks_py import (
     Hook,
     HookModule,
 )
+from ..syntax.language_tag import tag_problem
 from ..syntax.text import TextRange
 from ..syntax.yaml_tree import YMap, YScalar
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 C_UNKNOWN_GROUP = "mantle.validation.config.unknown_model_group"
 C_LSP_UNKNOWN_GROUP = "lsp.config.unknown_model_group"
 C_AGENT_ID = "lsp.config.missing_agent_id"
+C_AGENT_LANGUAGE = "mantle.validation.config.invalid_agent_language"
 C_IMPORT_FAILED = "mantle.validation.hooks.import_failed"
 C_UNKNOWN_POINT = "mantle.validation.hooks.unknown_point"
 C_DUPLICATE_MODIFIER = "mantle.validation.hooks.duplicate_modifier"
@@ -56,6 +58,7 @@ def _suggest(name: str, candidates: list[str]) -> str:
 # -- agent.yml ---------------------------------------------------------------------------------
 def check_agent_config(ck: Checker, path: Path, agent: AgentDoc) -> None:
     _check_agent_id(ck, path, agent)
+    _check_agent_language(ck, path, agent)
     integ = ck.p.integrations
     declared = integ.declared_model_groups if integ is not None else None
     if declared is None:
@@ -103,6 +106,26 @@ def _check_agent_id(ck: Checker, path: Path, agent: AgentDoc) -> None:
         "`agent.id` is not set: `rasa train` and `rasa data validate` generate an id and "
         "write it into this file; give the agent a stable id of your own",
     )
+
+
+def _check_agent_language(ck: Checker, path: Path, agent: AgentDoc) -> None:
+    """rasa-pro 3.22 warns about an `agent.language` that is not an exact BCP 47 tag (3.21
+    takes any string). Empty, missing and non-string values fall back to the default."""
+    if ck.p.engine != "3.22" or any(i.severity == "error" for i in agent.issues):
+        return
+    section = agent.root.get("agent") if agent.root is not None else None
+    node = section.get("language") if isinstance(section, YMap) else None
+    if not (isinstance(node, YScalar) and isinstance(node.value, str) and node.value):
+        return
+    why = tag_problem(node.value)
+    if why is not None:
+        ck.emit(
+            path,
+            node.range,
+            C_AGENT_LANGUAGE,
+            f"`{node.value}` is not a BCP 47 language tag as rasa-pro 3.22 reads it: {why} "
+            "(e.g. `en`, `de`, `pt-BR`, or `x-en-pirate` for a custom language)",
+        )
 
 
 # -- hooks -------------------------------------------------------------------------------------

@@ -286,6 +286,7 @@ class Checker:
         lint.check_unused_fields(self, sk)
         profile.check_memory(self, sk)
         profile.check_tool_writes(self, sid, sk)
+        profile.check_tool_names(self, sid, sk)
 
     def mention_pattern(self) -> re.Pattern[str] | None:
         if self._mentions is None:
@@ -931,6 +932,8 @@ class Checker:
             return
         fld: MemoryField | None
         if sp.namespace == "project":
+            if profile.button_write_refused(self, path, sid, sp):
+                return
             fld = self.p.project_field(sp.entry)
         else:
             writable = sid is not None and sp.namespace == sid
@@ -977,6 +980,7 @@ class Checker:
         parity.check_tool_names(self, None, None)
         lint.check_legacy_tool_names(self, None)
         profile.check_tool_writes(self, None, None)
+        profile.check_tool_names(self, None, None)
 
     def check_tool_module(self, pf: ParsedFile, mod: ToolModule, sid: str | None) -> None:
         for call in mod.memory_calls:

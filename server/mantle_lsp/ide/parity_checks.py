@@ -14,7 +14,7 @@ import re
 from collections import deque
 from typing import TYPE_CHECKING
 
-from ..model.defaults import DEFAULT_SKILLS, FRAMEWORK_TOOLS, RESERVED_TOOL_NAMES
+from ..model.defaults import DEFAULT_SKILLS, FRAMEWORK_TOOLS
 from ..model.project import Skill
 from ..syntax.responses_yml import Response, ResponsesDoc
 from ..syntax.skill_md import Block, SkillDoc
@@ -166,7 +166,7 @@ def check_tool_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
         for t in mod.tools:
             if t.kind == "possible":
                 continue
-            if t.name in RESERVED_TOOL_NAMES:
+            if t.name in FRAMEWORK_TOOLS:  # 3.22 adds the execute-only names (profile_checks)
                 ck.emit(
                     pf.path,
                     t.name_range,

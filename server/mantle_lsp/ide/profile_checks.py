@@ -7,14 +7,17 @@ may carry them, ``writable_by`` names skills, and writes from unlisted skills ar
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..model.defaults import EXECUTE_ONLY_TOOLS
 from ..model.project import Skill
-from ..syntax.memory_yml import C_ENGINE_322, MemoryField
+from ..syntax.memory_yml import C_ENGINE_322, C_SHAPE, MemoryField
 from ..syntax.skill_md import SkillDoc
-from ..syntax.yaml_tree import YMap, YScalar, YSeq
+from ..syntax.yaml_tree import YMap, YScalar, YSeq, describe, lax_bool
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .diagnostics import Checker
 
 V322 = "3.22"
@@ -57,11 +60,14 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
     if md is None or pmf is None:
         return
     for f in md.fields:
+        _check_attribute_types(ck, pmf.path, f)
         node = f.attrs.get("writable_by")
         if not isinstance(node, YSeq):
             continue
         for item in node.items:
-            if isinstance(item, YScalar) and not ck.p.has_skill(str(item.value)):
+            if not (isinstance(item, YScalar) and isinstance(item.value, str)):
+                continue
+            if not ck.p.has_skill(item.value):
                 from .diagnostics import did_you_mean
 
                 ck.emit(
@@ -71,6 +77,41 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
                     f"`writable_by` of `{f.name}` names `{item.raw}`, which is not a skill"
                     f"{did_you_mean(item.raw, ck.p.catalog_ids())}",
                 )
+
+
+def _check_attribute_types(ck: Checker, path: Path, f: MemoryField) -> None:
+    """A `mutable` that is not a boolean, or a `writable_by` that is not a list of skill
+    ids, makes the 3.22 engine crash on the project memory.yml."""
+    mut = f.attrs.get("mutable")
+    if mut is not None and not (isinstance(mut, YScalar) and lax_bool(mut.value) is not None):
+        ck.emit(
+            path,
+            mut.range,
+            C_SHAPE,
+            f"`mutable` of `{f.name}` must be true or false (found {describe(mut)}); "
+            "rasa-pro 3.22 crashes on this file",
+        )
+    wb = f.attrs.get("writable_by")
+    if wb is None:
+        return
+    if not isinstance(wb, YSeq):
+        ck.emit(
+            path,
+            wb.range,
+            C_SHAPE,
+            f"`writable_by` of `{f.name}` must be a list of skill ids, e.g. `[card]` "
+            f"(found {describe(wb)}); rasa-pro 3.22 crashes on this file",
+        )
+        return
+    for item in wb.items:
+        if not (isinstance(item, YScalar) and isinstance(item.value, str)):
+            ck.emit(
+                path,
+                item.range,
+                C_SHAPE,
+                f"`writable_by` of `{f.name}` lists skill ids, which are strings (found "
+                f"{describe(item)}); rasa-pro 3.22 crashes on this file",
+            )
 
 
 def check_skill(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> None:
@@ -86,26 +127,102 @@ def check_skill(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> None:
                 name = str(k.value)
                 if sk.field(name) is not None:
                     continue
-                f = ck.p.project_field(name)
+                # `project.<x>` names the project field too (the engine also reports that
+                # key as undeclared: it is refused twice)
+                f = ck.p.project_field(name.removeprefix("project."))
                 allowed = writable_by(f) if f is not None else None
                 if allowed is not None and sid not in allowed:
                     ck.emit(
                         path,
                         k.range,
                         "mantle.validation.memory.set_memory_skill_not_in_writable_by",
-                        f"project field `{name}` may only be written by {', '.join(allowed)} "
+                        f"project field `{name.removeprefix('project.')}` may only be written "
+                        f"by {', '.join(allowed)} "
                         f"(`writable_by`), not by `{sid}`",
                     )
         if st.kind == "execute_tool":
             t = st.str_field("execute_tool")
             params = st.node.key_node("parameters") if isinstance(st.node, YMap) else None
-            if t and t[0] == "record_handoff" and params is not None:
+            value = st.get("parameters")
+            # an empty mapping passes nothing; a value that is not a mapping is a compile
+            # error of the step, reported by the parser
+            if t and t[0] in EXECUTE_ONLY_TOOLS and params is not None and _filled_map(value):
                 ck.emit(
                     path,
                     params.range,
                     "mantle.validation.execute_step.unexpected_parameters",
-                    "`record_handoff` takes no `parameters`",
+                    f"`{t[0]}` is an execute-only engine tool and takes no `parameters`",
                 )
+    _check_import_tools(ck, sk, doc)
+
+
+def _filled_map(node: object) -> bool:
+    return isinstance(node, YMap) and any(True for _ in node.pairs())
+
+
+def _check_import_tools(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
+    """3.22 reserves the execute-only tool names for MCP imports too."""
+    assert sk.skill_md is not None
+    for item in doc.import_tools:
+        value = item.value
+        if value.startswith("mcp/") and ":" in value:
+            bare = value.rsplit(":", 1)[1]
+            if bare in EXECUTE_ONLY_TOOLS:
+                ck.emit(
+                    sk.skill_md.path,
+                    item.range,
+                    "skill.import_tools.invalid_shared_tool",
+                    f"cannot import `{value}`: `{bare}` is reserved for the engine's "
+                    "execute-only tool (rasa-pro 3.22)",
+                )
+
+
+def check_tool_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """3.22 refuses project tools named like an execute-only engine tool (3.21 accepts
+    them); the engine raises while loading the tools."""
+    if ck.p.engine != V322:
+        return
+    modules = sk.tool_modules() if sk is not None else ck.p.shared_tool_files()
+    for pf, mod in modules:
+        for t in mod.tools:
+            if t.kind != "possible" and t.name in EXECUTE_ONLY_TOOLS:
+                ck.emit(
+                    pf.path,
+                    t.name_range,
+                    "mantle.validation.tools.reserved_name",
+                    f"`{t.name}` is the name of an execute-only engine tool in rasa-pro 3.22, "
+                    "which refuses to load the tools; rename the function",
+                )
+
+
+def button_write_refused(ck: Checker, path: Path, sid: str | None, sp: Any) -> bool:
+    """3.22: a `set:session.project.<x>` button whose field has `writable_by` may be tapped
+    only while a listed skill is active: the skill of a skill's responses.yml, or every
+    skill that delivers a response of the root responses.yml (at least one)."""
+    if ck.p.engine != V322 or sp.namespace != "project":
+        return False
+    f = ck.p.project_field(sp.entry)
+    allowed = writable_by(f) if f is not None else None
+    if allowed is None:
+        return False
+    users = {sid} if sid is not None else ck.response_users_of(sp)
+    refused = sorted(users - set(allowed))
+    if users and not refused:
+        return False
+    if not users:
+        why = "no skill delivers this response"
+    elif sid is not None:
+        why = f"skill `{sid}` is not listed"
+    else:
+        why = f"it is delivered by {', '.join(f'`{u}`' for u in refused)}, not listed"
+    ck.emit(
+        path,
+        sp.range,
+        "mantle.validation.response.not_writable_memory_key",
+        f"a button tap cannot write `project.{sp.entry}`: only {', '.join(allowed)} may "
+        f"write it (`writable_by`) and {why}",
+    )
+    return True
 
 
 def check_tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:

@@ -102,7 +102,10 @@ FRAMEWORK_TOOLS: dict[str, str] = {
     "listen": "Wait for the user.",
     "hangup": "End a voice call.",
 }
+# rasa-pro 3.22's engine tools usable only as `execute_tool` steps; 3.22 reserves their names
+# (3.21 has none and accepts a project tool of that name)
 EXECUTE_ONLY_TOOLS = ("record_handoff",)
+# names a rename never produces (every profile)
 RESERVED_TOOL_NAMES = frozenset(FRAMEWORK_TOOLS) | frozenset(EXECUTE_ONLY_TOOLS)
 RESERVED_SKILL_IDS = ("project", "system")
 STEP_ACTIONS = ("action_listen", "hangup")

@@ -1,7 +1,10 @@
 """The engine-version profile of a project: which rasa-pro rules apply.
 
-``3.21`` (the default) is rasa-pro 3.21.0; ``3.22`` adds the project-field attributes
-``mutable`` and ``writable_by`` and their rules. A project's profile is detected from a
+``3.21`` (the default) is rasa-pro 3.21.0; ``3.22`` (measured against 3.22.0.dev1) adds
+the project-field attributes ``mutable`` and ``writable_by`` and their rules (``set_memory``
+steps, tools and ``set:`` buttons of unlisted skills), the execute-only engine tool
+``record_handoff`` (a reserved name; no ``parameters``) and the ``agent.language`` check
+(ide/profile_checks.py, ide/config_checks.py). A project's profile is detected from a
 ``rasa-pro`` requirement in the project folder or its parents (requirements*.txt,
 pyproject.toml, Pipfile, setup.cfg), and can be forced from the CLI or the editor.
 """
