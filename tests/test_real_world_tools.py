@@ -12,8 +12,10 @@ import pytest
 from mantle_lsp import parallel
 from mantle_lsp.ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
 from mantle_lsp.ide.locate import reference_locations
+from mantle_lsp.model.layout import FileKind
 from mantle_lsp.model.project import Project
 from mantle_lsp.model.source import source_from_text
+from mantle_lsp.model.workspace import Workspace
 from support import check_clean, check_diagnostics, diagnostics_of, write_fixture
 
 SKILL = """\
@@ -584,3 +586,27 @@ Text.
     assert hinted == {"s1.priv1", "s2.priv2", "s4.priv4"}
     _, found = parallel.check_project(fx.root, 3, min_skills=0)
     assert plain(found) == serial
+
+
+def test_a_lib_module_written_on_disk_re_checks_the_memory_files(tmp_path: Path) -> None:
+    """The server's watched-file path: a lib/ module is a project file (classified), and
+    saving one that now writes a field re-checks the memory.yml declaring it."""
+    fx = write_fixture(
+        tmp_path,
+        FIELDS
+        + "//- skills/card/tools.py\nfrom lib.store import put\n"
+        + LOCK
+        + "    put(context)\n"
+        + "//- lib/store.py\ndef put(ctx):\n    return None\n",
+    )
+    ws = Workspace()
+    [proj] = ws.add_folder(fx.root)
+    store = fx.root / "lib/store.py"
+    assert proj.classify(store) == (FileKind.HELPER, None)
+    store.write_text('def put(ctx):\n    ctx.memory.set("lonely", 1)\n')
+    affected = ws.file_changed(store)
+    memory = fx.root / "skills/card/memory.yml"
+    assert memory in affected
+    got = file_diagnostics(proj, [memory])[memory]
+    assert "card.lonely" not in {d.message.split("`")[1] for d in got}
+    assert "card.note" in {d.message.split("`")[1] for d in got}
