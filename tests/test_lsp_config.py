@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
-from test_lsp_support import copy_telecom, lsp_session, uri
+from test_lsp_support import copy_telecom, lsp_session, uri, vscode_capabilities
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -121,3 +121,28 @@ async def test_include_indexes_named_nested_projects(tmp_path: Path) -> None:
             lambda: "lsp.config.ignored_key" in s.codes(nested / "agent.yml"),
             what="the nested project's diagnostics",
         )
+
+
+async def test_a_pulling_client_is_asked_to_pull_again(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    memory = root / "memory.yml"
+    memory.write_text(
+        memory.read_text(encoding="utf-8").replace("customer_tier:", "tier:"), "utf-8"
+    )
+    skill = root / "skills" / "bill_dispute" / "skill.md"
+    cfg = root / ".mantle-lsp.toml"
+
+    async def pulled() -> set[str]:
+        report = await s.client.text_document_diagnostic_async(
+            lsp.DocumentDiagnosticParams(text_document=s.doc(skill))
+        )
+        assert isinstance(report, lsp.RelatedFullDocumentDiagnosticReport)
+        return {str(d.code) for d in report.items}
+
+    async with lsp_session(root, capabilities=vscode_capabilities(pull=True)) as s:
+        assert UNKNOWN_KEY in await pulled()
+        refreshes = s.client.diagnostic_refresh_count
+        cfg.write_text('[per-file-ignores]\n"skills/*/skill.md" = ["mantle"]\n', "utf-8")
+        s.client.workspace_did_change_watched_files(changed(cfg, lsp.FileChangeType.Created))
+        await s.until(lambda: s.client.diagnostic_refresh_count > refreshes, what="refresh")
+        assert UNKNOWN_KEY not in await pulled()

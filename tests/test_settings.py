@@ -306,3 +306,42 @@ Help with @memory.card.nope.
     results = json.loads(capsys.readouterr().out)["runs"][0]["results"]
     props = [r.get("properties") for r in results]
     assert {"engine_code": "mantle.validation.skill.failed_to_load"} in props
+
+
+def test_the_file_engine_selects_the_rule_profile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_fixture(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+      mutable: true
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Use @memory.card.reason.
+""",
+    )
+    monkeypatch.chdir(tmp_path)
+    mutable_322 = "mantle.validation.memory.skill_field_mutable_not_allowed"
+    assert mutable_322 not in codes(capsys, ".")[1]
+    (tmp_path / "mantle-lsp.toml").write_text('engine = "3.22"\n')
+    rc, found, _ = codes(capsys, ".")
+    assert (rc, mutable_322 in found) == (1, True)
+    assert mutable_322 not in codes(capsys, ".", "--engine", "3.21")[1]
+
+
+def test_a_broken_pyproject_counts_only_if_it_has_our_table(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "pyproject.toml").write_text('[project\nname = "x"\n')
+    assert main(["check", "."]) == 0  # not ours: its owner complains, we check as usual
+    capsys.readouterr()
+    (project / "pyproject.toml").write_text('[tool.mantle-lsp]\nignore = ["lsp"\n')
+    assert main(["check", "."]) == 2
+    assert "agent/pyproject.toml:3:1: error: invalid TOML" in capsys.readouterr().err
