@@ -16,7 +16,14 @@ from mantle_lsp.ide.diagnostics import project_diagnostics
 from mantle_lsp.lsp import convert
 from mantle_lsp.model.workspace import Workspace
 from test_lsp_fuzz import Row, rows
-from test_lsp_support import Session, copy_telecom, lsp_session, position_of, uri
+from test_lsp_support import (
+    Session,
+    copy_telecom,
+    lsp_session,
+    position_of,
+    uri,
+    vscode_capabilities,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -365,3 +372,50 @@ async def test_overlapping_workspace_folders(tmp_path: Path) -> None:
         )
         await flat(s, 0)
         assert not s.diagnostics(path), "the last folder removed"
+
+
+# ---------------------------------------------------------------------------------------
+# A client that cannot watch files: the server watches the workspace itself
+
+
+def no_watcher_capabilities() -> lsp.ClientCapabilities:
+    caps = vscode_capabilities()
+    caps.workspace.did_change_watched_files = lsp.DidChangeWatchedFilesClientCapabilities(  # type: ignore[union-attr]
+        dynamic_registration=False
+    )
+    return caps
+
+
+async def wait_agrees(s: Session, root: Path, what: str, timeout: float = 15.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        await flat(s, 0)
+        try:
+            assert_agrees_with_check(s, root, what=what)
+            return
+        except AssertionError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
+@pytest.mark.parametrize("mode", ["native", "poll"])
+async def test_changes_on_disk_are_seen_without_any_client_event(
+    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if mode == "poll":
+        monkeypatch.setenv("MANTLE_LSP_WATCH", "poll")
+    root = copy_telecom(tmp_path)
+    memory = root / "skills" / "roaming_pass" / "memory.yml"
+    async with lsp_session(root, capabilities=no_watcher_capabilities()) as s:
+        assert not s.registrations
+        assert (await status(s))["watching"] == {"poll": "polling"}.get(mode, mode)
+        # what `git checkout` does: files rewritten, a skill folder gone, another new
+        memory.write_text(memory.read_text("utf-8").replace("type: float", "type: floot"), "utf-8")
+        await s.until(lambda: s.diagnostics(memory), what="the rewritten file's diagnostics")
+        shutil.rmtree(root / "skills" / "bill_dispute")
+        shutil.copytree(root / "skills" / "roaming_pass", root / "skills" / "roaming_copy")
+        (root / ".git").mkdir()
+        (root / ".git" / "skill.md").write_text("ignored", "utf-8")
+        await wait_agrees(s, root, what=f"checked out ({mode})")
+        assert any(u.endswith("roaming_copy/skill.md") for u in s.client.diagnostics)

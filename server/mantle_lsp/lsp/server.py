@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
@@ -38,6 +38,9 @@ from ..model.workspace import Workspace
 from ..parallel import default_jobs
 from ..syntax.text import LineIndex
 from . import convert
+
+if TYPE_CHECKING:
+    from .watch import SelfWatcher
 
 log = logging.getLogger(__name__)
 
@@ -211,6 +214,7 @@ class MantleServer(LanguageServer):
         self.diagnostics = DiagnosticsPublisher(self)
         self.configs = ProjectConfigs(self)  # each project's configuration file
         self._settling: asyncio.Task[None] | None = None
+        self.watcher: SelfWatcher | None = None  # see watch_folders
         self.index_started = 0.0  # time.monotonic() when the last index_folders began
         self._workers: list[parallel.Spawned] = []  # started ahead of a spread index
         self._retired: list[parallel.Spawned] = []  # done, their exit not yet awaited
@@ -296,6 +300,27 @@ class MantleServer(LanguageServer):
             f"began (finished by {by}){_children_peak()}"
         )
 
+    # -- our own file watcher (lsp/watch.py), for clients that cannot watch files --------
+    def watch_folders(self) -> None:
+        """Watch the workspace folders for changes made outside the editor (started when
+        the client cannot do it for us; follows the folders)."""
+        from .watch import SelfWatcher
+
+        if self.watcher is None:
+            self.watcher = SelfWatcher(self, asyncio.get_running_loop())
+        try:
+            self.watcher.watch(list(self.folders))
+        except Exception as exc:
+            self.log(
+                f"cannot watch the workspace for changes ({exc}): changes made outside "
+                "the editor are seen when the files are opened",
+                lsp.MessageType.Warning,
+            )
+
+    def stop_watching(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+
     # -- state, for tests and bug reports (`mantle/status`) ------------------------------
     def status(self) -> dict[str, Any]:
         """What a long session could accumulate: the protocol's pending futures, this
@@ -307,6 +332,9 @@ class MantleServer(LanguageServer):
             "projects": sorted(str(r) for r in self.model.projects),
             "files": sum(len(p.files) for p in self.model.projects.values()),
             "openDocuments": len(self.open_uris),
+            "watching": (
+                ("polling" if self.watcher.polling else "native") if self.watcher else None
+            ),
         }
 
     # -- client capabilities ------------------------------------------------------------

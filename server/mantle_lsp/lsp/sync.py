@@ -71,6 +71,7 @@ def register(server: MantleServer) -> None:
     @server.notification(lsp.SHUTDOWN, settle=False)  # no need to finish the index
     def shutdown(params: Any) -> None:
         server.diagnostics.cancel()
+        server.stop_watching()
         server.stop_background()
 
     # -- settings -----------------------------------------------------------------------
@@ -155,6 +156,8 @@ def register(server: MantleServer) -> None:
             server.diagnostics.refresh(sorted(cleared))
         added = [p for f in params.event.added if (p := convert.uri_to_path(f.uri)) is not None]
         server.folders.extend(p for p in added if p not in server.folders)
+        if server.watcher is not None:
+            server.watch_folders()
         if added:
             await index_folders(server, added, initial=False)
         elif cleared and server.pull_diagnostics:
@@ -311,11 +314,8 @@ def _load_spread(
 
 async def register_watchers(server: MantleServer) -> None:
     if not server.client_supports("workspace.did_change_watched_files.dynamic_registration"):
-        server.log(
-            "the client cannot watch files for us: changes made outside the editor are "
-            "seen when the files are opened",
-            lsp.MessageType.Warning,
-        )
+        # the client cannot watch files for us: we watch the workspace folders ourselves
+        server.watch_folders()
         return
     watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in WATCHED_GLOBS]
     watchers.append(
