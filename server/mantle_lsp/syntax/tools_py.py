@@ -963,6 +963,9 @@ def _guarded_imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom
 
 
 _SYS_PATH = re.compile(r"\bsys\s*\.\s*path\b")
+# Without one of these, an ASCII module imports nothing :func:`_imports` reports (non-ASCII
+# text may spell identifiers with other characters, NFKC, so it is always walked).
+_IMPORT_WORDS = ("rasa_sdk", "calm_v2", "lib")
 
 
 def _imports(
@@ -971,8 +974,8 @@ def _imports(
     """Imports of obsolete engine modules and of the project's ``lib`` package."""
     obsolete: list[ObsoleteImport] = []
     project: list[ProjectImport] = []
-    if "import" not in text:
-        return obsolete, project
+    if "import" not in text or (text.isascii() and not any(word in text for word in _IMPORT_WORDS)):
+        return obsolete, project  # no module this function reports on is named
     for stmt, guard in _guarded_imports(tree):
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
@@ -1729,6 +1732,6 @@ def parse_tools_module(text: str) -> tuple[ToolModule, tuple[SyntaxIssue, ...]]:
         dynamic_keys=tuple(analyzer.dynamic),
         constants=_string_constants(tree),
         project_imports=tuple(project_imports),
-        sys_path_shim=_SYS_PATH.search(text) is not None,
+        sys_path_shim="sys" in text and _SYS_PATH.search(text) is not None,
     )
     return module, ()
