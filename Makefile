@@ -114,7 +114,7 @@ VSIX_SRC = pyproject.toml $(shell find server/mantle_lsp grammars docs/diagnosti
 	  -not -path '*/__pycache__/*') \
 	$(wildcard $(CLIENT)/src/*.ts $(CLIENT)/scripts/*) $(CLIENT)/package.json \
 	$(CLIENT)/package-lock.json $(CLIENT)/language-configuration.json $(CLIENT)/README.md \
-	$(CLIENT)/.vscodeignore
+	$(CLIENT)/.vscodeignore $(CLIENT)/LICENSE $(CLIENT)/CHANGELOG.md $(CLIENT)/icon.png
 
 ## vsix: build the wheel, bundle it with its pure-Python dependencies, package the .vsix
 vsix: $(VSIX)

@@ -11,12 +11,15 @@ dependencies): ``-m "not network"`` skips them.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import posixpath
 import re
 import select
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
 import tarfile
@@ -26,9 +29,15 @@ import zipfile
 from email.parser import Parser
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 from mantle_lsp import __version__
 
@@ -507,3 +516,131 @@ def test_ci_docs_workflows_parse_and_name_real_commands_and_options(
                 assert "failure()" in upload["if"]  # uploads also when the check fails
                 assert wf["permissions"]["security-events"] == "write"
     assert {"sarif", "github"} <= formats
+
+
+# ---- the VS Code extension: what a marketplace (VS Code's, Open VSX) is given ---------
+
+CLIENT = REPO / "client-vscode"
+PACKAGE: dict[str, Any] = json.loads((CLIENT / "package.json").read_text(encoding="utf-8"))
+SEMVER = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?"
+)
+# the categories VS Code's marketplace offers
+CATEGORIES = {
+    "AI", "Azure", "Chat", "Data Science", "Debuggers", "Education", "Extension Packs",
+    "Formatters", "Keymaps", "Language Packs", "Linters", "Machine Learning", "Notebooks",
+    "Other", "Programming Languages", "SCM Providers", "Snippets", "Testing", "Themes",
+    "Visualization",
+}  # fmt: skip
+
+
+def _settings_table() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "settings_table", CLIENT / "scripts/settings_table.py"
+    )
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_extension_readme_settings_table_is_package_json() -> None:
+    readme = (CLIENT / "README.md").read_text(encoding="utf-8")
+    assert _settings_table().render(readme, PACKAGE) == readme, (
+        "client-vscode/README.md: run `python client-vscode/scripts/settings_table.py`"
+    )
+    for name in PACKAGE["contributes"]["configuration"]["properties"]:
+        assert f"| `{name}` |" in readme
+
+
+def test_extension_version_is_the_server_version() -> None:
+    lock = json.loads((CLIENT / "package-lock.json").read_text(encoding="utf-8"))
+    with (REPO / "pyproject.toml").open("rb") as f:
+        project = tomllib.load(f)["project"]
+    assert PACKAGE["version"] == lock["version"] == project["version"] == __version__
+    changelog = (CLIENT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"\n## {__version__}\n" in changelog
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_extension_manifest_has_what_marketplaces_ask_for() -> None:
+    """The checks vsce and Open VSX make on package.json (Open VSX's server rejects an
+    invalid name, version, URL or gallery banner; its CLI wants a licence)."""
+    p = PACKAGE
+    for key in ("publisher", "name", "version", "displayName", "description", "license"):
+        assert p.get(key), key
+    for key in ("publisher", "name"):
+        assert re.fullmatch(r"[\w\-+$~]+", p[key]) and len(p[key]) <= 255, key
+    assert SEMVER.fullmatch(p["version"])
+    assert p["license"] == "Apache-2.0"
+    assert (CLIENT / "LICENSE").read_text(encoding="utf-8") == (REPO / "LICENSE").read_text(
+        encoding="utf-8"
+    )
+    for url in (p["homepage"], p["bugs"]["url"], p["repository"]["url"]):
+        assert re.fullmatch(r"https://[\w.-]+/\S*", url), url
+    assert len(p["description"]) <= 2048 and len(p["displayName"]) <= 255
+    assert set(p["categories"]) <= CATEGORIES
+    assert 0 < len(p["keywords"]) <= 30  # vsce refuses more than 30
+    assert p["galleryBanner"]["theme"] in ("dark", "light")
+    assert re.fullmatch(r"#[0-9A-Fa-f]{6}", p["galleryBanner"]["color"])
+    assert "enabledApiProposals" not in p  # neither marketplace takes proposed APIs
+    # vsce: @types/vscode must not be newer than engines.vscode
+    types = p["devDependencies"]["@types/vscode"]
+    assert tuple(map(int, types.split("."))) <= tuple(
+        map(int, p["engines"]["vscode"].lstrip("^~>=").split("."))
+    )
+    assert p["icon"] == "icon.png"
+    width, height = _png_size((CLIENT / "icon.png").read_bytes())
+    assert width == height >= 128
+    ignore = (CLIENT / ".vscodeignore").read_text(encoding="utf-8").split()
+    for f in ("LICENSE", "CHANGELOG.md", "README.md", "icon.png"):
+        assert f"!{f}" in ignore, f
+
+
+def _repo_path(url: str, kind: str) -> Path:
+    """The file of this repository a packaged README's URL points at."""
+    base = PACKAGE["repository"]["url"].removesuffix(".git") + f"/{kind}/HEAD/"
+    parts = urlsplit(url)
+    path = posixpath.normpath(parts.path)  # the `..` a browser resolves
+    prefix = urlsplit(base).path
+    assert url.startswith(base) and path.startswith(prefix), url
+    return REPO / path.removeprefix(prefix)
+
+
+def test_vsix_is_valid_for_the_marketplace_and_open_vsx() -> None:
+    vsix = CLIENT / f"mantle-{__version__}.vsix"
+    if not vsix.exists():
+        pytest.skip("no .vsix: `make vsix` builds it (`make test` does, before the unit tests)")
+    sources = [CLIENT / f for f in ("package.json", "README.md", "icon.png", "CHANGELOG.md")]
+    assert vsix.stat().st_mtime >= max(f.stat().st_mtime for f in sources), (
+        f"{vsix.name} is older than its sources: run `make vsix`"
+    )
+    with zipfile.ZipFile(vsix) as zf:
+        names = zf.namelist()
+        manifest = zf.read("extension.vsixmanifest").decode()
+        packaged = json.loads(zf.read("extension/package.json"))
+        readme = zf.read("extension/readme.md").decode()
+        icon = zf.read("extension/icon.png")
+    assert not [n for n in names if n.startswith("/") or ".." in n.split("/")]
+    for n in ("[Content_Types].xml", "extension/changelog.md", "extension/LICENSE.txt"):
+        assert n in names, n
+    assert f'Version="{__version__}"' in manifest
+    assert "<License>extension/LICENSE.txt</License>" in manifest
+    assert "<Icon>extension/icon.png</Icon>" in manifest
+    assert icon == (CLIENT / "icon.png").read_bytes()
+    assert packaged["version"] == __version__ and packaged["license"] == "Apache-2.0"
+    assert f"extension/server/libs/mantle_lsp-{__version__}.dist-info/METADATA" in names
+    # every image is an https URL into the repository, of a file that exists there
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", readme)
+    assert len(images) >= 3
+    for url in images:
+        assert url.startswith("https://"), url
+        assert _repo_path(url, "raw").is_file(), url
+    links = [u for u in re.findall(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)", readme) if "/blob/" in u]
+    for url in links:
+        assert _repo_path(url, "blob").exists(), url

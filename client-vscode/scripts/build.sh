@@ -86,5 +86,16 @@ node scripts/bundle.mjs
 echo "== package (vsce)"
 out="mantle-$version.vsix"
 rm -f "$out"
-npx vsce package --no-dependencies --out "$out" 2>&1 | grep -v "^$"
+# The README's relative links (../docs/screenshots/*.png, ../docs/*.md) point into the
+# repository, whose host vsce cannot guess from a URL that is not GitHub's or GitLab's:
+# give it the base URLs of this folder in the repository named by package.json.
+repo="$(node -p "require('./package.json').repository.url.replace(/^git\+/, '').replace(/\.git\$/, '')")"
+npx vsce package --no-dependencies \
+  --baseContentUrl "$repo/blob/HEAD/client-vscode" --baseImagesUrl "$repo/raw/HEAD/client-vscode" \
+  --out "$out" </dev/null >.build/vsce.log 2>&1 || { cat .build/vsce.log >&2; exit 1; }
+grep -v "^$" .build/vsce.log
+if grep -qi "warn" .build/vsce.log; then
+  echo "build.sh: vsce warned (above); a marketplace package has no warnings" >&2
+  exit 1
+fi
 ls -l "$out"
