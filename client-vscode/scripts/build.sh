@@ -94,7 +94,7 @@ npx vsce package --no-dependencies \
   --baseContentUrl "$repo/blob/HEAD/client-vscode" --baseImagesUrl "$repo/raw/HEAD/client-vscode" \
   --out "$out" </dev/null >.build/vsce.log 2>&1 || { cat .build/vsce.log >&2; exit 1; }
 grep -v "^$" .build/vsce.log
-if grep -qi "warn" .build/vsce.log; then
+if grep -qE "^[[:space:]]*WARNING" .build/vsce.log; then
   echo "build.sh: vsce warned (above); a marketplace package has no warnings" >&2
   exit 1
 fi
