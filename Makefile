@@ -60,11 +60,14 @@ docs: $(STAMP)
 
 ## oracle: differential test against the engine (rasa-pro 3.21.0 in a cached venv under
 ## .cache/; not part of `test`): every test fixture and example, engine findings vs ours.
+## ORACLE_RASA picks another engine version (a venv each; pip --pre for a pre-release),
+## e.g. `make oracle ORACLE_RASA=3.22.0.dev1` (compared with our 3.22 profile).
 ## ORACLE_ARGS passes options to tests/oracle/run_oracle.py (e.g. ORACLE_ARGS=-v)
-ORACLE_RASA  := 3.21.0
-ORACLE_VENV  := .cache/oracle-venv
+ORACLE_RASA  ?= 3.21.0
+ORACLE_VENV  := .cache/oracle-venv-$(ORACLE_RASA)
 ORACLE_PY    := $(ORACLE_VENV)/bin/python
 ORACLE_STAMP := $(ORACLE_VENV)/.installed-rasa-pro-$(ORACLE_RASA)
+ORACLE_PRE   := $(if $(shell echo '$(ORACLE_RASA)' | grep -E '[a-z]'),--pre)
 ORACLE_ARGS  ?=
 
 .PHONY: oracle
@@ -72,7 +75,7 @@ ORACLE_ARGS  ?=
 $(ORACLE_STAMP):
 	test -x $(ORACLE_PY) || $(PYTHON) -m venv $(ORACLE_VENV)
 	$(ORACLE_PY) -m pip install --quiet --upgrade pip
-	$(ORACLE_PY) -m pip install --quiet 'rasa-pro==$(ORACLE_RASA)'
+	$(ORACLE_PY) -m pip install --quiet $(ORACLE_PRE) 'rasa-pro==$(ORACLE_RASA)'
 	touch $@
 
 oracle: $(STAMP) $(ORACLE_STAMP)

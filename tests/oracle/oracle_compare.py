@@ -186,10 +186,14 @@ class Allowance:
     codes: tuple[str, ...]  # fnmatch patterns
     fixtures: tuple[str, ...] = ()  # fnmatch patterns on fixture names; () = all
     message: str = ""  # regex the message must contain; "" = any
+    engines: tuple[str, ...] = ()  # fnmatch patterns on the rasa-pro version; () = all
 
     @property
     def specific(self) -> bool:
         return self.accept in _SPECIFIC
+
+    def applies_to_engine(self, version: str) -> bool:
+        return not self.engines or any(fnmatch.fnmatchcase(version, e) for e in self.engines)
 
     def applies(self, fixture: str, code: str, message: str) -> bool:
         return (
@@ -216,7 +220,7 @@ def parse_allow_list(data: Any, source: str = "known_differences.yml") -> list[A
         where = f"{source}: entry {i + 1}"
         if not isinstance(entry, dict):
             raise AllowListError(f"{where}: expected a mapping")
-        unknown = set(entry) - {"id", "accept", "reason", "code", "fixtures", "message"}
+        unknown = set(entry) - {"id", "accept", "reason", "code", "fixtures", "message", "engine"}
         if unknown:
             raise AllowListError(f"{where}: unknown keys {sorted(unknown)}")
         ident = entry.get("id")
@@ -247,9 +251,19 @@ def parse_allow_list(data: Any, source: str = "known_differences.yml") -> list[A
             re.compile(message)
         except re.error as exc:
             raise AllowListError(f"{where}: bad `message` pattern: {exc}") from exc
+        engines = entry.get("engine", [])
+        engines = [engines] if isinstance(engines, str) else engines
+        if not isinstance(engines, list) or not all(isinstance(e, str) and e for e in engines):
+            raise AllowListError(f"{where}: `engine` must be a rasa-pro version or a list")
         out.append(
             Allowance(
-                ident, accept, " ".join(reason.split()), tuple(codes), tuple(fixtures), message
+                ident,
+                accept,
+                " ".join(reason.split()),
+                tuple(codes),
+                tuple(fixtures),
+                message,
+                tuple(engines),
             )
         )
     return out

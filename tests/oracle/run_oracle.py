@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""``make oracle``: differential test of our checker against the engine (rasa-pro 3.21.0).
+"""``make oracle``: differential test of our checker against the engine (rasa-pro 3.21.0,
+or another version such as 3.22.0.dev1: ``make oracle ORACLE_RASA=3.22.0.dev1``).
 
 Run with the project's interpreter (it imports ``mantle_lsp``); the engine runs in a
 separate interpreter that has rasa-pro installed (``--engine-python``)::
 
-    .venv/bin/python tests/oracle/run_oracle.py --engine-python .cache/oracle-venv/bin/python
+    .venv/bin/python tests/oracle/run_oracle.py \
+        --engine-python .cache/oracle-venv-3.21.0/bin/python
+
+Our checker runs with the rule profile of the engine's version (``--engine 3.22`` for
+rasa-pro 3.22.x, model/engine.py).
 
 Steps: (1) run our pytest suite (without the LSP, Neovim and network tests) with
 ``MANTLE_LSP_DUMP_FIXTURES`` set, so every ``write_fixture()`` project is dumped;
@@ -54,8 +59,8 @@ ENGINE_SCRIPT = REPO / "scripts" / "oracle_findings.py"
 EXAMPLES = ("examples/telecom", "examples/telecom-broken")
 # tests that need an editor, a language client or the network: not fixture producers
 SKIPPED_TESTS = ("test_lsp_*.py", "test_nvim.py", "test_engine_agents.py")
-ENGINE_VERSION = "3.21.0"  # the reference engine
-ENGINE_PROFILE = "3.21"  # our rules for the oracle's version (model/engine.py)
+DEFAULT_VERSION = "3.21.0"  # the reference engine (the Makefile's ORACLE_RASA)
+KNOWN_VERSIONS = ("3.21.0", "3.22.0.dev1")  # versions known_differences.yml was made for
 EXIT_OK, EXIT_DIFFERENCES, EXIT_BROKEN = 0, 1, 2
 
 
@@ -176,14 +181,22 @@ def engine_version(engine_python: str) -> str:
     return proc.stdout.strip() or "(not installed)"
 
 
-def run_ours(root: Path) -> list[OurDiagnostic]:
+def profile_of(version: str) -> str:
+    """Our rule profile for a rasa-pro version (``3.22.0.dev1`` -> ``3.22``)."""
+    from mantle_lsp.model.engine import profile_for
+
+    major, minor = (int(x) for x in version.split(".")[:2])
+    return profile_for(major, minor)
+
+
+def run_ours(root: Path, profile: str) -> list[OurDiagnostic]:
     from mantle_lsp.ide.diagnostics import project_diagnostics
     from mantle_lsp.model.project import Project
 
     proj = Project.load(root)
-    # the oracle is rasa-pro 3.21.0: compare with our 3.21 rules even where a project
-    # pins another version (or a folder above it happens to)
-    proj.engine_override = ENGINE_PROFILE
+    # compare with the rules of the oracle's version even where a project pins another
+    # version (or a folder above it happens to)
+    proj.engine_override = profile
     sources = {pf.path: pf.source for pf in proj.files.values()}
     out = []
     for path, ds in project_diagnostics(proj).items():
@@ -373,8 +386,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument(
         "--engine-python",
-        default=os.environ.get("ORACLE_PYTHON", str(REPO / ".cache/oracle-venv/bin/python")),
-        help="an interpreter with rasa-pro 3.21.0 (default: .cache/oracle-venv/bin/python)",
+        default=os.environ.get(
+            "ORACLE_PYTHON", str(REPO / f".cache/oracle-venv-{DEFAULT_VERSION}/bin/python")
+        ),
+        help="an interpreter with rasa-pro (default: .cache/oracle-venv-3.21.0/bin/python)",
     )
     p.add_argument(
         "--fixtures",
@@ -419,8 +434,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_codes = _load_codes()
     version = engine_version(args.engine_python)
     log(f"engine: rasa-pro {version} ({args.engine_python})")
-    if version != ENGINE_VERSION:
-        log(f"  warning: the oracle is meant to be rasa-pro {ENGINE_VERSION}")
+    try:
+        profile = profile_of(version)
+    except ValueError:
+        log(f"cannot tell the rasa-pro version of {args.engine_python}")
+        return EXIT_BROKEN
+    log(f"ours: the {profile} rule profile")
+    if version not in KNOWN_VERSIONS:
+        log(f"  warning: known_differences.yml was made for rasa-pro {', '.join(KNOWN_VERSIONS)}")
+    allow = [a for a in allow if a.applies_to_engine(version)]
     if not args.no_pytest:
         dump_fixtures(args.fixtures, [])
     projects = collect_projects(args.fixtures, [*EXAMPLES, *args.project], args.only)
@@ -451,7 +473,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             engine = [
                 EngineFinding(f["code"], f["severity"], f["message"]) for f in row["findings"]
             ]
-            ours = run_ours(roots[n])
+            ours = run_ours(roots[n], profile)
             ours_by_name[n] = ours
             results.append(compare(n, projects[n][0], engine, ours, allow, load_codes))
     log(f"ours: {len(names)} projects in {time.monotonic() - started:.0f} s")

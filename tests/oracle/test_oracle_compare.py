@@ -273,6 +273,16 @@ def test_bad_allow_list_entries_are_refused(entry: dict[str, object], error: str
         parse_allow_list([entry])
 
 
+def test_an_entry_can_be_limited_to_engine_versions() -> None:
+    base = {"id": "a", "accept": "knock_on", "code": "x", "reason": "because it is so"}
+    (both,) = parse_allow_list([base])
+    (only,) = parse_allow_list([{**base, "engine": "3.22.*"}])
+    assert both.applies_to_engine("3.21.0") and both.applies_to_engine("3.22.0.dev1")
+    assert only.applies_to_engine("3.22.0.dev1") and not only.applies_to_engine("3.21.0")
+    with pytest.raises(AllowListError, match="engine"):
+        parse_allow_list([{**base, "engine": 3.22}])
+
+
 def test_allow_list_ids_are_unique() -> None:
     e = {"id": "a", "accept": "knock_on", "code": "*", "reason": "because it is so"}
     with pytest.raises(AllowListError, match="unique"):
