@@ -419,3 +419,38 @@ async def test_changes_on_disk_are_seen_without_any_client_event(
         (root / ".git" / "skill.md").write_text("ignored", "utf-8")
         await wait_agrees(s, root, what=f"checked out ({mode})")
         assert any(u.endswith("roaming_copy/skill.md") for u in s.client.diagnostics)
+
+
+# ---------------------------------------------------------------------------------------
+# A rename and its inverse
+
+
+async def rename_at(s: Session, path: Path, needle: str, delta: int, new_name: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    edit = await s.client.text_document_rename_async(
+        lsp.RenameParams(
+            text_document=s.doc(path), position=position_of(text, needle, delta), new_name=new_name
+        )
+    )
+    assert edit is not None
+    notify_files(s, *apply_edit_on_disk(edit))
+    await flat(s, 0)
+
+
+@pytest.mark.parametrize("new", ["roaming", "roaming_passes"])
+async def test_a_skill_rename_and_its_inverse_restore_every_byte(tmp_path: Path, new: str) -> None:
+    """`payroll_payslip` → `payslips` edited a mention in another skill's description,
+    the way back did not."""
+    root = copy_telecom(tmp_path)
+    user = root / "skills" / "plan_change" / "skill.md"
+    text = user.read_text(encoding="utf-8")
+    user.write_text(text.replace("Not for travel add-ons", "Not for roaming_pass add-ons"))
+    before = snapshot(root)
+    async with lsp_session(root) as s:
+        await flat(s, 0)
+        await rename_at(s, user, "memory.roaming_pass.", len("memory.") + 1, new)
+        assert (root / "skills" / new / "skill.md").is_file()
+        assert_agrees_with_check(s, root, what="renamed")
+        await rename_at(s, user, f"memory.{new}.", len("memory.") + 1, "roaming_pass")
+        assert_agrees_with_check(s, root, what="renamed back")
+    assert snapshot(root) == before

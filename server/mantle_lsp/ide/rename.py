@@ -393,8 +393,10 @@ def _skill_edits(plan: _Plan, sid: str, new: str) -> None:
             for item in items:
                 if isinstance(item, YScalar) and item.value == sid:
                     plan.replace(pmf.path, content_range(item), sid, new)
-    # exact mentions in descriptions (routing exclusions), for id-like ids only
-    if "_" in sid.strip("_") or "-" in sid:
+    # exact mentions in descriptions (routing exclusions), only between id-like ids: a
+    # plain word is prose, and the way back must not miss (or invent) what the way there
+    # changed, so that a rename and its inverse restore every byte
+    if _id_like(sid) and _id_like(new):
         word = re.compile(rf"(?<![\w-]){re.escape(sid)}(?![\w-])")
         for sk in p.skills.values():
             doc = sk.doc
@@ -404,6 +406,11 @@ def _skill_edits(plan: _Plan, sid: str, new: str) -> None:
             text = sk.skill_md.text
             for m in word.finditer(text, node.range.start, node.range.end):
                 plan.replace(sk.skill_md.path, TextRange(m.start(), m.end()), sid, new)
+
+
+def _id_like(name: str) -> bool:
+    """A name that cannot be an ordinary word of prose (``roaming_pass``, ``plan-change``)."""
+    return "_" in name.strip("_") or "-" in name
 
 
 def _tool_modules(project: Project) -> list[tuple[Path, ToolModule]]:
