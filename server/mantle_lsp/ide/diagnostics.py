@@ -697,7 +697,9 @@ class Checker:
                     f"{did_you_mean(t[0], self.visible_tools(sk, doc))}",
                 )
             text = sk.skill_md.text if sk.skill_md else ""
-            for param in execute_params(text, st):
+            # 3.22 refuses any parameters of an execute-only tool and checks no further
+            params = execute_params(text, st) if not (t and t[0] in execute_only) else []
+            for param in params:
                 if param.ref is None:
                     self.emit(
                         path,
