@@ -39,12 +39,29 @@ Known, deliberate differences from CPython 3.11 (the engine's interpreter):
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
+from .condition_tree import (
+    CODE_EMPTY,
+    CODE_INCOMPLETE_REFERENCE,
+    CODE_INVALID_REFERENCE,
+    CODE_SYNTAX,
+    CODE_UNKNOWN_NAME,
+    CODE_UNSUPPORTED_COMPARISON,
+    CODE_UNSUPPORTED_EXPRESSION,
+    CODE_UNSUPPORTED_UNARY,
+    BoolOpExpr,
+    CompareExpr,
+    Expr,
+    LiteralExpr,
+    LiteralKind,
+    MemoryRef,
+    NotExpr,
+    ParsedCondition,
+    RefExpr,
+    syntax_issue,
+)
 from .conditions_fast import parse_fast
-from .errors import SyntaxIssue
-from .text import TextRange
 
 __all__ = [
     "CODE_EMPTY",
@@ -66,103 +83,6 @@ __all__ = [
     "RefExpr",
     "parse_condition",
 ]
-
-CODE_EMPTY = "lsp.condition.empty"
-CODE_SYNTAX = "lsp.condition.syntax"
-CODE_INCOMPLETE_REFERENCE = "lsp.condition.incomplete_reference"
-CODE_UNKNOWN_NAME = "lsp.condition.unknown_name"
-CODE_INVALID_REFERENCE = "lsp.condition.invalid_reference"
-CODE_UNSUPPORTED_UNARY = "lsp.condition.unsupported_unary"
-CODE_UNSUPPORTED_COMPARISON = "lsp.condition.unsupported_comparison"
-CODE_UNSUPPORTED_EXPRESSION = "lsp.condition.unsupported_expression"
-
-# Python's tokenizer refuses more than this many open brackets (MAXLEVEL in tokenizer.c).
-MAX_NESTING = 200
-
-_REF_FORM = "`session.<skill_id|project>.<entry>`"
-_SUPPORTED = (
-    "Conditions support memory references "
-    + _REF_FORM
-    + ", literals (strings, numbers, True, False, None), comparisons "
-    "(`==`, `!=`, `<`, `<=`, `>`, `>=`) and `and` / `or` / `not`."
-)
-
-
-# ---------------------------------------------------------------------------------------
-# Public AST
-
-
-@dataclass(frozen=True)
-class MemoryRef:
-    """One ``session.<namespace>.<entry>`` reference (names NFKC-normalised, as Python does)."""
-
-    namespace: str
-    entry: str
-    range: TextRange  # from the "s" of session to the end of the entry
-    namespace_range: TextRange
-    entry_range: TextRange
-
-    @property
-    def key(self) -> str:
-        """The slot name the engine reads: ``<namespace>.<entry>``."""
-        return f"{self.namespace}.{self.entry}"
-
-
-LiteralKind = Literal["str", "bytes", "int", "float", "complex", "bool", "none", "ellipsis"]
-
-
-@dataclass(frozen=True)
-class RefExpr:
-    ref: MemoryRef
-    range: TextRange
-
-
-@dataclass(frozen=True)
-class LiteralExpr:
-    value: object  # str | bytes | int | float | complex | bool | None | Ellipsis
-    kind: LiteralKind
-    range: TextRange
-
-
-@dataclass(frozen=True)
-class NotExpr:
-    operand: Expr
-    range: TextRange
-
-
-@dataclass(frozen=True)
-class BoolOpExpr:
-    op: Literal["and", "or"]
-    operands: tuple[Expr, ...]
-    range: TextRange
-
-
-@dataclass(frozen=True)
-class CompareExpr:
-    left: Expr
-    ops: tuple[str, ...]  # "==", "!=", "<", "<=", ">", ">="
-    comparators: tuple[Expr, ...]
-    op_ranges: tuple[TextRange, ...]
-    range: TextRange
-
-
-Expr: TypeAlias = RefExpr | LiteralExpr | NotExpr | BoolOpExpr | CompareExpr
-
-
-@dataclass(frozen=True)
-class ParsedCondition:
-    source: str
-    tree: Expr | None  # None when there is any error
-    refs: tuple[MemoryRef, ...]  # in source order; also recovered when the parse fails
-    errors: tuple[SyntaxIssue, ...]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-
-def _syntax(message: str, start: int, end: int) -> SyntaxIssue:
-    return SyntaxIssue(CODE_SYNTAX, message, TextRange(start, max(end, start)))
 
 
 def _parse_lark(source: str) -> ParsedCondition:
@@ -190,7 +110,7 @@ def parse_condition(source: str) -> ParsedCondition:
     try:
         return _parse(source)
     except RecursionError:
-        issue = _syntax("The condition is nested too deeply.", 0, len(source))
+        issue = syntax_issue("The condition is nested too deeply.", 0, len(source))
         return ParsedCondition(source, None, (), (issue,))
 
 

@@ -15,11 +15,11 @@ import re
 import warnings
 from typing import TYPE_CHECKING
 
-from . import conditions as _c  # a cycle: only attributes used at call time
+from . import condition_tree as _c
 from .text import TextRange, new_range
 
 if TYPE_CHECKING:
-    from .conditions import Expr, MemoryRef, ParsedCondition
+    from .condition_tree import Expr, MemoryRef, ParsedCondition
 
 
 _OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}

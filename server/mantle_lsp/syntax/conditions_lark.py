@@ -29,7 +29,7 @@ from lark.lark import PostLex
 from lark.lexer import LexerThread
 from lark.visitors import Transformer_NonRecursive
 
-from .conditions import (
+from .condition_tree import (
     _REF_FORM,
     _SUPPORTED,
     CODE_EMPTY,
@@ -49,7 +49,7 @@ from .conditions import (
     NotExpr,
     ParsedCondition,
     RefExpr,
-    _syntax,
+    syntax_issue,
 )
 from .errors import SyntaxIssue
 from .text import TextRange
@@ -435,35 +435,35 @@ def _bad_char_issue(text: str, pos: int) -> SyntaxIssue:
             start = pos - len(m.group())
         what = "triple-quoted string literal" if triple else "string literal"
         quote = ch * 3 if triple else ch
-        return _syntax(
+        return syntax_issue(
             f"Unterminated {what}: the closing `{quote}` is missing.",
             start,
             end,
         )
     if ch == "\\":
-        return _syntax(
+        return syntax_issue(
             "A backslash is only allowed as the very last character of a line (line "
             "continuation). Remove it, or break the line inside parentheses.",
             pos,
             pos + 1,
         )
     if ch == "!":
-        return _syntax(
+        return syntax_issue(
             "`!` is not an operator: negate with `not`, and write 'not equal' as `!=`.",
             pos,
             pos + 1,
         )
     if ch == ";":
-        return _syntax(
+        return syntax_issue(
             "`;` is not allowed: a condition is a single expression.",
             pos,
             pos + 1,
         )
     if ch.isprintable() and not ch.isspace():
-        return _syntax(
+        return syntax_issue(
             f"Unexpected character `{ch}` ({_char_name(ch)}). {_SUPPORTED}", pos, pos + 1
         )
-    return _syntax(f"Invalid non-printable character {_char_name(ch)}.", pos, pos + 1)
+    return syntax_issue(f"Invalid non-printable character {_char_name(ch)}.", pos, pos + 1)
 
 
 def _is_name_char(ch: str) -> bool:
@@ -495,27 +495,27 @@ def _chain_start(toks: Sequence[_Tok], index: int) -> int:
 def _bad_token_issue(tok: _Tok, text: str) -> SyntaxIssue:
     kind = tok.type
     if kind == _BAD_NEWLINE:
-        return _syntax(
+        return syntax_issue(
             "Line break outside parentheses: a condition is one line, unless the break is "
             "inside `( … )` or the line ends with a backslash.",
             tok.start,
             tok.end,
         )
     if kind == _BAD_INDENT:
-        return _syntax(
+        return syntax_issue(
             "Unexpected indent: a condition must not start with spaces or tabs.",
             tok.start,
             tok.end,
         )
     if kind == _BAD_TRAILING_INDENT:
-        return _syntax(
+        return syntax_issue(
             "Unexpected indent: the last line holds only spaces or tabs (Python reads them "
             "as indentation). Remove them.",
             tok.start,
             tok.end,
         )
     if kind == _BAD_CONTINUATION:
-        return _syntax(
+        return syntax_issue(
             "The condition ends right after a line continuation `\\`: remove the backslash.",
             tok.start,
             tok.end,
@@ -526,24 +526,24 @@ def _bad_token_issue(tok: _Tok, text: str) -> SyntaxIssue:
         if ch in _LOOKALIKES:
             hint = f" Did you mean `{_LOOKALIKES[ch]}`?"
         if ch.isprintable() and not ch.isspace():
-            return _syntax(
+            return syntax_issue(
                 f"Invalid character `{ch}` ({_char_name(ch)}): names may contain only "
                 f"letters, digits and `_`.{hint}",
                 tok.start,
                 tok.end,
             )
-        return _syntax(
+        return syntax_issue(
             f"Invalid non-printable character {_char_name(ch)}.{hint}", tok.start, tok.end
         )
     if kind == _BAD_NUMBER:
-        return _syntax(
+        return syntax_issue(
             "Invalid number `0or`: Python reads `0o` as the start of an octal literal. "
             "Put a space between `0` and `or`.",
             tok.start,
             tok.end,
         )
     # _TOO_DEEP
-    return _syntax(
+    return syntax_issue(
         f"Too many nested brackets: Python allows at most {MAX_NESTING} levels.",
         tok.start,
         tok.end,
@@ -559,14 +559,14 @@ def _unexpected_end(toks: Sequence[_Tok], text: str, expected: set[str]) -> Synt
     if last.type == "DOT":
         start = _chain_start(real, len(real) - 1)
         chain = text[start : last.end]
-        return _syntax(
+        return syntax_issue(
             f"`{chain}` is incomplete: a name must follow the `.` (memory is referenced "
             f"as {_REF_FORM}).",
             start,
             last.end,
         )
     if last.type in _NEEDS_OPERAND:
-        return _syntax(
+        return syntax_issue(
             f"The condition ends after `{last.value}`, which needs an operand after it: "
             f"a memory reference {_REF_FORM}, a literal or `(`.",
             last.start,
@@ -575,12 +575,12 @@ def _unexpected_end(toks: Sequence[_Tok], text: str, expected: set[str]) -> Synt
     if stack:
         opener = stack[-1]
         closer = _CLOSER_FOR[opener.type]
-        return _syntax(
+        return syntax_issue(
             f"`{opener.value}` is never closed: add the matching `{closer}`.",
             opener.start,
             opener.end,
         )
-    return _syntax(
+    return syntax_issue(
         f"The condition ends unexpectedly after {_describe(last)}: expected "
         f"{_expectation(expected - {'$END'}, None)}.",
         last.start,
@@ -599,7 +599,7 @@ def _unexpected_token(
     adjacent = prev is not None and prev.end == tok.start
     kind = tok.type
     if prev is not None and prev.type == "DOT" and kind in _KEYWORD_TYPES:
-        return _syntax(
+        return syntax_issue(
             f"`{tok.value}` is a Python keyword, so it can't be a segment of a memory "
             f"reference ({_REF_FORM}).",
             tok.start,
@@ -618,7 +618,7 @@ def _unexpected_token(
             nxt.end if nxt is not None and nxt.type == "NAME" and nxt.start == tok.end else tok.end
         )
         segment = text[tok.start + 1 : end]
-        return _syntax(
+        return syntax_issue(
             f"`{segment}` is not a valid name: names can't start with a digit "
             f"(memory is referenced as {_REF_FORM}).",
             tok.start + 1,
@@ -626,23 +626,23 @@ def _unexpected_token(
         )
     if kind == "NUMBER" and prev is not None and prev.type == "NUMBER" and adjacent:
         if prev.value.strip("0_") == "" and tok.value[:1].isdigit():
-            return _syntax(
+            return syntax_issue(
                 f"Invalid number `{prev.value}{tok.value}`: leading zeros are not allowed in "
                 "decimal numbers (write `0o…` for an octal number).",
                 prev.start,
                 tok.end,
             )
-        return _syntax(f"Invalid number `{prev.value}{tok.value}`.", prev.start, tok.end)
+        return syntax_issue(f"Invalid number `{prev.value}{tok.value}`.", prev.start, tok.end)
     if kind == "NAME" and prev is not None and prev.type == "NUMBER" and adjacent:
-        return _syntax(
+        return syntax_issue(
             f"Invalid number `{prev.value}{tok.value}`.",
             prev.start,
             tok.end,
         )
     if kind == "EQUAL":
         if prev is not None and prev.type == "EQ" and adjacent:
-            return _syntax("`===` is not an operator: use `==`.", prev.start, tok.end)
-        return _syntax(
+            return syntax_issue("`===` is not an operator: use `==`.", prev.start, tok.end)
+        return syntax_issue(
             "`=` assigns, and conditions can't assign: compare with `==`.",
             tok.start,
             tok.end,
@@ -654,25 +654,27 @@ def _unexpected_token(
             ("LT", "GT", "<>", "!="),
         ):
             if prev.type == ptype and kind == ctype:
-                return _syntax(f"`{written}` is not an operator: use `{use}`.", prev.start, tok.end)
+                return syntax_issue(
+                    f"`{written}` is not an operator: use `{use}`.", prev.start, tok.end
+                )
     if kind in _CLOSERS:
         stack = _open_stack(real, tok.start)
         if not stack:
-            return _syntax(f"Unmatched `{tok.value}`.", tok.start, tok.end)
+            return syntax_issue(f"Unmatched `{tok.value}`.", tok.start, tok.end)
         if _MATCHING[kind] != stack[-1].type:
-            return _syntax(
+            return syntax_issue(
                 f"`{tok.value}` does not match the opening `{stack[-1].value}`.",
                 tok.start,
                 tok.end,
             )
     if kind == "NOT" and "NAME" in expected and "NOT" not in expected:
-        return _syntax(
+        return syntax_issue(
             "`not` can't appear here without parentheses: write e.g. "
             "`session.a.x == (not session.a.y)`.",
             tok.start,
             tok.end,
         )
-    return _syntax(
+    return syntax_issue(
         f"Unexpected {_describe(tok)}: expected "
         f"{_expectation(expected, _closer(real, tok.start))}.",
         tok.start,
@@ -732,7 +734,7 @@ def _ws(children: Sequence[object]) -> list[_W]:
     return [c for c in children if isinstance(c, _W)]
 
 
-def _merge_syntax(ws: Sequence[_W]) -> tuple[SyntaxIssue, ...]:
+def _mergesyntax_issue(ws: Sequence[_W]) -> tuple[SyntaxIssue, ...]:
     return tuple(issue for w in ws for issue in w.syntax)
 
 
@@ -827,7 +829,7 @@ class _Builder(Transformer_NonRecursive[Token, Any]):
         # Helper rules (arguments, subscripts, comp_for, ...): only the range, syntax
         # errors and references matter to the enclosing (rejected) construct.
         ws = _ws(children)
-        return _W(_span(children), syntax=_merge_syntax(ws), refs=_merge_refs(ws))
+        return _W(_span(children), syntax=_mergesyntax_issue(ws), refs=_merge_refs(ws))
 
     # -- entry points ---------------------------------------------------------------
 
@@ -866,7 +868,7 @@ class _Builder(Transformer_NonRecursive[Token, Any]):
         try:
             value = _literal_eval(str(tok.value))
         except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
-            return _W(rng, syntax=(_syntax(_literal_error_message(exc), rng.start, rng.end),))
+            return _W(rng, syntax=(syntax_issue(_literal_error_message(exc), rng.start, rng.end),))
         kind = _KIND_BY_TYPE.get(type(value), "int")
         return _W(rng, expr=LiteralExpr(value, kind, rng))
 
@@ -883,7 +885,7 @@ class _Builder(Transformer_NonRecursive[Token, Any]):
                 values.append(_literal_eval(str(tok.value)))
             except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
                 syntax.append(
-                    _syntax(
+                    syntax_issue(
                         f"Invalid string literal: {_literal_error_message(exc)}.",
                         _start(tok),
                         _end(tok),
@@ -892,7 +894,9 @@ class _Builder(Transformer_NonRecursive[Token, Any]):
         is_bytes = ["b" in p for p in prefixes]
         if any(is_bytes) and not all(is_bytes):
             syntax.append(
-                _syntax("Bytes and text string literals can't be concatenated.", rng.start, rng.end)
+                syntax_issue(
+                    "Bytes and text string literals can't be concatenated.", rng.start, rng.end
+                )
             )
         if syntax:
             return _W(rng, syntax=tuple(syntax))
@@ -976,7 +980,7 @@ class _Builder(Transformer_NonRecursive[Token, Any]):
         exprs = [w.expr for w in ws if w.expr is not None]
         expr = BoolOpExpr(op, tuple(exprs), rng) if len(exprs) == len(ws) else None
         errors = tuple(issue for w in ws for issue in w.errors)
-        return _W(rng, expr, errors, _merge_syntax(ws), _merge_refs(ws))
+        return _W(rng, expr, errors, _mergesyntax_issue(ws), _merge_refs(ws))
 
     def _rule_compare(self, children: list[Any]) -> _W:
         rng = _span(children)
@@ -1020,7 +1024,7 @@ class _Builder(Transformer_NonRecursive[Token, Any]):
                 op_ranges=tuple(op.range for op in ops),
                 range=rng,
             )
-        return _W(rng, expr, tuple(errors), _merge_syntax(ws), _merge_refs(ws))
+        return _W(rng, expr, tuple(errors), _mergesyntax_issue(ws), _merge_refs(ws))
 
     # -- rejected constructs --------------------------------------------------------
 
@@ -1028,7 +1032,7 @@ class _Builder(Transformer_NonRecursive[Token, Any]):
         ws = _ws(children)
         rng = _span(children)
         issue = SyntaxIssue(code, message, rng)
-        return _W(rng, errors=(issue,), syntax=_merge_syntax(ws), refs=_merge_refs(ws))
+        return _W(rng, errors=(issue,), syntax=_mergesyntax_issue(ws), refs=_merge_refs(ws))
 
     def _rule_unary(self, children: list[Any]) -> _W:
         op = str(children[0].value)
@@ -1130,7 +1134,7 @@ def _parse_lark(source: str) -> ParsedCondition:
     if bad is not None:
         # CPython refuses such source text as a whole, even inside comments and strings.
         what = "a null character" if bad.group() == "\x00" else "an unpaired surrogate"
-        issue = _syntax(
+        issue = syntax_issue(
             f"The condition contains {what} ({_char_name(bad.group())}), which Python "
             "refuses anywhere in source text.",
             bad.start(),
@@ -1146,12 +1150,12 @@ def _parse_lark(source: str) -> ParsedCondition:
         issue = _parse_error_issue(exc, source, toks)
         return ParsedCondition(source, None, _refs_from_tokens(toks), (issue,))
     except LarkError:  # pragma: no cover - defensive
-        issue = _syntax("The condition could not be parsed.", 0, len(source))
+        issue = syntax_issue("The condition could not be parsed.", 0, len(source))
         return ParsedCondition(source, None, _refs_from_tokens(toks), (issue,))
     result: _W = _Builder(source).transform(tree)
     errors = result.syntax or result.errors
     if not errors and result.expr is None:  # pragma: no cover - defensive
-        errors = (_syntax("The condition could not be parsed.", 0, len(source)),)
+        errors = (syntax_issue("The condition could not be parsed.", 0, len(source)),)
     ordered = tuple(sorted(errors, key=lambda issue: (issue.range.start, issue.range.end)))
     refs = tuple(sorted(result.refs, key=lambda ref: ref.range.start))
     return ParsedCondition(source, None if ordered else result.expr, refs, ordered)
@@ -1172,7 +1176,7 @@ def _parse_error_issue(exc: UnexpectedInput, source: str, toks: Sequence[_Tok]) 
         )
     if isinstance(exc, UnexpectedEOF):
         return _unexpected_end(toks, source, set(exc.expected))
-    return _syntax("The condition could not be parsed.", 0, len(source))  # pragma: no cover
+    return syntax_issue("The condition could not be parsed.", 0, len(source))  # pragma: no cover
 
 
 parse_lark = _parse_lark
