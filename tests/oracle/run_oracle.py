@@ -175,6 +175,28 @@ def run_engine(
     return rows
 
 
+def check_language_tags(engine_python: str) -> list[list[str]]:
+    """3.22: our agent.language rule against the engine's on generated tags
+    (engine_language_tags.py); returns the tags we warn about and the engine accepts."""
+    proc = subprocess.run(
+        [engine_python, str(HERE / "engine_language_tags.py")], capture_output=True, text=True
+    )
+    try:
+        summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        log(proc.stderr[-4000:])
+        raise SystemExit(EXIT_BROKEN) from None
+    bad: list[list[str]] = summary["false_warnings"]
+    sys.stdout.write(
+        f"\nagent.language: {summary['tags']} tags, {len(bad)} false warning(s), "
+        f"{summary['misses']} the engine warns about and we let through (silent where "
+        "unsure)\n"
+    )
+    for tag, why in bad[:20]:
+        sys.stdout.write(f"  FALSE WARNING {tag!r}: {why}\n")
+    return bad
+
+
 def engine_version(engine_python: str) -> str:
     code = "import importlib.metadata as m; print(m.version('rasa-pro'))"
     proc = subprocess.run([engine_python, "-c", code], capture_output=True, text=True)
@@ -516,9 +538,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         args.report_json.write_text(json.dumps(dump, indent=1, ensure_ascii=False) + "\n")
 
+    bad_tags = check_language_tags(args.engine_python) if profile == "3.22" else []
     failed = [r for r in results if r.failed]
     crashes = sum(1 for r in results if not r.engine_ok)
-    if failed or stale:
+    if failed or stale or bad_tags:
         sys.stdout.write(
             f"\nFAILED: {len(failed)} project(s) differ from the engine"
             + (
@@ -526,6 +549,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if stale
                 else ""
             )
+            + (f", {len(bad_tags)} false agent.language warning(s)" if bad_tags else "")
             + f" (engine crashed on {crashes}; full report: {_rel(args.report_json)})\n"
         )
         return EXIT_DIFFERENCES
