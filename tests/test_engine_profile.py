@@ -346,24 +346,31 @@ def test_322_button_writes_a_project_field_from_an_unlisted_skill(tmp_path: Path
 
 
 def test_322_set_memory_with_the_project_prefix(tmp_path: Path) -> None:
-    check_diagnostics(
-        tmp_path,
-        P322
-        + WRITABLE
-        + """\
-//- skills/other/skill.md
+    step = """\
+//- skills/{sid}/skill.md
 ---
-description: Other.
+description: Writer.
 ---
-Other.
+Writer.
 
 :::ordered_block id=main
 steps:
   - id: s
     set_memory:
-      «undeclared_entry|set_memory_skill_not_in_writable_by:project.plan»: y
+      «{codes}:project.plan»: y
 :::
-""",
+"""
+    # both engines refuse the `project.` prefix in set_memory (undeclared_entry); 3.22 also
+    # refuses the write from a skill `writable_by` does not list
+    both = "undeclared_entry|set_memory_skill_not_in_writable_by"
+    check_diagnostics(tmp_path / "a", P322 + WRITABLE + step.format(sid="other", codes=both))
+    card = WRITABLE.replace("skills/card/skill.md", "skills/unused/skill.md")
+    check_diagnostics(
+        tmp_path / "b", P322 + card + step.format(sid="card", codes="undeclared_entry")
+    )
+    on_321 = WRITABLE.replace("writable_by", "«engine_3_22_attribute:writable_by»")
+    check_diagnostics(
+        tmp_path / "c", P321 + on_321 + step.format(sid="other", codes="undeclared_entry")
     )
 
 
