@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 
 from mantle_lsp.ide.diagnostics import project_diagnostics
 from mantle_lsp.lsp import convert
+from mantle_lsp.model.source import C_BINARY
 from mantle_lsp.model.workspace import Workspace
 from test_lsp_fuzz import Row, rows
 from test_lsp_support import (
@@ -117,7 +119,7 @@ def assert_agrees_with_check(
 def notify_files(s: Session, *events: tuple[Path, lsp.FileChangeType]) -> None:
     s.client.workspace_did_change_watched_files(
         lsp.DidChangeWatchedFilesParams(
-            changes=[lsp.FileEvent(uri=uri(p), type=t) for p, t in events]
+            changes=[lsp.FileEvent(uri=p.absolute().as_uri(), type=t) for p, t in events]
         )
     )
 
@@ -454,3 +456,54 @@ async def test_a_skill_rename_and_its_inverse_restore_every_byte(tmp_path: Path,
         await rename_at(s, user, f"memory.{new}.", len("memory.") + 1, "roaming_pass")
         assert_agrees_with_check(s, root, what="renamed back")
     assert snapshot(root) == before
+
+
+# ---------------------------------------------------------------------------------------
+# Smaller cases
+
+
+async def test_an_open_buffer_with_nul_characters_gets_the_verdict_of_check(
+    tmp_path: Path,
+) -> None:
+    root = copy_telecom(tmp_path)
+    path = root / "skills" / "roaming_pass" / "skill.md"
+    text = path.read_text(encoding="utf-8").replace("---\n", "---\n\0", 1)
+    async with lsp_session(root) as s:
+        s.open(path, text)
+        await flat(s, 0)
+        assert s.codes(path) == [C_BINARY]
+        path.write_text(text, encoding="utf-8")  # saved: check says the same
+        assert_agrees_with_check(s, root, what="a NUL in the buffer and on disk")
+
+
+async def test_a_nul_in_a_uri_is_answered_with_invalid_params(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    bad = uri(root / "skills") + "/a%00b/skill.md"
+    async with lsp_session(root) as s:
+        with pytest.raises(JsonRpcException) as err:
+            await s.client.text_document_hover_async(
+                lsp.HoverParams(
+                    text_document=lsp.TextDocumentIdentifier(uri=bad),
+                    position=lsp.Position(line=0, character=0),
+                )
+            )
+        assert err.value.code == -32602 and "NUL" in str(err.value)
+        notify_files(s, (root / "memory.yml", CHANGED))
+        s.client.workspace_did_change_watched_files(
+            lsp.DidChangeWatchedFilesParams(changes=[lsp.FileEvent(uri=bad, type=CREATED)])
+        )
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="after a bad event")
+
+
+async def test_a_symlinked_skill_folder_created_while_serving(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    elsewhere = tmp_path / "shared" / "ext"
+    shutil.copytree(root / "skills" / "roaming_pass", elsewhere)
+    async with lsp_session(root) as s:
+        link = root / "skills" / "ext"
+        link.symlink_to(elsewhere, target_is_directory=True)
+        notify_files(s, (link, CREATED))
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="a linked skill folder")
+        assert any("/skills/ext/" in u for u in s.client.diagnostics), "its files are served"

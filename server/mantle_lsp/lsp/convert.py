@@ -35,8 +35,18 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # -- URIs and paths ---------------------------------------------------------------------
 
 
+class InvalidUri(ValueError):
+    """A URI no file can have (a NUL character): the request is answered with an error."""
+
+
+def _check_uri(uri: str) -> None:
+    if "\0" in uri or "%00" in uri:
+        raise InvalidUri(f"the URI {uri[:200]!r} contains a NUL character: no file has it")
+
+
 def uri_to_path(uri: str) -> Path | None:
     """The resolved file-system path of a ``file:`` URI; None for other schemes."""
+    _check_uri(uri)
     fs = uris.to_fs_path(uri)
     if fs is None or not uri.startswith("file:"):
         return None
@@ -49,6 +59,7 @@ def uri_to_path(uri: str) -> Path | None:
 def uri_to_raw_path(uri: str) -> Path | None:
     """The absolute path of a ``file:`` URI as written: ``..`` folded, symbolic links
     not followed (None for other schemes)."""
+    _check_uri(uri)
     fs = uris.to_fs_path(uri)
     if fs is None or not uri.startswith("file:"):
         return None

@@ -26,7 +26,12 @@ from urllib.parse import unquote
 
 from lsprotocol import types as lsp
 from pygls.capabilities import get_capability
-from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInternalError
+from pygls.exceptions import (
+    FeatureRequestError,
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidParams,
+)
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -496,6 +501,8 @@ class MantleServer(LanguageServer):
     def _response_error(self, method: str, exc: Exception) -> JsonRpcException:
         if isinstance(exc, FeatureFailed):
             return JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed)
+        if isinstance(exc, convert.InvalidUri):
+            return JsonRpcInvalidParams(str(exc))
         if isinstance(exc, JsonRpcException):
             return exc
         self.log_exception(method, exc)

@@ -35,10 +35,12 @@ class Source:
 
 
 def source_from_text(path: Path, text: str, version: int | None = None) -> Source:
-    """An open editor buffer (already decoded)."""
+    """An open editor buffer (already decoded): the same verdict as the file saved."""
     size = _utf8_size(text)
     if size > MAX_FILE_BYTES:
         return Source(path, "", [_too_large(size)], analyzable=False, version=version)
+    if "\0" in text:
+        return Source(path, "", [_binary()], analyzable=False, version=version)
     return Source(path, normalize_newlines(text), version=version)
 
 
@@ -53,18 +55,7 @@ def source_from_bytes(path: Path, data: bytes) -> Source:
     if len(data) > MAX_FILE_BYTES:
         return Source(path, "", [_too_large(len(data))], analyzable=False)
     if b"\0" in data:
-        return Source(
-            path,
-            "",
-            [
-                SyntaxIssue(
-                    C_BINARY,
-                    "this file contains NUL bytes (binary data); it is not analysed",
-                    TextRange(0, 0),
-                )
-            ],
-            analyzable=False,
-        )
+        return Source(path, "", [_binary()], analyzable=False)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -128,6 +119,12 @@ def _unreadable(path: Path, reason: str) -> Source:
         "",
         [SyntaxIssue(C_UNREADABLE, f"cannot read this file: {reason}", TextRange(0, 0))],
         analyzable=False,
+    )
+
+
+def _binary() -> SyntaxIssue:
+    return SyntaxIssue(
+        C_BINARY, "this file contains NUL bytes (binary data); it is not analysed", TextRange(0, 0)
     )
 
 

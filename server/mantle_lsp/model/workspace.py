@@ -88,8 +88,16 @@ class Workspace:
         return gone
 
     def project_for(self, path: Path) -> Project | None:
-        """The innermost known project whose layout includes ``path``."""
-        path = resolve(path)
+        """The innermost known project whose layout includes ``path``: as written (a file
+        in a skill folder that is a symbolic link, as the project lists it), else with
+        links resolved."""
+        if path.is_absolute():
+            found = self._project_for(path)
+            if found is not None and path in found.files:
+                return found
+        return self._project_for(resolve(path))
+
+    def _project_for(self, path: Path) -> Project | None:
         best: Project | None = None
         for root, proj in self.projects.items():
             inside = root == path or root in path.parents
