@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from mantle_lsp.model.source import C_BINARY
 from mantle_lsp.model.workspace import Workspace
 from test_lsp_fuzz import Row, rows
 from test_lsp_support import (
+    REPO,
     Session,
     copy_telecom,
     lsp_session,
@@ -26,6 +28,7 @@ from test_lsp_support import (
     uri,
     vscode_capabilities,
 )
+from test_robustness import FUZZ
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -507,3 +510,61 @@ async def test_a_symlinked_skill_folder_created_while_serving(tmp_path: Path) ->
         await flat(s, 0)
         assert_agrees_with_check(s, root, what="a linked skill folder")
         assert any("/skills/ext/" in u for u in s.client.diagnostics), "its files are served"
+
+
+# ---------------------------------------------------------------------------------------
+# Nested projects (issue 12): loaded for the documents opened in them, and only those
+
+
+async def test_a_document_of_a_nested_project_gets_its_own_analysis(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    nested = root / "tutorial" / "step1"
+    (nested / "skills" / "hello").mkdir(parents=True)
+    (nested / "agent.yml").write_text("agent:\n  id: t\nbogus_key: 1\n", "utf-8")
+    skill = nested / "skills" / "hello" / "skill.md"
+    skill.write_text("---\ndescription: Hi.\n---\nSay @memory.hello.nope now.\n", "utf-8")
+    async with lsp_session(root) as s:
+        now = await flat(s, 0)
+        assert now["projects"] == [str(root)], "the folder is a project: only it is loaded"
+        assert not [u for u in s.client.diagnostics if "/tutorial/" in u]
+        s.open(skill)
+        await flat(s, 0)
+        assert any("hello.nope" in d.message for d in s.diagnostics(skill)), "its own project"
+        assert not s.diagnostics(nested / "agent.yml"), "an unopened file reports nothing"
+        assert (await status(s))["projects"] == sorted([str(root), str(nested)])
+        s.close(skill)
+        now = await flat(s, 0)
+        assert not s.diagnostics(skill), "cleared when the document closes"
+        assert now["projects"] == [str(root)], "and the project is let go"
+        assert_agrees_with_check(s, root, what="after the nested document closed")
+
+
+# ---------------------------------------------------------------------------------------
+# Memory over a long session (`make fuzz`: 20,000 edits on 300 skills, ~2 minutes)
+
+
+@pytest.mark.skipif(not FUZZ, reason="long: make fuzz")
+@pytest.mark.timeout(1200)
+async def test_twenty_thousand_edits_leave_memory_flat(tmp_path: Path) -> None:
+    """RSS went 83 → 179 MB over 20,000 edits on 300 skills (the text reverted every 10
+    edits): one leaked future per didChange."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from generate import generate  # type: ignore[import-not-found]
+
+    root = generate(tmp_path / "p300", 300).resolve()
+    path = root / "skills" / "s7" / "skill.md"
+    async with lsp_session(root) as s:
+        s.open(path)
+        warm: dict[str, Any] = {}
+        for n in range(20_000):
+            if n % 10 < 5:
+                s.change(path, (4, 0), (4, 0), "x")
+            else:
+                s.change(path, (4, 0), (4, 1), "")
+            if n % 1000 == 999:
+                now = await flat(s, 0, timeout=60)
+                if n == 1999:
+                    warm = now
+        end = await flat(s, 0, timeout=60)
+        grown = end["rssKb"] - warm["rssKb"]
+        assert grown < 10_000, f"RSS grew {grown} KiB over 18,000 edits: {warm} → {end}"

@@ -146,6 +146,8 @@ class DiagnosticsPublisher:
         if current is not None and version is not None and version < current:
             self.stale_dropped += 1
             return False
+        if current is None and self.server.on_demand_file(path):
+            diags = []  # a nested project opened for one document: only open ones report
         if current is None:
             version = None
         state = (version, _key(diags))
@@ -276,6 +278,8 @@ class DiagnosticsPublisher:
                 found = {**(self.raw(proj, missing) if missing else {}), **seeded}
             for path in sorted(proj.files):
                 diags = self.filtered(proj, path, found.get(path, []))
+                if diags and self.server.on_demand_file(path) and path not in self.server.open_uris:
+                    diags = []  # see publish
                 if not diags and path not in known and path not in self.reported:
                     continue  # the client shows nothing for it, and there is nothing
                 if diags:

@@ -213,6 +213,7 @@ class MantleServer(LanguageServer):
         self.settings = Settings()
         self.open_uris: dict[Path, str] = {}
         self.folders: list[Path] = []
+        self.on_demand: set[Path] = set()  # nested projects loaded for an open document
         self.pull_diagnostics = False
         self.indexed = False
         self.jobs = 1  # processes for the initial index of a large project (serve --jobs)
@@ -372,6 +373,14 @@ class MantleServer(LanguageServer):
 
     def index_of(self, path: Path) -> LineIndex:
         return self.source_of(path).index
+
+    def on_demand_file(self, path: Path) -> bool:
+        """Whether ``path`` belongs to a nested project loaded for an open document
+        (:func:`sync.ensure_project`): only its open documents report diagnostics."""
+        if not self.on_demand:
+            return False
+        proj = self.model.project_for(path)
+        return proj is not None and proj.root in self.on_demand
 
     def uri_of(self, path: Path) -> str:
         return self.open_uris.get(path) or convert.path_to_uri(path)

@@ -128,6 +128,7 @@ def register(server: MantleServer) -> None:
         server.open_uris.pop(path, None)
         affected = server.model.close_buffer(path)
         server.diagnostics.changed(path, affected)
+        release_on_demand(server, path)
 
     # -- files changed outside the editor -----------------------------------------------
     @server.notification(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -256,6 +257,7 @@ async def _load_and_publish(
                     message=root.name, percentage=int(100 * i / max(len(roots), 1))
                 ),
             )
+        server.on_demand.discard(root)  # a folder's project now, not one document's
         if root not in server.model.projects:
             try:
                 loaded = _load_spread(server, root)
@@ -348,14 +350,35 @@ async def register_watchers(server: MantleServer) -> None:
 def ensure_project(server: MantleServer, path: Path) -> set[Path]:
     """Load the project of a Mantle file opened outside every known project (a file
     opened without a workspace folder, or before the initial index reached it). Returns
-    the files of a newly loaded project."""
+    the files of a newly loaded project.
+
+    A project nested in a workspace folder's project (a tutorial snippet, a template:
+    :func:`layout.nested_projects`, never loaded with the folder) is loaded *on demand*:
+    its open documents get their own project's analysis, its other files no diagnostics,
+    and it is let go when its last open document closes (:func:`release_on_demand`)."""
     if server.model.project_for(path) is not None:
         return set()
     root = layout.find_project_for(path)
     if root is None or root in server.model.projects or layout.classify(path, root) is None:
         return set()
     proj = server.model.ensure_project_for(path)
-    return set(proj.files) if proj is not None else set()
+    if proj is None:
+        return set()
+    holders = [f for f in server.folders if f == proj.root or f in proj.root.parents]
+    if holders and not any(proj.root in layout.find_projects(f) for f in holders):
+        server.on_demand.add(proj.root)
+        return {path}
+    return set(proj.files)
+
+
+def release_on_demand(server: MantleServer, path: Path) -> None:
+    """After ``path`` closed: an on-demand project with no open document left goes."""
+    for root in list(server.on_demand):
+        if (root == path or root in path.parents) and not any(
+            root in p.parents for p in server.open_uris
+        ):
+            server.on_demand.discard(root)
+            server.model.projects.pop(root, None)
 
 
 def files_changed(server: MantleServer, uris: list[str]) -> None:
