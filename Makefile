@@ -58,6 +58,20 @@ grammar-test: $(GRAMMAR_DEPS)
 docs: $(STAMP)
 	$(VENV)/bin/mantle-lsp explain --markdown > docs/diagnostics.md
 
+## docs-site: the documentation site (MkDocs, Material theme; mkdocs.yml) into .cache/site,
+## offline, with --strict: a broken link or anchor, or a page left out of the navigation,
+## fails. Browse .cache/site/index.html, or `.venv/bin/mkdocs serve` (live reload)
+DOCS_STAMP := $(VENV)/.installed-docs
+
+.PHONY: docs-site
+
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[docs]'
+	touch $@
+
+docs-site: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 ## oracle: differential test against the engine (rasa-pro 3.21.0 in a cached venv under
 ## .cache/; not part of `test`): every test fixture and example, engine findings vs ours.
 ## ORACLE_RASA picks another engine version (a venv each; pip --pre for a pre-release),
