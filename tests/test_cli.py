@@ -54,7 +54,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 def test_text_output_is_sorted_with_positions_and_summary(
     broken: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = run(capsys, "check", ".")
+    code, out, _ = run(capsys, "check", ".", "--output-format", "concise")
     assert code == 1
     lines = out.splitlines()
     assert lines[:3] == [
@@ -175,7 +175,10 @@ def test_console_script_runs_in_a_subprocess(broken: Path) -> None:
         [*cmd, "check", "."], capture_output=True, text=True, env=dict(os.environ), timeout=60
     )
     assert proc.returncode == 1
-    assert proc.stdout.splitlines()[-1] == "Found 2 errors, 1 warning in 1 file (1 project)."
+    assert proc.stdout.splitlines()[-2:] == [
+        "Found 2 errors, 1 warning in 1 file (1 project).",
+        "[*] 1 finding fixable with `--fix --unsafe-fixes`.",
+    ]
 
 
 def test_hints_are_hidden_unless_asked_for(

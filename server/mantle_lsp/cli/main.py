@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 from .. import __version__
-from ..ide.codes import REGISTRY, info, markdown_table
+from ..ide.codes import REGISTRY, markdown_table
 from ..ide.diagnostics import Diagnostic, project_diagnostics
 from ..ide.suppression import apply_suppressions
 from ..model import layout
 from ..model.engine import PROFILES
-from ..model.project import ParsedFile, Project, bulk_work
+from ..model.project import Project, Reader, bulk_work
 from ..model.settings import (
     SEVERITIES,
     Overrides,
@@ -27,6 +27,26 @@ from ..model.settings import (
     load,
 )
 from ..parallel import MIN_SKILLS, check_project, default_jobs
+from . import baseline, fix
+from .output import (
+    OUTPUT_FORMATS,
+    Finding,
+    Style,
+    concise,
+    display_path,
+    dump_json,
+    fixable_note,
+    full_text,
+    github,
+    make_finding,
+    plural,
+    sarif,
+    statistics,
+    statistics_json,
+    statistics_text,
+    summary,
+    use_colour,
+)
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -52,7 +72,58 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="project folders, folders containing projects, or files (default: .)",
     )
-    c.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    c.add_argument(
+        "--output-format",
+        "--format",
+        dest="output_format",
+        choices=(*OUTPUT_FORMATS, "text"),
+        metavar="{" + ",".join(OUTPUT_FORMATS) + "}",
+        default=None,
+        help="full (default: each finding with its source lines and fixes), concise (one "
+        "line each; `text` is an alias), json, sarif, github (Actions annotations); "
+        "--format is an alias of --output-format",
+    )
+    c.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text output (default: auto — on a terminal, unless NO_COLOR is set; "
+        "FORCE_COLOR forces it)",
+    )
+    c.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of findings per code instead of the findings",
+    )
+    c.add_argument(
+        "--fix", action="store_true", help="apply the safe fixes, then report what is left"
+    )
+    c.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix or --diff, apply the unsafe fixes too (they may change meaning)",
+    )
+    c.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the fixes as a unified diff instead of writing them (exit 1 if there are any)",
+    )
+    c.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="report only the findings this baseline file does not record",
+    )
+    c.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        help="record the current findings in FILE (JSON) and exit 0",
+    )
+    c.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply the configuration's exclude to the paths named on the command line "
+        "too (as the pre-commit hook does)",
+    )
     c.add_argument(
         "--select",
         action="append",
@@ -167,14 +238,22 @@ def entry() -> None:
 
     A ``check`` of a large project builds a graph of millions of objects; a normal exit
     would free them one by one (~0.2 s on 1,000 skills) although the process is over.
-    Output is flushed first, so nothing is lost.
+    Output is flushed first, so nothing is lost. A reader that goes away (``check … |
+    head``) ends the output quietly, with status 1 when ``main`` was cut short.
     """
-    rc = main()
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, ValueError):  # reader went away, or stream closed
-        rc = rc or EXIT_ERRORS
+        rc = main()
+    except BrokenPipeError:
+        rc = EXIT_ERRORS
+    except KeyboardInterrupt:
+        rc = 130
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:  # the reader went away: what was left is lost
+            rc = rc or EXIT_ERRORS
+        except (ValueError, OSError):  # already closed (pygls closes stdout at `exit`)
+            pass
     os._exit(rc)
 
 
@@ -204,6 +283,10 @@ def _error(message: str) -> int:
     return EXIT_USAGE
 
 
+def _note(message: str) -> None:
+    print(f"mantle-lsp: note: {message}", file=sys.stderr)
+
+
 def _targets(
     args: argparse.Namespace, overrides: Overrides, config: Path | None
 ) -> dict[Path, _Target] | int:
@@ -212,6 +295,7 @@ def _targets(
     targets: dict[Path, _Target] = {}
     cache: dict[Path, tuple[Settings, list[SettingsError]]] = {}
     errors: dict[SettingsError, None] = {}
+    force = args.force_exclude
 
     def settings_for(root: Path) -> Settings:
         if root not in cache:
@@ -238,7 +322,7 @@ def _targets(
             while queue:
                 root = queue.pop(0)
                 st = settings_for(root)
-                explicit = root == path
+                explicit = root == path and not force
                 if not explicit and st.excluded(root, is_dir=True):
                     continue
                 t = targets.setdefault(root, _Target(st))
@@ -253,13 +337,17 @@ def _targets(
         else:
             r2 = layout.find_project_for(path)
             if r2 is None:
-                return _error(f"{raw}: not inside a Mantle project")
-            t = targets.setdefault(r2, _Target(settings_for(r2), set(), explicit=True))
+                _note(f"{raw}: not inside a Mantle project; not checked")
+                continue
+            st = settings_for(r2)
+            if force and st.excluded(path):
+                continue
+            t = targets.setdefault(r2, _Target(st, set(), explicit=True))
             if t.only is not None:
                 t.only.add(path)
     if errors:
         for e in errors:
-            print(e.render(_display_path), file=sys.stderr)
+            print(e.render(display_path), file=sys.stderr)
         n = len(errors)
         print(
             f"mantle-lsp: error: {n} problem{'s' if n != 1 else ''} in the configuration",
@@ -267,6 +355,45 @@ def _targets(
         )
         return EXIT_USAGE
     return targets
+
+
+def _collect(
+    targets: dict[Path, _Target], jobs: int, reader: Reader | None = None
+) -> tuple[dict[Path, Project], list[Finding]]:
+    """Check the targets: the projects loaded and the findings the settings let through,
+    sorted. With ``reader`` (``--fix``), every project is read through it, in this
+    process."""
+    projects: dict[Path, Project] = {}
+    found_in: list[tuple[Path, list[Diagnostic]]] = []
+    for root, t in sorted(targets.items()):
+        engine = t.settings.engine_override
+        if reader is not None and root not in projects:
+            proj = projects[root] = Project.load(root, reader)
+            proj.engine_override = engine
+            found = apply_suppressions(
+                proj, project_diagnostics(proj), proj.files if t.only is None else t.only
+            )
+        elif t.only is None:  # a whole project: may be spread over several processes
+            proj, found = check_project(root, jobs, engine)
+            projects[root] = proj
+        else:
+            proj = projects.setdefault(root, Project.load(root))
+            proj.engine_override = engine
+            found = apply_suppressions(proj, project_diagnostics(proj), t.only)
+        for path, ds in found.items():
+            if t.only is not None and path not in t.only:
+                continue
+            below = root if t.explicit else None
+            found_in.append((root, apply(t.settings, path, ds, t.only is None, below)))
+    findings = []
+    for root, ds in found_in:
+        for d in ds:
+            pf = projects[root].files.get(d.path)
+            src = pf.source if pf is not None else None
+            text = src.text if src is not None else None
+            findings.append(make_finding(d, root, text, src.index if src is not None else None))
+    findings.sort(key=lambda f: f.row.sort_key())
+    return projects, findings
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -286,59 +413,98 @@ def _check(args: argparse.Namespace) -> int:
         return _error(
             f"unknown code {unknown[0]!r} (`mantle-lsp explain --markdown` lists every code)"
         )
+    fmt = {"text": "concise", None: "full"}.get(args.output_format, args.output_format)
+    if args.unsafe_fixes and not (args.fix or args.diff):
+        return _error("--unsafe-fixes needs --fix or --diff")
+    if args.write_baseline and (args.baseline or args.fix or args.diff):
+        return _error("--write-baseline cannot be combined with --baseline, --fix or --diff")
     config = None
     if args.config is not None:
         config = Path(args.config).resolve()
         if not config.is_file():
             return _error(f"--config {args.config}: no such file")
+    known = None
+    if args.baseline:
+        base_file = Path(args.baseline).resolve()
+        try:
+            known = baseline.load(base_file)
+        except baseline.BaselineError as exc:
+            return _error(str(exc))
     targets = _targets(args, overrides, config)
     if isinstance(targets, int):
         return targets
     if args.show_settings:
         return _show_settings(targets)
-    projects: dict[Path, Project] = {}
-    diags: list[Diagnostic] = []
     jobs = default_jobs() if args.jobs == "auto" else args.jobs
-    for root, t in sorted(targets.items()):
-        engine = t.settings.engine_override
-        if t.only is None:  # a whole project: may be spread over several processes
-            proj, found = check_project(root, jobs, engine)
-            projects[root] = proj
-        else:
-            proj = projects.setdefault(root, Project.load(root))
-            proj.engine_override = engine
-            found = apply_suppressions(proj, project_diagnostics(proj), t.only)
-        for path, ds in found.items():
-            if t.only is not None and path not in t.only:
-                continue
-            below = root if t.explicit else None
-            diags.extend(apply(t.settings, path, ds, t.only is None, below))
-    files = {path: pf for proj in projects.values() for path, pf in proj.files.items()}
-    rows = sorted((_row(d, files) for d in diags), key=Row.sort_key)
-    out = sys.stdout
-    if args.format == "text":
-        for row in rows:
-            out.write(
-                f"{row.path}:{row.line}:{row.column}: {row.severity}[{row.code}] {row.message}\n"
-            )
-        out.write(_summary(rows, len(targets)) + "\n")
-    elif args.format == "json":
-        json.dump([row.as_json() for row in rows], out, indent=2, ensure_ascii=False)
-        out.write("\n")
-    elif args.format == "github":
-        for row in rows:
-            level = {"error": "error", "warning": "warning"}.get(row.severity, "notice")
-            msg = row.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-            out.write(
-                f"::{level} file={row.path},line={row.line},col={row.column},"
-                f"endLine={row.end_line},endColumn={row.end_column},"
-                f"title={row.code}::{msg}\n"
-            )
-        out.write(_summary(rows, len(targets)) + "\n")
+    hidden = 0
+    fixed: int | None = None
+
+    def collect(reader: Reader | None) -> tuple[dict[Path, Project], list[Finding]]:
+        nonlocal hidden
+        projects, findings = _collect(targets, jobs, reader)
+        if known is not None:
+            findings, hidden = baseline.new_findings(findings, known, base_file.parent)
+        return projects, findings
+
+    if args.fix or args.diff:
+        result = fix.run(collect, args.unsafe_fixes)
+        if result.exhausted:
+            _note(f"fixes were still being found after {fix.MAX_ROUNDS} rounds; run again")
+        if args.diff:
+            sys.stdout.write(fix.diff(result))
+            n = result.fixed
+            print(f"Would fix {plural(n, 'finding')}." if n else "No fixes.", file=sys.stderr)
+            return EXIT_ERRORS if result.changed else EXIT_OK
+        fix.write(result)
+        projects, findings, fixed = result.projects, result.findings, result.fixed
     else:
-        json.dump(_sarif(rows), out, indent=2, ensure_ascii=False)
-        out.write("\n")
+        projects, findings = collect(None)
+    if args.write_baseline:
+        path = Path(args.write_baseline)
+        try:
+            baseline.write(path.resolve(), findings)
+        except OSError as exc:
+            return _error(f"{args.write_baseline}: cannot write the baseline ({exc.strerror})")
+        print(f"Wrote {plural(len(findings), 'finding')} to {args.write_baseline}.")
+        return EXIT_OK
+    out = sys.stdout
+    style = Style(use_colour(args.color, out, os.environ))
+    rows = [f.row for f in findings]
+    if fmt in ("full", "concise") or args.statistics:
+        fix.add_helps(projects, findings)
+    if args.statistics:
+        stats = statistics(findings, args.unsafe_fixes)
+        if fmt == "json":
+            dump_json(statistics_json(stats), out)
+        else:
+            out.write(statistics_text(stats, style))
+    elif fmt == "full":
+        out.write(full_text(findings, style))
+    elif fmt == "concise":
+        out.write(concise(findings, style))
+    elif fmt == "json":
+        dump_json([row.as_json() for row in rows], out)
+    elif fmt == "github":
+        out.write(github(rows))
+    else:
+        dump_json(sarif(findings), out)
+    if fmt in ("full", "concise", "github") or (args.statistics and fmt != "json"):
+        _summaries(out, findings, len(targets), hidden, fixed)
     return EXIT_ERRORS if any(row.severity == "error" for row in rows) else EXIT_OK
+
+
+def _summaries(
+    out: IO[str], findings: list[Finding], nprojects: int, hidden: int, fixed: int | None
+) -> None:
+    line = summary([f.row for f in findings], nprojects)
+    if fixed:
+        line = f"Fixed {plural(fixed, 'finding')}. {line}"
+    if hidden:
+        line += f" ({plural(hidden, 'finding')} in the baseline not shown.)"
+    out.write(line + "\n")
+    note = fixable_note(findings, False)
+    if note:
+        out.write(note + "\n")
 
 
 def _show_settings(targets: dict[Path, _Target]) -> int:
@@ -347,125 +513,12 @@ def _show_settings(targets: dict[Path, _Target]) -> int:
         st = t.settings
         if i:
             out.write("\n")
-        out.write(f"Project: {_display_path(root)}\n")
-        where = _display_path(st.config) if st.config else "none (defaults)"
+        out.write(f"Project: {display_path(root)}\n")
+        where = display_path(st.config) if st.config else "none (defaults)"
         out.write(f"Configuration file: {where}\n")
         for key, value, origin in st.show():
             out.write(f"  {key} = {value}  # {origin}\n")
     return EXIT_OK
-
-
-@dataclasses.dataclass(frozen=True)
-class Row:
-    """One diagnostic as printed: 1-based line and column (in code points)."""
-
-    path: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    severity: str
-    code: str
-    message: str
-    engine_code: str | None = None  # the engine's code, when it differs from ``code``
-
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.line, self.column, self.code)
-
-    def as_json(self) -> dict[str, object]:
-        out = dataclasses.asdict(self)
-        if not self.engine_code or self.engine_code == self.code:
-            del out["engine_code"]
-        return out
-
-
-def _display_path(path: Path) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return rel if not rel.startswith("..") else str(path)
-
-
-def _row(d: Diagnostic, files: dict[Path, ParsedFile]) -> Row:
-    pf = files.get(d.path)
-    src = pf.source if pf is not None else None
-    line = col = eline = ecol = 0
-    if src is not None:
-        line, col = src.index.position(d.range.start)
-        eline, ecol = src.index.position(d.range.end)
-    return Row(
-        _display_path(d.path),
-        line + 1,
-        col + 1,
-        eline + 1,
-        ecol + 1,
-        d.severity,
-        d.code,
-        d.message,
-        d.engine_code if d.engine_code != d.code else None,
-    )
-
-
-def _summary(rows: list[Row], nprojects: int) -> str:
-    def n(count: int, word: str) -> str:
-        return f"{count} {word}{'s' if count != 1 else ''}"
-
-    errors = sum(1 for r in rows if r.severity == "error")
-    warnings = sum(1 for r in rows if r.severity == "warning")
-    other = len(rows) - errors - warnings
-    files = len({r.path for r in rows})
-    if not rows:
-        return f"All checks passed ({n(nprojects, 'project')})."
-    parts = [n(errors, "error"), n(warnings, "warning")] + ([n(other, "note")] if other else [])
-    return f"Found {', '.join(parts)} in {n(files, 'file')} ({n(nprojects, 'project')})."
-
-
-def _level(severity: str) -> str:
-    return {"error": "error", "warning": "warning"}.get(severity, "note")
-
-
-def _sarif(rows: list[Row]) -> dict[str, object]:
-    rules = [
-        {
-            "id": code,
-            "shortDescription": {"text": info(code).summary or code},
-            "defaultConfiguration": {"level": _level(info(code).severity)},
-        }
-        for code in sorted({r.code for r in rows})
-    ]
-    results = [
-        {
-            "ruleId": r.code,
-            "level": _level(r.severity),
-            "message": {"text": r.message},
-            **({"properties": {"engine_code": r.engine_code}} if r.engine_code else {}),
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": r.path.replace(os.sep, "/")},
-                        "region": {
-                            "startLine": r.line,
-                            "startColumn": r.column,
-                            "endLine": r.end_line,
-                            "endColumn": r.end_column,
-                        },
-                    }
-                }
-            ],
-        }
-        for r in rows
-    ]
-    return {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {"driver": {"name": "mantle-lsp", "version": __version__, "rules": rules}},
-                "results": results,
-            }
-        ],
-    }
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

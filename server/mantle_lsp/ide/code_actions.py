@@ -52,6 +52,10 @@ class CodeAction:
     edit: WorkspaceEdit
     diagnostic_codes: tuple[str, ...] = ()
     preferred: bool = False
+    # Safe: the edit keeps what the author evidently meant and deletes no comment, so
+    # `mantle-lsp check --fix` applies it unasked (docs/cli.md#fixes lists the decisions);
+    # the others (a guessed name, type or target, placeholder text) need --unsafe-fixes.
+    safe: bool = False
 
 
 # Diagnostics about a memory field that no memory.yml declares (a declaration fixes them).
@@ -345,7 +349,7 @@ class _Fixer:
         if code in (C_LEGACY, C_UNKNOWN_ATTR, C_FORCE):
             yield from self.rename_key(d)
         if code == C_UNRESOLVED_NEXT and "`END` is upper-case" in d.message:
-            yield from self.change_to(d, "END")
+            yield from self.change_to(d, "END", safe=True)  # `end`: only one reading
         if code == C_ENUM_VALUE:
             yield from self.enum_value(d)
         elif code == C_TYPE_MISMATCH:
@@ -356,12 +360,17 @@ class _Fixer:
                 yield from self.change_to(d, m.group(1))
 
     def action(
-        self, title: str, d: Diagnostic, edit: WorkspaceEdit, preferred: bool = False
+        self,
+        title: str,
+        d: Diagnostic,
+        edit: WorkspaceEdit,
+        preferred: bool = False,
+        safe: bool = False,
     ) -> CodeAction:
-        return CodeAction(title, "quickfix", edit, (d.code,), preferred)
+        return CodeAction(title, "quickfix", edit, (d.code,), preferred, safe)
 
     # -- did you mean -----------------------------------------------------------------
-    def change_to(self, d: Diagnostic, suggestion: str) -> Iterator[CodeAction]:
+    def change_to(self, d: Diagnostic, suggestion: str, safe: bool = False) -> Iterator[CodeAction]:
         if ": {type: " in suggestion:  # memory.yml `name: text` → `name: {type: text}`
             value = suggestion.split(": ", 1)[1]
             edit = _ws_edit(self.path, TextEdit(d.range, value))
@@ -371,7 +380,7 @@ class _Fixer:
         if target is None:
             return
         edit = _ws_edit(self.path, TextEdit(target, suggestion))
-        yield self.action(f"Change to `{suggestion}`", d, edit, preferred=True)
+        yield self.action(f"Change to `{suggestion}`", d, edit, preferred=True, safe=safe)
 
     def wrong_name_range(self, d: Diagnostic, suggestion: str) -> TextRange | None:
         """The range of the misspelt name inside the diagnostic's range."""
@@ -483,7 +492,11 @@ class _Fixer:
             return
         new = "@memory." + written[len("session.") :]
         edit = _ws_edit(self.path, TextEdit(d.range, new))
-        yield self.action(f"Change to `{new}`", d, edit, preferred=True)
+        # on a line starting `if:`, a condition was probably meant (the blank line that
+        # starts a prose condition is missing): inserting the value is then a guess
+        before = self.text[_line_start(self.text, d.range.start) : d.range.start]
+        safe = not before.lstrip().startswith("if:")
+        yield self.action(f"Change to `{new}`", d, edit, preferred=True, safe=safe)
 
     # -- declare a field -----------------------------------------------------------------
     def declare(self, d: Diagnostic) -> Iterator[CodeAction]:
@@ -629,7 +642,11 @@ class _Fixer:
         f, attr = hit
         rm = self.remove_attr_edit(f, attr)
         if rm is not None:
-            yield self.action(f"Remove `{attr}`", d, _ws_edit(self.path, rm), preferred=True)
+            # the attribute cannot take effect (the engine refuses it): removing it keeps
+            # the meaning, unless the lines removed hold a comment
+            safe = "#" not in self.text[rm.range.start : rm.range.end]
+            edit = _ws_edit(self.path, rm)
+            yield self.action(f"Remove `{attr}`", d, edit, preferred=True, safe=safe)
 
     # -- legacy attribute / key names -----------------------------------------------------
     def rename_key(self, d: Diagnostic) -> Iterator[CodeAction]:
@@ -641,7 +658,10 @@ class _Fixer:
         if new == "enum_values" and self.memdoc() is None:
             return
         edit = _ws_edit(self.path, TextEdit(d.range, new))
-        yield self.action(f"Rename `{written}` to `{new}`", d, edit, preferred=True)
+        # force_collection's documented replacement means the same; `enum:` restricted
+        # nothing, `enum_values:` does: a change of behaviour
+        safe = new == "ask_before_filling"
+        yield self.action(f"Rename `{written}` to `{new}`", d, edit, preferred=True, safe=safe)
 
 
 def _collected_without_description(sk: Skill, name: str) -> bool:

@@ -1,0 +1,401 @@
+"""What ``mantle-lsp check`` prints: one :class:`Finding` per diagnostic, rendered as the
+``full`` text (source lines with a gutter and carets, like rustc and ruff), ``concise``
+(one line each), ``json``, ``sarif`` or ``github`` (Actions workflow commands), and the
+``--statistics`` table."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+from .. import __version__
+from ..ide.codes import info
+from ..ide.diagnostics import Diagnostic
+from ..syntax.text import LineIndex
+from .fingerprint import fingerprint, occurrences
+
+OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github")
+TAB_WIDTH = 4  # a tab in a source line is shown as this many spaces
+MAX_LINES = 6  # a range over more lines shows its first and last lines
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One diagnostic as printed: 1-based line and column (in code points)."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    severity: str
+    code: str
+    message: str
+    engine_code: str | None = None  # the engine's code, when it differs from ``code``
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.line, self.column, self.code)
+
+    def as_json(self) -> dict[str, object]:
+        out = dataclasses.asdict(self)
+        if not self.engine_code or self.engine_code == self.code:
+            del out["engine_code"]
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Help:
+    """A code action offered for a finding: its title, and whether ``--fix`` applies it."""
+
+    title: str
+    safe: bool
+
+
+@dataclasses.dataclass
+class Finding:
+    """A diagnostic to report, with what rendering it needs: the file's (normalized) text
+    and the project it belongs to."""
+
+    row: Row
+    diag: Diagnostic
+    root: Path
+    text: str | None  # None when the file could not be read
+    helps: list[Help] = dataclasses.field(default_factory=list)
+    # which fix --fix would apply: "safe", "unsafe" (only with --unsafe-fixes) or None
+    fix: str | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.diag.code, self.diag.message, self.text, self.diag.range)
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the working directory when below it, else absolute."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return rel if not rel.startswith("..") else str(path)
+
+
+def make_finding(d: Diagnostic, root: Path, text: str | None, index: LineIndex | None) -> Finding:
+    line = col = eline = ecol = 0
+    if index is not None:
+        line, col = index.position(d.range.start)
+        eline, ecol = index.position(d.range.end)
+    row = Row(
+        display_path(d.path),
+        line + 1,
+        col + 1,
+        eline + 1,
+        ecol + 1,
+        d.severity,
+        d.code,
+        d.message,
+        d.engine_code if d.engine_code != d.code else None,
+    )
+    return Finding(row, d, root, text)
+
+
+# ---------------------------------------------------------------------------------------
+# Colour
+
+
+class Style:
+    """ANSI colours, or none."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def _wrap(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.enabled and text else text
+
+    def bold(self, text: str) -> str:
+        return self._wrap(text, "1")
+
+    def gutter(self, text: str) -> str:
+        return self._wrap(text, "1;34")
+
+    def help(self, text: str) -> str:
+        return self._wrap(text, "1;36")
+
+    def severity(self, text: str, severity: str) -> str:
+        return self._wrap(text, _SEVERITY_COLOURS.get(severity, "1;34"))
+
+
+_SEVERITY_COLOURS = {"error": "1;31", "warning": "1;33", "information": "1;34", "hint": "1;32"}
+
+
+def use_colour(choice: str, stream: IO[str], env: Mapping[str, str]) -> bool:
+    """``--color always|never`` wins; then ``NO_COLOR`` (any non-empty value: no colour),
+    then ``FORCE_COLOR`` (any non-empty value: colour); else colour on a terminal only."""
+    if choice != "auto":
+        return choice == "always"
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    try:
+        return stream.isatty() and env.get("TERM") != "dumb"
+    except (AttributeError, ValueError):
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# Text
+
+
+def char_width(ch: str) -> int:
+    """Columns ``ch`` takes on a terminal: tabs are shown as TAB_WIDTH spaces, East Asian
+    wide and fullwidth characters (most emoji among them) take two, combining marks and
+    format characters (zero-width joiner, variation selectors) none."""
+    if ch == "\t":
+        return TAB_WIDTH
+    if unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def _shown(line: str) -> str:
+    return line.replace("\t", " " * TAB_WIDTH)
+
+
+def _width(text: str) -> int:
+    return sum(char_width(c) for c in text)
+
+
+def header(row: Row, style: Style) -> str:
+    where = style.bold(f"{row.path}:{row.line}:{row.column}:")
+    sev = style.severity(f"{row.severity}[{row.code}]", row.severity)
+    return f"{where} {sev} {row.message}"
+
+
+def concise(findings: Sequence[Finding], style: Style) -> str:
+    return "".join(header(f.row, style) + "\n" for f in findings)
+
+
+def _marked_lines(f: Finding) -> list[tuple[int, str, int, int]]:
+    """(0-based line, its text, first and last code point of the range on it) for each
+    line the finding's range touches."""
+    text = f.text
+    if text is None or f.row.line < 1:
+        return []
+    lines = text.split("\n")
+    first, last = f.row.line - 1, f.row.end_line - 1
+    if first >= len(lines):
+        return []
+    last = min(max(last, first), len(lines) - 1)
+    if last > first and f.row.end_column == 1:
+        last -= 1  # a range that ends with a line break does not mark the next line
+    out = []
+    for n in range(first, last + 1):
+        line = lines[n]
+        start = f.row.column - 1 if n == first else 0
+        end = f.row.end_column - 1 if n == f.row.end_line - 1 else len(line)
+        if n == first and n == f.row.end_line - 1 and end <= start:
+            end = start  # an empty range: one caret at its position
+        elif end <= start and n != first:
+            continue  # nothing of the range on this line (a blank line inside it)
+        out.append((n, line, start, end))
+    return out
+
+
+def full(f: Finding, style: Style) -> str:
+    """One finding as rustc shows it::
+
+    path:4:5: error[code] message
+       |
+     4 | if: session.card.reasn == 'x'
+       |     ^^^^^^^^^^^^^^^^^^^^^^
+       = help: Change to `reason` (safe fix)
+    """
+    out = [header(f.row, style)]
+    marked = _marked_lines(f)
+    if len(marked) > MAX_LINES:
+        marked = [*marked[: MAX_LINES - 2], (-1, "", 0, 0), *marked[-1:]]
+    width = len(str(max((n + 1 for n, *_ in marked), default=1)))
+    pad = " " * width
+    bar = style.gutter(f"{pad} |")
+    if marked:
+        out.append(bar)
+    for n, line, start, end in marked:
+        if n < 0:  # the lines left out of a long range
+            out.append(style.gutter("..."))
+            continue
+        shown = _shown(line).rstrip()
+        number = style.gutter(f"{n + 1:>{width}} |")
+        out.append(f"{number} {shown}" if shown else number)
+        lead = _width(line[:start])
+        carets = max(_width(line[start:end]), 1)
+        mark = style.severity("^" * carets, f.row.severity)
+        out.append(f"{bar} {' ' * lead}{mark}")
+    for h in f.helps:
+        label = style.help("= help:")
+        kind = "safe fix" if h.safe else "unsafe fix"
+        out.append(f"{pad} {label} {h.title} ({kind})")
+    return "\n".join(out) + "\n"
+
+
+def full_text(findings: Sequence[Finding], style: Style) -> str:
+    return "".join(full(f, style) + "\n" for f in findings)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def summary(rows: Sequence[Row], nprojects: int) -> str:
+    if nprojects == 0:
+        return "Nothing to check."
+    errors = sum(1 for r in rows if r.severity == "error")
+    warnings = sum(1 for r in rows if r.severity == "warning")
+    other = len(rows) - errors - warnings
+    files = len({r.path for r in rows})
+    if not rows:
+        return f"All checks passed ({plural(nprojects, 'project')})."
+    parts = [plural(errors, "error"), plural(warnings, "warning")]
+    parts += [plural(other, "note")] if other else []
+    return f"Found {', '.join(parts)} in {plural(files, 'file')} ({plural(nprojects, 'project')})."
+
+
+def fixable_note(findings: Sequence[Finding], unsafe: bool) -> str | None:
+    """How many findings ``--fix`` would fix (and how many more ``--unsafe-fixes`` would)."""
+    safe = sum(1 for f in findings if f.fix == "safe" or (unsafe and f.fix))
+    more = 0 if unsafe else sum(1 for f in findings if f.fix == "unsafe")
+    if safe and more:
+        also = f"{more} more with `--fix --unsafe-fixes`"
+        return f"[*] {plural(safe, 'finding')} fixable with `--fix` ({also})."
+    if safe:
+        return f"[*] {plural(safe, 'finding')} fixable with `--fix`."
+    if more:
+        return f"[*] {plural(more, 'finding')} fixable with `--fix --unsafe-fixes`."
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Statistics
+
+
+@dataclasses.dataclass(frozen=True)
+class Stat:
+    count: int
+    code: str
+    severity: str
+    fixable: bool
+    summary: str
+
+
+def statistics(findings: Sequence[Finding], unsafe: bool) -> list[Stat]:
+    """One line per code: most frequent first, then by code."""
+    counts = Counter(f.row.code for f in findings)
+    severity: dict[str, str] = {}
+    fixable: dict[str, bool] = {}
+    for f in findings:
+        severity.setdefault(f.row.code, f.row.severity)
+        if f.fix == "safe" or (unsafe and f.fix):
+            fixable[f.row.code] = True
+    return [
+        Stat(n, code, severity[code], fixable.get(code, False), info(code).summary or "")
+        for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def statistics_text(stats: Sequence[Stat], style: Style) -> str:
+    if not stats:
+        return ""
+    cw = max(len(str(s.count)) for s in stats)
+    kw = max(len(s.code) for s in stats)
+    sw = max(len(s.severity) for s in stats)
+    lines = []
+    for s in stats:
+        sev = style.severity(f"{s.severity:<{sw}}", s.severity)
+        mark = "[*]" if s.fixable else "   "
+        lines.append(f"{s.count:>{cw}}  {s.code:<{kw}}  {sev}  {mark} {s.summary}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def statistics_json(stats: Sequence[Stat]) -> list[dict[str, object]]:
+    return [dataclasses.asdict(s) for s in stats]
+
+
+# ---------------------------------------------------------------------------------------
+# Machine formats
+
+
+def github(rows: Sequence[Row]) -> str:
+    out = []
+    for row in rows:
+        level = {"error": "error", "warning": "warning"}.get(row.severity, "notice")
+        msg = row.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        out.append(
+            f"::{level} file={row.path},line={row.line},col={row.column},"
+            f"endLine={row.end_line},endColumn={row.end_column},"
+            f"title={row.code}::{msg}\n"
+        )
+    return "".join(out)
+
+
+def _level(severity: str) -> str:
+    return {"error": "error", "warning": "warning"}.get(severity, "note")
+
+
+FINGERPRINT_KEY = "mantleFingerprint/v1"
+
+
+def sarif(findings: Sequence[Finding]) -> dict[str, object]:
+    rows = [f.row for f in findings]
+    rules = [
+        {
+            "id": code,
+            "shortDescription": {"text": info(code).summary or code},
+            "defaultConfiguration": {"level": _level(info(code).severity)},
+        }
+        for code in sorted({r.code for r in rows})
+    ]
+    # Identical fingerprints in one file get their occurrence number (as CodeQL's
+    # primaryLocationLineHash does), so each result keeps its own alert.
+    nth = occurrences([(f.row.path, f.row.code, f.fingerprint) for f in findings])
+    results = [
+        {
+            "ruleId": r.code,
+            "level": _level(r.severity),
+            "message": {"text": r.message},
+            **({"properties": {"engine_code": r.engine_code}} if r.engine_code else {}),
+            "partialFingerprints": {FINGERPRINT_KEY: f"{f.fingerprint}:{n}"},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": r.path.replace(os.sep, "/")},
+                        "region": {
+                            "startLine": r.line,
+                            "startColumn": r.column,
+                            "endLine": r.end_line,
+                            "endColumn": r.end_column,
+                        },
+                    }
+                }
+            ],
+        }
+        for f, r, n in zip(findings, rows, nth, strict=True)
+    ]
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "mantle-lsp", "version": __version__, "rules": rules}},
+                "results": results,
+            }
+        ],
+    }
+
+
+def dump_json(value: object, out: IO[str]) -> None:
+    out.write(json.dumps(value, indent=2, ensure_ascii=False))
+    out.write("\n")
