@@ -44,6 +44,8 @@ def add_helps(projects: dict[Path, Project], findings: Sequence[Finding]) -> Non
     for f in findings:
         proj = projects.get(f.root)
         if proj is not None:
+            if proj.has_pending:  # a check spread over processes: fixes need every file
+                proj.materialize()
             actions = actions_for(proj, f)
             f.helps = [Help(a.title, a.safe) for a in actions]
             f.fix = (
