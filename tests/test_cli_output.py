@@ -334,3 +334,20 @@ def test_server_exits_with_status_0_after_shutdown_and_exit(tmp_path: Path) -> N
     out, err = proc.communicate(b"".join(_message(m) for m in messages), timeout=60)
     assert proc.returncode == 0, err.decode()[-2000:]
     assert b'"id": 2' in out or b'"id":2' in out
+
+
+def test_control_and_bidi_characters_of_a_file_never_reach_the_terminal() -> None:
+    text = "a: \x1b[31mred\u202e\n"
+    f = _finding(text, 3, 12)
+    assert full(f, Style(False)).splitlines()[2:] == [
+        "1 | a: \ufffd[31mred\ufffd",
+        "  |    ^^^^^^^^^",
+    ]
+
+
+def test_a_long_line_is_shown_as_a_window_around_the_range() -> None:
+    text = "k: " + "x" * 300 + " bad " + "y" * 300 + "\n"
+    start = text.index("bad")
+    lines = full(_finding(text, start, start + 3), Style(False)).splitlines()
+    assert lines[2] == "1 | …" + "x" * 39 + " bad " + "y" * 156 + "…"  # 200 of the line
+    assert lines[3] == "  | " + " " * 41 + "^^^"

@@ -166,14 +166,43 @@ def _shown(line: str) -> str:
     return line.replace("\t", " " * TAB_WIDTH)
 
 
+# Bidirectional controls reorder what a terminal shows ("Trojan Source").
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def safe_text(text: str) -> str:
+    """``text`` with control characters (but tabs) and bidirectional controls replaced by
+    U+FFFD, one for one, so that a file's bytes cannot drive the terminal (escape
+    sequences) and offsets stay the same."""
+    return "".join(
+        "\ufffd" if (unicodedata.category(c) == "Cc" and c != "\t") or c in _BIDI else c
+        for c in text
+    )
+
+
+LONG_LINE = 200  # a longer source line is shown as a window around the range
+
+
+def _window(line: str, start: int, end: int) -> tuple[str, int, int]:
+    """The part of a long ``line`` to show (with … where it is cut), and the range in it."""
+    if len(line) <= LONG_LINE:
+        return line, start, end
+    ws = max(0, start - 40)
+    we = min(len(line), ws + LONG_LINE)
+    pre = "…" if ws > 0 else ""
+    post = "…" if we < len(line) else ""
+    s2, e2 = min(start, we) - ws + len(pre), min(end, we) - ws + len(pre)
+    return pre + line[ws:we] + post, s2, e2
+
+
 def _width(text: str) -> int:
     return sum(char_width(c) for c in text)
 
 
 def header(row: Row, style: Style) -> str:
-    where = style.bold(f"{row.path}:{row.line}:{row.column}:")
+    where = style.bold(safe_text(f"{row.path}:{row.line}:{row.column}:"))
     sev = style.severity(f"{row.severity}[{row.code}]", row.severity)
-    return f"{where} {sev} {row.message}"
+    return f"{where} {sev} {safe_text(row.message)}"
 
 
 def concise(findings: Sequence[Finding], style: Style) -> str:
@@ -228,6 +257,7 @@ def full(f: Finding, style: Style) -> str:
         if n < 0:  # the lines left out of a long range
             out.append(style.gutter("..."))
             continue
+        line, start, end = _window(safe_text(line), start, end)
         shown = _shown(line).rstrip()
         number = style.gutter(f"{n + 1:>{width}} |")
         out.append(f"{number} {shown}" if shown else number)
@@ -238,7 +268,7 @@ def full(f: Finding, style: Style) -> str:
     for h in f.helps:
         label = style.help("= help:")
         kind = "safe fix" if h.safe else "unsafe fix"
-        out.append(f"{pad} {label} {h.title} ({kind})")
+        out.append(f"{pad} {label} {safe_text(h.title)} ({kind})")
     return "\n".join(out) + "\n"
 
 
