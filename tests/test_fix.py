@@ -238,3 +238,18 @@ def test_which_fixes_are_safe(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         "= help: Change to `@memory.a.size` (unsafe fix)",  # a condition was meant
         "= help: Change to `@memory.a.size` (unsafe fix)",
     ]
+
+
+def test_a_file_that_cannot_be_written_is_an_error(
+    card: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(self: Path, data: bytes) -> int:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "write_bytes", refuse)
+    code, out, err = run(capsys, "check", ".", "--fix")
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        "mantle-lsp: error: skills/card/memory.yml: cannot write the fixes (Permission denied)",
+        "mantle-lsp: error: skills/card/skill.md: cannot write the fixes (Permission denied)",
+    ]

@@ -187,16 +187,19 @@ def run(collect: Collect, unsafe: bool) -> FixResult:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def write(result: FixResult) -> list[Path]:
-    """Write the fixed files (never outside their project); the paths written."""
-    out = []
+def write(result: FixResult) -> list[str]:
+    """Write the fixed files (never outside their project); the problems, one message
+    per file that could not be written."""
+    problems = []
     for f in result.changed:
         if not inside(f.root, f.path):
             continue
-        f.path.parent.mkdir(parents=True, exist_ok=True)
-        f.path.write_bytes(f.stored(f.text).encode("utf-8"))
-        out.append(f.path)
-    return out
+        try:
+            f.path.parent.mkdir(parents=True, exist_ok=True)
+            f.path.write_bytes(f.stored(f.text).encode("utf-8"))
+        except OSError as exc:
+            problems.append(f"{display_path(f.path)}: cannot write the fixes ({exc.strerror})")
+    return problems
 
 
 def diff(result: FixResult) -> str:

@@ -455,8 +455,12 @@ def _check(args: argparse.Namespace) -> int:
             n = result.fixed
             print(f"Would fix {plural(n, 'finding')}." if n else "No fixes.", file=sys.stderr)
             return EXIT_ERRORS if result.changed else EXIT_OK
-        fix.write(result)
+        problems = fix.write(result)
+        for problem in problems:
+            print(f"mantle-lsp: error: {problem}", file=sys.stderr)
         projects, findings, fixed = result.projects, result.findings, result.fixed
+        if problems:  # what is reported would not match the files
+            return EXIT_ERRORS
     else:
         projects, findings = collect(None)
     if args.write_baseline:
