@@ -253,3 +253,24 @@ def test_a_file_that_cannot_be_written_is_an_error(
         "mantle-lsp: error: skills/card/memory.yml: cannot write the fixes (Permission denied)",
         "mantle-lsp: error: skills/card/skill.md: cannot write the fixes (Permission denied)",
     ]
+
+
+def test_fix_never_writes_through_a_link_out_of_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = tmp_path / "elsewhere"
+    (outside / "shared").mkdir(parents=True)
+    (outside / "shared/skill.md").write_text(
+        "---\ndescription: Shared.\n---\nTell session.shared.x now.\n", encoding="utf-8"
+    )
+    fx = write_fixture(tmp_path / "agent", "//- skills/a/skill.md\n" + SKILL)
+    (fx.root / "skills/shared").symlink_to(outside / "shared", target_is_directory=True)
+    monkeypatch.chdir(fx.root)
+    _, out, _ = run(capsys, "check", ".", "--fix", "--output-format", "concise")
+    assert "skills/shared/skill.md:4:6: error[mantle.validation.prose.session_reference" in out
+    assert (
+        (outside / "shared/skill.md")
+        .read_text(encoding="utf-8")
+        .endswith("Tell session.shared.x now.\n")
+    )
+    assert "then: END" in _read(fx.root, "skills/a/skill.md")  # the project's own: fixed
