@@ -155,11 +155,11 @@ def test_every_emitted_code_is_registered() -> None:
     import re
 
     # The condition parser's categories (lsp.condition.syntax, …) are never emitted: each
-    # condition site reports them under its own code, so conditions.py is not scanned.
+    # condition site reports them under its own code, so condition_tree.py is not scanned.
     src = "\n".join(
         p.read_text(encoding="utf-8")
         for p in (REPO / "server/mantle_lsp").rglob("*.py")
-        if p.name != "conditions.py"
+        if p.name != "condition_tree.py"
     )
     found = set(re.findall(r'"((?:mantle|skill|responses|lsp)\.[a-z_0-9.]+)"', src))
     found -= {"skill.md", "responses.yml"}  # file names, not codes
