@@ -24,7 +24,7 @@ demo: $(STAMP)
 	-$(VENV)/bin/mantle-lsp check examples/telecom-broken
 
 ## test: lint, type-check and the whole test suite
-test: nvim lint typecheck client-check e2e grammar-test unit
+test: nvim lint typecheck client-check e2e grammar-test docs-site unit
 
 ## nvim: Neovim for the editor end-to-end test (tests/test_nvim.py); apt, as root on CI
 nvim:
