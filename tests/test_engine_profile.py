@@ -402,3 +402,34 @@ Show @memory.project.plan.
         tmp_path / "c",
         P322 + body.format(attr=attr, value="[card]" if attr == "writable_by" else "yes"),
     )
+
+
+@pytest.mark.parametrize(
+    "attr",
+    [
+        "«skill_field_mutable_not_allowed:mutable»: yes",
+        "«skill_field_writable_by_not_allowed:writable_by»: [card]",
+        "mutable: «failed_to_load:~»",  # the skill's memory.yml does not load
+        "writable_by: «failed_to_load:card»",
+        "mutable: false",  # changes nothing: rasa-pro 3.22 accepts it
+        "writable_by: []",
+    ],
+)
+def test_322_attributes_on_a_skill_field(tmp_path: Path, attr: str) -> None:
+    check_diagnostics(
+        tmp_path,
+        P322
+        + f"""\
+//- skills/card/memory.yml
+schema:
+  public:
+    note:
+      type: text
+      {attr}
+//- skills/card/skill.md
+---
+description: Card.
+---
+Show @memory.card.note.
+""",
+    )

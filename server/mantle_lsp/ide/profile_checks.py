@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.defaults import EXECUTE_ONLY_TOOLS
 from ..model.project import Skill
-from ..syntax.memory_yml import C_ENGINE_322, C_SHAPE, MemoryField
+from ..syntax.memory_yml import C_ENGINE_322, C_SHAPE, C_SKILL_LOAD, MemoryField
 from ..syntax.skill_md import SkillDoc
-from ..syntax.yaml_tree import YMap, YScalar, YSeq, describe, lax_bool
+from ..syntax.text import TextRange
+from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq, describe, lax_bool, to_python
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -46,7 +47,18 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
                 ("mutable", "mantle.validation.memory.skill_field_mutable_not_allowed"),
                 ("writable_by", "mantle.validation.memory.skill_field_writable_by_not_allowed"),
             ):
-                if attr in f.attr_keys:
+                node = f.attrs.get(attr)
+                if node is None:
+                    continue
+                bad = _type_problems(f, attr, node)
+                for rng, why in bad:
+                    ck.emit(
+                        pf.path, rng, C_SKILL_LOAD, f"{why}; rasa-pro 3.22 fails to load the skill"
+                    )
+                # `mutable: false` and `writable_by: []` change nothing: the engine accepts them
+                if not bad and (
+                    lax_bool(to_python(node)) or (isinstance(node, YSeq) and node.items)
+                ):
                     ck.emit(
                         pf.path,
                         f.attr_keys[attr].range,
@@ -82,36 +94,39 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
 def _check_attribute_types(ck: Checker, path: Path, f: MemoryField) -> None:
     """A `mutable` that is not a boolean, or a `writable_by` that is not a list of skill
     ids, makes the 3.22 engine crash on the project memory.yml."""
-    mut = f.attrs.get("mutable")
-    if mut is not None and not (isinstance(mut, YScalar) and lax_bool(mut.value) is not None):
-        ck.emit(
-            path,
-            mut.range,
-            C_SHAPE,
-            f"`mutable` of `{f.name}` must be true or false (found {describe(mut)}); "
-            "rasa-pro 3.22 crashes on this file",
-        )
-    wb = f.attrs.get("writable_by")
-    if wb is None:
-        return
-    if not isinstance(wb, YSeq):
-        ck.emit(
-            path,
-            wb.range,
-            C_SHAPE,
-            f"`writable_by` of `{f.name}` must be a list of skill ids, e.g. `[card]` "
-            f"(found {describe(wb)}); rasa-pro 3.22 crashes on this file",
-        )
-        return
-    for item in wb.items:
-        if not (isinstance(item, YScalar) and isinstance(item.value, str)):
-            ck.emit(
-                path,
-                item.range,
-                C_SHAPE,
-                f"`writable_by` of `{f.name}` lists skill ids, which are strings (found "
-                f"{describe(item)}); rasa-pro 3.22 crashes on this file",
+    for attr in ("mutable", "writable_by"):
+        node = f.attrs.get(attr)
+        if node is not None:
+            for rng, why in _type_problems(f, attr, node):
+                ck.emit(path, rng, C_SHAPE, f"{why}; rasa-pro 3.22 crashes on this file")
+
+
+def _type_problems(f: MemoryField, attr: str, node: YNode) -> list[tuple[TextRange, str]]:
+    """Where `mutable` is not a boolean (pydantic's lax reading, no null) or `writable_by`
+    not a list of strings."""
+    if attr == "mutable":
+        if isinstance(node, YScalar) and lax_bool(node.value) is not None:
+            return []
+        return [
+            (node.range, f"`mutable` of `{f.name}` must be true or false (found {describe(node)})")
+        ]
+    if not isinstance(node, YSeq):
+        return [
+            (
+                node.range,
+                f"`writable_by` of `{f.name}` must be a list of skill ids, e.g. `[card]` "
+                f"(found {describe(node)})",
             )
+        ]
+    return [
+        (
+            item.range,
+            f"`writable_by` of `{f.name}` lists skill ids, which are strings (found "
+            f"{describe(item)})",
+        )
+        for item in node.items
+        if not (isinstance(item, YScalar) and isinstance(item.value, str))
+    ]
 
 
 def check_skill(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> None:
