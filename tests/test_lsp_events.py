@@ -568,3 +568,17 @@ async def test_twenty_thousand_edits_leave_memory_flat(tmp_path: Path) -> None:
         end = await flat(s, 0, timeout=60)
         grown = end["rssKb"] - warm["rssKb"]
         assert grown < 10_000, f"RSS grew {grown} KiB over 18,000 edits: {warm} → {end}"
+
+
+def test_parsing_yaml_keeps_nothing_behind() -> None:
+    """PyYAML's constructor remembers every node it built: ours is long-lived, so every
+    scalar of every text the server ever parsed stayed in memory (~600 bytes a keystroke)."""
+    from mantle_lsp.syntax import yaml_tree
+    from mantle_lsp.syntax.memory_yml import parse_memory_yml
+
+    for n in range(50):
+        parse_memory_yml(
+            f"schema:\n  public:\n    f{n}:\n      type: text\n      x: 2020-01-0{n}\n", "skill"
+        )
+    assert not yaml_tree._constructor.constructed_objects
+    assert not yaml_tree._constructor.recursive_objects

@@ -146,6 +146,12 @@ def _scalar_value(node: yaml.ScalarNode, key: bool) -> tuple[Any, str | None]:
         return _constructor.construct_object(node, deep=False), None
     except Exception as exc:  # bad timestamps, bad base64, ... — keep the text
         return node.value, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    finally:
+        # a SafeConstructor remembers every node it built (for one document's aliases):
+        # this long-lived one kept every scalar of every text ever parsed, ~600 bytes per
+        # keystroke in the server
+        _constructor.constructed_objects.pop(node, None)
+        _constructor.recursive_objects.pop(node, None)
 
 
 def parse_yaml(text: str, base: int = 0) -> tuple[YNode | None, list[SyntaxIssue]]:
