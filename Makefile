@@ -192,8 +192,10 @@ bench-engine: $(STAMP) $(ORACLE_STAMP)
 	$(PY) bench/engine.py $(abspath $(ORACLE_PY)) 60 300
 
 ## fuzz: the robustness properties with thousands of examples each (MANTLE_FUZZ=1; set
-## MANTLE_FUZZ_EXAMPLES=N per property, MANTLE_FUZZ_SEED=S for the server's edit sequences)
+## MANTLE_FUZZ_EXAMPLES=N per property, MANTLE_FUZZ_SEED=S for the server's edit sequences),
+## the server's state machine in long random runs, and its memory over 20,000 edits
 .PHONY: fuzz
 fuzz: $(STAMP)
 	MANTLE_FUZZ=1 $(VENV)/bin/pytest -q -o timeout=0 \
-		tests/test_robustness.py tests/test_lsp_fuzz.py tests/test_hostile_inputs.py
+		tests/test_robustness.py tests/test_lsp_fuzz.py tests/test_hostile_inputs.py \
+		tests/test_lsp_stateful.py tests/test_lsp_events.py
