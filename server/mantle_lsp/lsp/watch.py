@@ -101,6 +101,8 @@ class SelfWatcher:
             def on_any_event(self, event: FileSystemEvent) -> None:
                 if event.event_type in ("opened", "closed", "closed_no_write"):
                     return
+                if event.is_directory and event.event_type == "modified":
+                    return  # its files' own events tell what changed
                 paths = [event.src_path, getattr(event, "dest_path", "")]
                 for p in paths:
                     if not p:

@@ -150,8 +150,17 @@ class Workspace:
         known = set(proj.files)
         changes: dict[Path, Source | None] = {}
         for p in listing:
-            if p not in known or p == folder or folder in p.parents:
+            if p not in known:
                 changes[p] = self.read(p)
+            elif p == folder or folder in p.parents:
+                src = self.read(p)
+                old = proj.files[p].source
+                if (src.text, src.analyzable, len(src.issues)) != (
+                    old.text,
+                    old.analyzable,
+                    len(old.issues),
+                ):
+                    changes[p] = src
         for p in known - listing:
             if p not in self.overlays:
                 changes[p] = None
