@@ -408,7 +408,7 @@ def _export(proj: Project, idx: Any, owned: list[set[Path]], w: int, files: File
 
     Of another file's references a check reads only two kinds: those to a field its own
     memory.yml declares (is the field read anywhere? ``lint_checks.check_unused_fields``)
-    and those to a response (which skills deliver it? ``parity_checks.response_users``).
+    and those to a response (which skills deliver it? ``Semantics.response_users``).
     So a reference to a field goes to the owner of the field's skill (the project's
     fields: worker 0), one to a response to everyone, and the others stay here: ~1/6 of
     them leave. The server's index gets them all when it parses those files itself

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..model.defaults import DEFAULT_SKILLS
 from ..syntax.conditions import (
     BoolOpExpr,
     CompareExpr,
@@ -44,34 +43,6 @@ def _walk(e: Expr) -> Iterator[Expr]:
             stack.extend(cur.comparators)
 
 
-FieldType = tuple[str, list[str], dict[str, bool]]
-
-
-def field_type(ck: Checker, sid: str | None, ns: str, entry: str) -> FieldType | None:
-    """(type, enum values as strings, unquoted enum items YAML 1.1 made booleans) of a
-    readable field, or None."""
-    if ns == "project":
-        f = ck.p.project_field(entry)
-    else:
-        sk = ck.p.skill(ns)
-        if sk is not None and ns != sid:
-            public, _ = ck.p.field_decls(ns, entry)
-            if public is None:
-                return None
-            return public.type, [str(v) for v in public.enum_values], public.enum_booleans
-        if sk is not None:
-            f = sk.field(entry)
-        else:
-            d = DEFAULT_SKILLS.get(ns)
-            for df in d.public_fields if d else ():
-                if df.name == entry:
-                    return df.type, [], {}
-            return None
-    if f is None:
-        return None
-    return f.type, [str(v) for v in f.enum_values], f.enum_booleans
-
-
 def check_semantics(
     ck: Checker, path: Path, site: ConditionSite, parsed: ParsedCondition, sid: str | None
 ) -> None:
@@ -98,10 +69,10 @@ def check_semantics(
             if not isinstance(a, RefExpr):
                 continue
             ref = a.ref
-            info = field_type(ck, sid, ref.namespace, ref.entry)
+            info = ck.sem.field_type(sid, ref.namespace, ref.entry)
             if info is None:
                 continue
-            ftype, enum, enum_bools = info
+            ftype, enum, enum_bools = info.type, info.enum_values, info.enum_booleans
             key = f"{ref.namespace}.{ref.entry}"
             if op in _ORDERING and ftype in ("bool", "text", "categorical"):
                 orng = node.op_ranges[i]

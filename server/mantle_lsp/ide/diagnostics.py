@@ -23,6 +23,7 @@ from ..model.defaults import (
 )
 from ..model.layout import FileKind
 from ..model.project import ParsedFile, Project, Skill, bulk_work
+from ..model.semantics import Semantics, Unreadable, Unwritable
 from ..model.symbols import execute_params, resolve_code_name
 from ..syntax.errors import SyntaxIssue
 from ..syntax.memory_yml import MemoryField
@@ -80,12 +81,61 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     return f"; did you mean `{m[0]}`?" if m else ""
 
 
+def describe_unreadable(u: Unreadable) -> str:
+    """Why a key cannot be read, in words (for messages)."""
+    key = f"{u.ns}.{u.entry}"
+    if u.kind == "system":
+        return f"`{key}`: the `system` namespace is engine-internal and never readable"
+    if u.kind == "no_project_field":
+        where = "the project memory.yml declares no" if u.has_project_memory else "there is no"
+        return f"`{key}`: {where} project field `{u.entry}`{did_you_mean(u.entry, u.candidates)}"
+    if u.kind == "undeclared":
+        return (
+            f"`{key}`: skill `{u.ns}` declares no field `{u.entry}`"
+            f"{did_you_mean(u.entry, u.candidates)}"
+        )
+    if u.kind == "private":
+        who = f"skill `{u.sid}`" if u.sid else "a project-wide responses.yml"
+        return (
+            f"`{key}`, a private field of skill `{u.ns}`: {who} cannot read it (make it "
+            "public in that skill's memory.yml, or read it from within that skill)"
+        )
+    if u.kind == "bundled_no_field":
+        return f"`{key}`: bundled skill `{u.ns}` has no public field `{u.entry}`" + did_you_mean(
+            u.entry, u.candidates
+        )
+    return (
+        f"`{key}`: there is no skill `{u.ns}` (namespaces are skill ids and `project`)"
+        f"{did_you_mean(u.ns, u.candidates)}"
+    )
+
+
+def describe_unwritable(u: Unwritable) -> str:
+    """Why tool code cannot write a key, in words (for messages)."""
+    if u.kind == "no_project_field":
+        return f"names project field `{u.entry}`, which the project memory.yml does not declare"
+    if u.kind == "system":
+        return "writes the engine-internal `system` namespace"
+    if u.kind == "other_skill":
+        return (
+            f"writes another skill's field: a tool of `{u.sid}` may write only "
+            f"`{u.sid}` fields and project fields"
+        )
+    if u.kind == "undeclared":
+        return f"names `{u.entry}`, which skill `{u.ns}` does not declare"
+    if u.kind == "bare_undeclared":
+        return (
+            f"names `{u.name}`, which is declared neither in skill `{u.sid}` nor in the "
+            f"project memory.yml{did_you_mean(u.name, u.candidates)}"
+        )
+    return f"names `{u.name}`, which no skill and not the project declares"
+
+
 class Checker:
     def __init__(self, project: Project) -> None:
         self.p = project
         self.out: dict[Path, list[Diagnostic]] = {}
-        self._shared: set[str] | None = None
-        self._visible: dict[str, set[str]] = {}
+        self.sem = Semantics(project)
         self._mentions: tuple[re.Pattern[str] | None] | None = None
 
     # -- emit ----------------------------------------------------------------------------
@@ -118,51 +168,8 @@ class Checker:
     def why_unreadable(self, sid: str | None, ns: str, entry: str) -> str | None:
         """None when ``ns.entry`` is readable from skill ``sid`` (None = the project-root
         responses file, which every skill may deliver); else the reason, for a message."""
-        p = self.p
-        key = f"{ns}.{entry}"
-        if ns == "system":
-            return f"`{key}`: the `system` namespace is engine-internal and never readable"
-        if ns == "project":
-            if p.project_field(entry) is not None:
-                return None
-            names = [f.name for f in p.project_memory.fields] if p.project_memory else []
-            where = "the project memory.yml declares no" if p.project_memory else "there is no"
-            return f"`{key}`: {where} project field `{entry}`{did_you_mean(entry, names)}"
-        sk = p.skill(ns)
-        if sk is not None:
-            if ns == sid:
-                if sk.field(entry) is not None:
-                    return None
-                return (
-                    f"`{key}`: skill `{ns}` declares no field `{entry}`"
-                    f"{did_you_mean(entry, sk.field_names())}"
-                )
-            public, effective = p.field_decls(ns, entry)
-            if public is not None:
-                return None
-            if effective is not None:
-                who = f"skill `{sid}`" if sid else "a project-wide responses.yml"
-                return (
-                    f"`{key}`, a private field of skill `{ns}`: {who} cannot read it (make it "
-                    "public in that skill's memory.yml, or read it from within that skill)"
-                )
-            return (
-                f"`{key}`: skill `{ns}` declares no field `{entry}`"
-                f"{did_you_mean(entry, p.field_names(ns))}"
-            )
-        dflt = DEFAULT_SKILLS.get(ns)
-        if dflt is not None:
-            names = [f.name for f in dflt.public_fields]
-            if entry in names:
-                return None
-            return f"`{key}`: bundled skill `{ns}` has no public field `{entry}`" + did_you_mean(
-                entry, names
-            )
-        known = ["project", *p.catalog_ids()]
-        return (
-            f"`{key}`: there is no skill `{ns}` (namespaces are skill ids and `project`)"
-            f"{did_you_mean(ns, known)}"
-        )
+        u = self.sem.unreadable(sid, ns, entry)
+        return describe_unreadable(u) if u is not None else None
 
     # -- run -------------------------------------------------------------------------------
     def run(self, only: Iterable[Path] | None = None) -> dict[Path, list[Diagnostic]]:
@@ -295,9 +302,7 @@ class Checker:
 
     def settable_fields(self, sk: Skill) -> set[str]:
         """Fields of ``sk`` the model may set: `llm_settable` or filled by a collect step."""
-        md = sk.memdoc
-        names = {f.name for f in md.fields if f.llm_settable} if md else set()
-        return names | (set(self.collect_steps(sk)) & set(sk.field_names()))
+        return self.sem.settable_fields(sk)
 
     def check_skill_identity(self, sid: str, sk: Skill) -> None:
         assert sk.skill_md is not None
@@ -463,42 +468,18 @@ class Checker:
                         f"{did_you_mean(name, self.visible_tools(sk, doc))}",
                     )
 
-    # -- tools visibility --------------------------------------------------------------------
+    # -- tools visibility (model/semantics.py) -------------------------------------------
     def local_tools(self, sk: Skill) -> set[str]:
-        return {t.name for _, mod in sk.tool_modules() for t in mod.tools}
+        return self.sem.local_tools(sk)
 
     def shared_tools(self) -> set[str]:
-        if self._shared is None:
-            self._shared = {t.name for _, mod in self.p.shared_tool_files() for t in mod.tools}
-        return self._shared
+        return self.sem.shared_tools()
 
     def visible_tools(self, sk: Skill, doc: SkillDoc | None) -> set[str]:
-        key = sk.id if doc is not None else f"{sk.id}/local"
-        cached = self._visible.get(key)
-        if cached is None:
-            cached = self._visible[key] = self._compute_visible(sk, doc)
-        return cached
-
-    def _compute_visible(self, sk: Skill, doc: SkillDoc | None) -> set[str]:
-        names = self.local_tools(sk)
-        if doc is not None:
-            declared = {g.name for g in doc.gate_tools}
-            declared |= {g.name for b in doc.blocks for g in b.tools}
-            declared |= {i.value for i in doc.import_tools if not i.value.startswith("mcp/")}
-            names |= declared & self.shared_tools()
-            for i in doc.import_tools:
-                if i.value.startswith("mcp/") and ":" in i.value:
-                    names.add(i.value.rsplit(":", 1)[1])
-        return names
+        return self.sem.visible_tools(sk, doc)
 
     def tool_visible(self, sk: Skill, doc: SkillDoc | None, name: str) -> bool:
-        if name in self.visible_tools(sk, doc):
-            return True
-        # factory-made tools ("possible") are never reported missing
-        for _, mod in [*sk.tool_modules(), *self.p.shared_tool_files()]:
-            if any(t.name == name and t.kind == "possible" for t in mod.tools):
-                return True
-        return False
+        return self.sem.tool_visible(sk, doc, name)
 
     # -- frontmatter references ------------------------------------------------------------
     def check_frontmatter_refs(self, path: Path, sid: str, sk: Skill, doc: SkillDoc) -> None:
@@ -603,10 +584,10 @@ class Checker:
 
     # -- responses registry ----------------------------------------------------------------
     def response_names(self) -> set[str]:
-        return {k[1] for k in self.p.index.symbols if k[0] == "response"}
+        return self.sem.response_names()
 
     def response_exists(self, name: str) -> bool:
-        return bool(self.p.index.lookup(("response", name)))
+        return self.sem.response_exists(name)
 
     # -- ordered blocks ---------------------------------------------------------------------
     def check_blocks(self, path: Path, sid: str, sk: Skill, doc: SkillDoc) -> None:
@@ -804,16 +785,7 @@ class Checker:
 
     # -- memory rules --------------------------------------------------------------------------
     def collect_steps(self, sk: Skill) -> dict[str, list[Step]]:
-        out: dict[str, list[Step]] = {}
-        doc = sk.doc
-        if doc is None:
-            return out
-        for _, st in doc.steps():
-            if st.kind == "collect":
-                c = st.str_field("collect")
-                if c:
-                    out.setdefault(c[0], []).append(st)
-        return out
+        return self.sem.collect_steps(sk)
 
     def check_skill_memory(self, sid: str, sk: Skill) -> None:
         md = sk.memdoc
@@ -915,12 +887,7 @@ class Checker:
         parity.check_button_sources(self, pf.path, doc, sid)
 
     def bare_resolves(self, sid: str | None, name: str) -> bool:
-        if self.p.project_field(name) is not None:
-            return True
-        if sid is not None:
-            sk = self.p.skill(sid)
-            return sk is not None and sk.field(name) is not None
-        return any(s.field(name) is not None for s in self.p.skills.values())
+        return self.sem.bare_resolves(sid, name)
 
     def check_set_payload(self, path: Path, sid: str | None, sp: Any) -> None:
         why = self.why_unreadable(sid, sp.namespace, sp.entry)
@@ -972,7 +939,7 @@ class Checker:
             return set()
         for r in prf.doc.responses:
             if any(b.set_payload is sp for v in r.variants for b in v.buttons):
-                return parity.response_users(self, r.name)
+                return self.sem.response_users(r.name)
         return set()
 
     # -- tools ------------------------------------------------------------------------------
@@ -1035,47 +1002,8 @@ class Checker:
         parity.check_lib_imports(self, pf, mod)
 
     def why_unwritable(self, sid: str | None, name: str) -> str | None:
-        p = self.p
-        if "." in name:
-            ns, _, entry = name.partition(".")
-            if ns == "project":
-                return (
-                    None
-                    if p.project_field(entry)
-                    else (
-                        f"names project field `{entry}`, which the project memory.yml does not "
-                        "declare"
-                    )
-                )
-            if ns == "system":
-                return "writes the engine-internal `system` namespace"
-            if p.skill(ns) is not None:
-                sk = p.skill(ns)
-                assert sk is not None
-                if sid is not None and ns != sid:
-                    return (
-                        f"writes another skill's field: a tool of `{sid}` may write only "
-                        f"`{sid}` fields and project fields"
-                    )
-                if sk.field(entry) is None:
-                    return f"names `{entry}`, which skill `{ns}` does not declare"
-                return None
-        if sid is not None:
-            sk = p.skill(sid)
-            if sk is not None and sk.field(name) is not None:
-                return None
-            if p.project_field(name) is not None:
-                return None
-            cands = sk.field_names() if sk else []
-            return (
-                f"names `{name}`, which is declared neither in skill `{sid}` nor in the "
-                f"project memory.yml{did_you_mean(name, cands)}"
-            )
-        if p.project_field(name) is not None or any(
-            s.field(name) is not None for s in p.skills.values()
-        ):
-            return None
-        return f"names `{name}`, which no skill and not the project declares"
+        u = self.sem.unwritable(sid, name)
+        return describe_unwritable(u) if u is not None else None
 
     # -- agent.yml --------------------------------------------------------------------------
     def check_agent(self) -> None:

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..model.defaults import DEFAULT_SKILLS
 from ..model.layout import FileKind
 from ..model.project import Skill
+from ..model.semantics import Semantics
 from ..model.symbols import code_memory
-from ..syntax.skill_md import Block, SkillDoc
+from ..syntax.skill_md import SkillDoc
 
 if TYPE_CHECKING:
     from .diagnostics import Checker
@@ -131,17 +132,6 @@ def check_unused_fields(ck: Checker, sk: Skill | None) -> None:
         )
 
 
-def _successors(blk: Block, i: int) -> list[int]:
-    st = blk.steps[i]
-    ids = {s.id: j for j, s in enumerate(blk.steps) if s.id}
-    if st.kind in ("link", "end"):
-        return []
-    targets = [t.value for t in st.next_targets()]
-    if st.next_node is None or (st.branches and not targets):
-        return [i + 1] if i + 1 < len(blk.steps) else []
-    return [ids[t] for t in targets if t in ids]
-
-
 def check_unreachable_steps(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
     if sk.skill_md is None:
         return
@@ -155,7 +145,7 @@ def check_unreachable_steps(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
         todo = [0]
         while todo:
             cur = todo.pop()
-            for nxt in _successors(blk, cur):
+            for nxt in Semantics.step_successors(blk, cur):
                 if nxt not in seen:
                     seen.add(nxt)
                     todo.append(nxt)

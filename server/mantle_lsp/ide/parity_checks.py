@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 
 from ..model.defaults import DEFAULT_SKILLS, FRAMEWORK_TOOLS
 from ..model.project import Skill
-from ..syntax.responses_yml import Response, ResponsesDoc
-from ..syntax.skill_md import Block, SkillDoc
+from ..model.semantics import Semantics
+from ..syntax.responses_yml import ResponsesDoc
+from ..syntax.skill_md import SkillDoc
 from ..syntax.text import TextRange
 from ..syntax.tools_py import ToolModule
 from ..syntax.yaml_tree import YScalar
@@ -29,31 +30,6 @@ VALIDATION_PREFIX = "run_after_setting_"
 
 
 # -- entry blocks -------------------------------------------------------------------------
-def block_edges(sid: str, doc: SkillDoc) -> dict[str, set[str]]:
-    """Same-skill block → block edges made by `call:` / `link:` steps."""
-    ids = {b.id for b in doc.blocks if b.id}
-    own = f"{sid}__"
-    edges: dict[str, set[str]] = {b: set() for b in ids}
-    for blk in doc.blocks:
-        if not blk.id:
-            continue
-        for st in blk.steps:
-            for kind in ("call", "link"):
-                t = st.str_field(kind)
-                if t is None:
-                    continue
-                target = t[0][len(own) :] if t[0].startswith(own) else t[0]
-                if target in ids:
-                    edges[blk.id].add(target)
-    return edges
-
-
-def entry_blocks(sid: str, doc: SkillDoc) -> list[Block]:
-    edges = block_edges(sid, doc)
-    targeted = {t for src, ts in edges.items() for t in ts if t != src}
-    return [b for b in doc.blocks if b.id and b.id not in targeted]
-
-
 def check_entry_structure(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> None:
     if not doc.blocks_only or sk.skill_md is None:
         return
@@ -61,7 +37,7 @@ def check_entry_structure(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> No
     blocks = [b for b in doc.blocks if b.id]
     if not blocks:
         return
-    entries = entry_blocks(sid, doc)
+    entries = Semantics.entry_blocks(sid, doc)
     if not entries:
         ck.emit(
             path,
@@ -83,7 +59,7 @@ def check_entry_structure(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> No
             )
         return
     entry = entries[0]
-    edges = block_edges(sid, doc)
+    edges = Semantics.block_edges(sid, doc)
     seen = {entry.id}
     todo = deque([entry.id])
     while todo:
@@ -235,23 +211,8 @@ def check_import_collisions(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> 
 
 
 # -- responses referenced by gates and triggers -------------------------------------------
-def effective_response(ck: Checker, name: str) -> Response | None:
-    """The response that wins for ``name``: the root file, else the last skill file."""
-    prf = ck.p.project_responses
-    if prf is not None and isinstance(prf.doc, ResponsesDoc):
-        r = prf.doc.get(name)
-        if r is not None:
-            return r
-    found = None
-    for sk in ck.p.skills.values():
-        rd = sk.respdoc
-        if rd is not None and rd.get(name) is not None:
-            found = rd.get(name)
-    return found
-
-
 def check_blank_referenced(ck: Checker, path: object, node: YScalar, what: str) -> None:
-    r = effective_response(ck, node.value)
+    r = ck.sem.effective_response(node.value)
     if r is None:
         return
     blanks = r.blank_variants()
@@ -271,7 +232,7 @@ def check_button_sources(ck: Checker, path: object, doc: ResponsesDoc, sid: str 
         for v in r.variants:
             if v.source is None:
                 continue
-            observers = [sid] if sid is not None else sorted(response_users(ck, r.name))
+            observers = [sid] if sid is not None else sorted(ck.sem.response_users(r.name))
             if sid is None and not observers:
                 ck.emit(
                     path,  # type: ignore[arg-type]
@@ -320,17 +281,6 @@ def _check_source(ck: Checker, path: object, node: YScalar, sid: str) -> None:
                     f"`{name}` requires confirmation in skill `{sid}`, so it cannot build buttons",
                 )
                 return
-
-
-def response_users(ck: Checker, name: str) -> set[str]:
-    """Project skills that deliver ``name`` (action, utterance, gates, triggers)."""
-    if not name.startswith("utter_"):
-        return set()
-    out = set()
-    for ref in ck.p.index.references_to(("response", name)):
-        if ref.skill is not None and ref.skill in ck.p.skills:
-            out.add(ref.skill)
-    return out
 
 
 # -- preconditions --------------------------------------------------------------------------
@@ -416,7 +366,7 @@ def check_default_override(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> N
             "an override of `default_unsupported_request_handler` must declare the field "
             "`request_type` (the engine writes the kind of request there)",
         )
-    if doc.blocks_only and len(entry_blocks(sid, doc)) != 1:
+    if doc.blocks_only and len(Semantics.entry_blocks(sid, doc)) != 1:
         ck.emit(
             path,
             anchor,

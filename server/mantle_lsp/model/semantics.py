@@ -1,0 +1,457 @@
+"""The semantic questions about a project, each answered in exactly one place.
+
+Who may read a memory key, who may write one, which tools a skill sees, which responses
+exist and who delivers them, how the blocks and steps of a skill connect, what type and
+values a field has, who reads and who writes a field. Diagnostics, completion, hover,
+navigation, rename and code actions all ask these functions; none re-derives an answer.
+
+Answers are plain data. Where the answer is "no", it says why as a structured verdict
+(:class:`Unreadable`, :class:`Unwritable`) with the names the author may have meant, so a
+diagnostic can word it and a quick fix can act on it without reading any message text.
+
+A :class:`Semantics` is cheap to make and caches only for its own lifetime: make one per
+check run or per request (``Semantics(project)``), never keep one across edits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from ..syntax.memory_yml import MemoryField
+from ..syntax.responses_yml import Response, ResponsesDoc
+from ..syntax.skill_md import Block, SkillDoc, Step
+from .defaults import DEFAULT_SKILLS, DefaultField
+from .project import FieldFacts, Project, Skill
+
+__all__ = [
+    "READ_FORMS",
+    "WRITE_FORMS",
+    "FieldType",
+    "Semantics",
+    "Unreadable",
+    "Unwritable",
+]
+
+# reference forms that write the field they name, and those that read it (the others only
+# name it: a `writable_by` entry, a soft mention)
+WRITE_FORMS = frozenset({"collect", "set_memory", "tool_set", "set_payload"})
+READ_FORMS = frozenset(
+    {"condition", "memory_token", "placeholder", "bare_placeholder", "tool_get", "execute_param"}
+)
+
+Scope = Literal["own", "other", "project", "bundled", "system", "unknown"]
+UnreadableKind = Literal[
+    "system",  # the engine-internal namespace
+    "no_project_field",  # project.<entry>: not declared (or no project memory.yml)
+    "undeclared",  # <skill>.<entry>: the skill declares no such field
+    "private",  # another skill's private field
+    "bundled_no_field",  # a bundled default skill has no such public field
+    "unknown_namespace",  # no skill of that id, not `project`
+]
+UnwritableKind = Literal[
+    "no_project_field",  # project.<entry> is not declared
+    "system",  # writes the engine-internal namespace
+    "other_skill",  # a tool of one skill writing another skill's field
+    "undeclared",  # <skill>.<entry> names no field of that skill
+    "bare_undeclared",  # a bare name neither the skill nor the project declares
+    "nowhere",  # a bare name (shared code) that no skill and not the project declares
+]
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """Why ``ns.entry`` cannot be read from skill ``sid`` (None: a project-wide file)."""
+
+    kind: UnreadableKind
+    sid: str | None
+    ns: str
+    entry: str
+    candidates: tuple[str, ...] = ()  # what the author may have meant
+    has_project_memory: bool = True  # for `no_project_field`
+
+
+@dataclass(frozen=True)
+class Unwritable:
+    """Why code of skill ``sid`` (None: shared code) cannot write memory key ``name``."""
+
+    kind: UnwritableKind
+    sid: str | None
+    name: str  # as written: `entry` or `ns.entry`
+    ns: str
+    entry: str
+    candidates: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FieldType:
+    """What a condition on a field can compare it with."""
+
+    type: str
+    enum_values: tuple[str, ...]  # as strings
+    enum_booleans: dict[str, bool]  # unquoted enum items YAML 1.1 read as booleans
+
+
+class Semantics:
+    """The answers for one state of ``project`` (see the module docstring)."""
+
+    def __init__(self, project: Project) -> None:
+        self.p = project
+        self._shared: set[str] | None = None
+        self._visible: dict[str, set[str]] = {}
+
+    # -- reading memory ------------------------------------------------------------------
+    def scope(self, sid: str | None, ns: str) -> Scope:
+        """How skill ``sid`` sees namespace ``ns``: its own fields, another skill's
+        public ones, the project's, a bundled skill's public ones, none (``system``), or
+        an unknown namespace."""
+        if ns == "system":
+            return "system"
+        if ns == "project":
+            return "project"
+        if self.p.skill(ns) is not None:
+            return "own" if ns == sid else "other"
+        if ns in DEFAULT_SKILLS:
+            return "bundled"
+        return "unknown"
+
+    def unreadable(self, sid: str | None, ns: str, entry: str) -> Unreadable | None:
+        """None when ``ns.entry`` is readable from skill ``sid`` (None: the project-root
+        responses file, which every skill may deliver); else why not."""
+        p = self.p
+        scope = self.scope(sid, ns)
+        if scope == "system":
+            return Unreadable("system", sid, ns, entry)
+        if scope == "project":
+            if p.project_field(entry) is not None:
+                return None
+            pm = p.project_memory
+            names = tuple(f.name for f in pm.fields) if pm else ()
+            return Unreadable("no_project_field", sid, ns, entry, names, pm is not None)
+        if scope == "own":
+            sk = p.skill(ns)
+            assert sk is not None
+            if sk.field(entry) is not None:
+                return None
+            return Unreadable("undeclared", sid, ns, entry, tuple(sk.field_names()))
+        if scope == "other":
+            public, effective = p.field_decls(ns, entry)
+            if public is not None:
+                return None
+            if effective is not None:
+                return Unreadable("private", sid, ns, entry)
+            return Unreadable("undeclared", sid, ns, entry, tuple(p.field_names(ns)))
+        if scope == "bundled":
+            names = tuple(f.name for f in DEFAULT_SKILLS[ns].public_fields)
+            if entry in names:
+                return None
+            return Unreadable("bundled_no_field", sid, ns, entry, names)
+        return Unreadable("unknown_namespace", sid, ns, entry, ("project", *p.catalog_ids()))
+
+    def readable_declarations(
+        self, sid: str | None, ns: str
+    ) -> list[MemoryField] | list[DefaultField]:
+        """The declarations of ``ns`` that skill ``sid`` may read, in declaration order
+        (a name declared twice once, as it takes effect): exactly the entries for which
+        :meth:`unreadable` answers None."""
+        scope = self.scope(sid, ns)
+        if scope == "project":
+            md = self.p.project_memory
+            return _effective(md.fields, md.field) if md is not None else []
+        if scope in ("own", "other"):
+            sk = self.p.skill(ns)
+            md = sk.memdoc if sk is not None else None
+            if sk is None or md is None:
+                return []
+            fields = _effective(md.fields, md.field)
+            if scope == "own":
+                return fields
+            return [f for f in fields if sk.public_field(f.name) is not None]
+        if scope == "bundled":
+            return list(DEFAULT_SKILLS[ns].public_fields)
+        return []
+
+    def bare_resolves(self, sid: str | None, name: str) -> bool:
+        """A bare ``{entry}`` placeholder (or a bare tool key) names a field: of skill
+        ``sid`` or the project; for a project-wide file, of any skill or the project."""
+        if self.p.project_field(name) is not None:
+            return True
+        if sid is not None:
+            sk = self.p.skill(sid)
+            return sk is not None and sk.field(name) is not None
+        return any(s.field(name) is not None for s in self.p.skills.values())
+
+    def field_type(self, sid: str | None, ns: str, entry: str) -> FieldType | None:
+        """Type and values of a field ``sid`` may read, or None (unknown, unreadable)."""
+        scope = self.scope(sid, ns)
+        decl: MemoryField | FieldFacts | None
+        if scope == "project":
+            decl = self.p.project_field(entry)
+        elif scope == "own":
+            sk = self.p.skill(ns)
+            decl = sk.field(entry) if sk is not None else None
+        elif scope == "other":
+            decl, _ = self.p.field_decls(ns, entry)
+        elif scope == "bundled":
+            for df in DEFAULT_SKILLS[ns].public_fields:
+                if df.name == entry:
+                    return FieldType(df.type, (), {})
+            return None
+        else:
+            return None
+        if decl is None:
+            return None
+        if isinstance(decl, FieldFacts):
+            return FieldType(decl.type, decl.enum_values, decl.enum_booleans)
+        return FieldType(decl.type, tuple(str(v) for v in decl.enum_values), decl.enum_booleans)
+
+    # -- writing memory ------------------------------------------------------------------
+    def unwritable(self, sid: str | None, name: str) -> Unwritable | None:
+        """None when tool code of skill ``sid`` (None: shared tools) may write memory key
+        ``name`` (``entry`` or ``ns.entry``, as given to ``memory.set``); else why not."""
+        p = self.p
+        if "." in name:
+            ns, _, entry = name.partition(".")
+            if ns == "project":
+                if p.project_field(entry) is not None:
+                    return None
+                return Unwritable("no_project_field", sid, name, ns, entry)
+            if ns == "system":
+                return Unwritable("system", sid, name, ns, entry)
+            sk = p.skill(ns)
+            if sk is not None:
+                if sid is not None and ns != sid:
+                    return Unwritable("other_skill", sid, name, ns, entry)
+                if sk.field(entry) is None:
+                    return Unwritable("undeclared", sid, name, ns, entry)
+                return None
+        if sid is not None:
+            sk = p.skill(sid)
+            if sk is not None and sk.field(name) is not None:
+                return None
+            if p.project_field(name) is not None:
+                return None
+            cands = tuple(sk.field_names()) if sk else ()
+            return Unwritable("bare_undeclared", sid, name, sid, name, cands)
+        if p.project_field(name) is not None or any(
+            s.field(name) is not None for s in p.skills.values()
+        ):
+            return None
+        return Unwritable("nowhere", sid, name, "", name)
+
+    def step_write_target(self, sk: Skill, name: str) -> Literal["skill", "project"] | None:
+        """What a ``collect:`` / ``set_memory`` key (a bare name) of skill ``sk`` writes:
+        the skill's own field, else a project field, else nothing declared."""
+        if sk.field(name) is not None:
+            return "skill"
+        if self.p.project_field(name) is not None:
+            return "project"
+        return None
+
+    def write_candidates(self, sk: Skill) -> list[str]:
+        """The bare names a step of ``sk`` may write (for did-you-mean)."""
+        pm = self.p.project_memory
+        return [*sk.field_names(), *(f.name for f in pm.fields)] if pm else sk.field_names()
+
+    def button_writable_skills(self, sid: str | None, users: Iterable[str]) -> list[str]:
+        """The skills whose own fields a ``set:`` button may write, besides project
+        fields: the skill of the responses file, or for the project-root file the one
+        skill that delivers the response (none when several or none do)."""
+        if sid is not None:
+            return [sid]
+        us = sorted(set(users))
+        return us if len(us) == 1 else []
+
+    def collect_steps(self, sk: Skill) -> dict[str, list[Step]]:
+        """The ``collect:`` steps of ``sk`` by the field they fill, in document order."""
+        out: dict[str, list[Step]] = {}
+        doc = sk.doc
+        if doc is None:
+            return out
+        for _, st in doc.steps():
+            if st.kind == "collect":
+                c = st.str_field("collect")
+                if c:
+                    out.setdefault(c[0], []).append(st)
+        return out
+
+    def settable_fields(self, sk: Skill) -> set[str]:
+        """Fields of ``sk`` the model may set: ``llm_settable``, or filled by a collect."""
+        md = sk.memdoc
+        names = {f.name for f in md.fields if f.llm_settable} if md else set()
+        return names | (set(self.collect_steps(sk)) & set(sk.field_names()))
+
+    # -- readers and writers ---------------------------------------------------------------
+    def field_writers(self, ns: str, entry: str) -> list[str]:
+        """Who writes field ``ns.entry``, besides the references the index holds (the
+        forms in :data:`WRITE_FORMS`): ``llm_settable`` (the model), ``seed`` (the session
+        start), a ``run_after_setting_<entry>`` tool of the skill."""
+        out: list[str] = []
+        decl = self.p.project_field(entry) if ns == "project" else None
+        sk = self.p.skill(ns) if ns != "project" else None
+        if sk is not None:
+            decl = sk.field(entry)
+        if decl is not None and decl.llm_settable:
+            out.append("llm_settable")
+        if decl is not None and decl.seed:
+            out.append("seed")
+        if sk is not None and f"run_after_setting_{entry}" in self.local_tools(sk):
+            out.append("run_after_setting")
+        return out
+
+    # -- tools ----------------------------------------------------------------------------
+    def local_tools(self, sk: Skill) -> set[str]:
+        """The tools defined in skill ``sk``'s own tool modules."""
+        return {t.name for _, mod in sk.tool_modules() for t in mod.tools}
+
+    def shared_tools(self) -> set[str]:
+        """The tools defined in the project's ``tools/`` folder."""
+        if self._shared is None:
+            self._shared = {t.name for _, mod in self.p.shared_tool_files() for t in mod.tools}
+        return self._shared
+
+    @staticmethod
+    def mcp_tools(doc: SkillDoc | None) -> dict[str, str]:
+        """``mcp/<server>:<tool>`` imports of a skill: tool name → server."""
+        out: dict[str, str] = {}
+        for item in doc.import_tools if doc is not None else ():
+            v = item.value
+            if v.startswith("mcp/") and ":" in v:
+                server, _, name = v[4:].partition(":")
+                out[name] = server
+        return out
+
+    def visible_tools(self, sk: Skill, doc: SkillDoc | None) -> set[str]:
+        """The tools skill ``sk`` may use: its own, the shared tools it declares (through
+        ``tool_constraints``, a block's ``tools`` or ``import_tools``) and its MCP imports.
+        With ``doc`` None: its own tools only."""
+        key = sk.id if doc is not None else f"{sk.id}/local"
+        cached = self._visible.get(key)
+        if cached is None:
+            names = self.local_tools(sk)
+            if doc is not None:
+                declared = {g.name for g in doc.gate_tools}
+                declared |= {g.name for b in doc.blocks for g in b.tools}
+                declared |= {i.value for i in doc.import_tools if not i.value.startswith("mcp/")}
+                names |= declared & self.shared_tools()
+                names |= set(self.mcp_tools(doc))
+            cached = self._visible[key] = names
+        return cached
+
+    def tool_visible(self, sk: Skill, doc: SkillDoc | None, name: str) -> bool:
+        """``name`` is a tool ``sk`` may use, or may be one: factory-made tools
+        ("possible" bindings) of its own or the shared modules are never reported missing."""
+        if name in self.visible_tools(sk, doc):
+            return True
+        for _, mod in [*sk.tool_modules(), *self.p.shared_tool_files()]:
+            if any(t.name == name and t.kind == "possible" for t in mod.tools):
+                return True
+        return False
+
+    # -- responses ------------------------------------------------------------------------
+    def response_names(self) -> set[str]:
+        """Every response the merged registry defines."""
+        return {k[1] for k in self.p.index.symbols if k[0] == "response"}
+
+    def response_exists(self, name: str) -> bool:
+        return bool(self.p.index.lookup(("response", name)))
+
+    def effective_response(self, name: str) -> Response | None:
+        """The response that wins for ``name``: the root file, else the last skill file."""
+        prf = self.p.project_responses
+        if prf is not None and isinstance(prf.doc, ResponsesDoc):
+            r = prf.doc.get(name)
+            if r is not None:
+                return r
+        found = None
+        for sk in self.p.skills.values():
+            rd = sk.respdoc
+            if rd is not None and rd.get(name) is not None:
+                found = rd.get(name)
+        return found
+
+    def response_users(self, name: str) -> set[str]:
+        """Project skills that deliver ``name`` (action, utterance, gates, triggers)."""
+        if not name.startswith("utter_"):
+            return set()
+        return {
+            ref.skill
+            for ref in self.p.index.references_to(("response", name))
+            if ref.skill is not None and ref.skill in self.p.skills
+        }
+
+    # -- skills and flows -------------------------------------------------------------------
+    def skill_targets(self, sid: str) -> dict[str, set[str]]:
+        """The skills that ``sid`` starts: ``call`` / ``link`` steps and ``@skill`` tokens,
+        by form (``call``, ``link``, ``mention``)."""
+        out: dict[str, set[str]] = {"call": set(), "link": set(), "mention": set()}
+        sk = self.p.skill(sid)
+        doc = sk.doc if sk is not None else None
+        if doc is None:
+            return out
+        own = f"{sid}__"
+        blocks = {b.id for b in doc.blocks if b.id}
+        for _, st in doc.steps():
+            for kind in ("call", "link"):
+                t = st.str_field(kind)
+                if t is None:
+                    continue
+                target = t[0]
+                local = target[len(own) :] if target.startswith(own) else target
+                if local in blocks or "__" in target or not self.p.has_skill(target):
+                    continue
+                out[kind].add(target)
+        for tok in doc.tokens:
+            if tok.kind == "skill" and self.p.has_skill(tok.parts[0][0]):
+                out["mention"].add(tok.parts[0][0])
+        return out
+
+    @staticmethod
+    def block_edges(sid: str, doc: SkillDoc) -> dict[str, set[str]]:
+        """Same-skill block → block edges made by ``call:`` / ``link:`` steps."""
+        ids = {b.id for b in doc.blocks if b.id}
+        own = f"{sid}__"
+        edges: dict[str, set[str]] = {b: set() for b in ids}
+        for blk in doc.blocks:
+            if not blk.id:
+                continue
+            for st in blk.steps:
+                for kind in ("call", "link"):
+                    t = st.str_field(kind)
+                    if t is None:
+                        continue
+                    target = t[0][len(own) :] if t[0].startswith(own) else t[0]
+                    if target in ids:
+                        edges[blk.id].add(target)
+        return edges
+
+    @classmethod
+    def entry_blocks(cls, sid: str, doc: SkillDoc) -> list[Block]:
+        """The blocks no other block of the same skill calls or links."""
+        edges = cls.block_edges(sid, doc)
+        targeted = {t for src, ts in edges.items() for t in ts if t != src}
+        return [b for b in doc.blocks if b.id and b.id not in targeted]
+
+    @staticmethod
+    def step_successors(blk: Block, i: int) -> list[int]:
+        """The steps that may run after step ``i`` of ``blk`` (by index): its ``next``
+        targets, or the following step; none after ``link`` and ``END``."""
+        st = blk.steps[i]
+        ids = {s.id: j for j, s in enumerate(blk.steps) if s.id}
+        if st.kind in ("link", "end"):
+            return []
+        targets = [t.value for t in st.next_targets()]
+        if st.next_node is None or (st.branches and not targets):
+            return [i + 1] if i + 1 < len(blk.steps) else []
+        return [ids[t] for t in targets if t in ids]
+
+
+def _effective(fields: list[MemoryField], lookup: object) -> list[MemoryField]:
+    """One declaration per name, as it takes effect (``lookup`` is ``MemoryDoc.field``)."""
+    out = []
+    for name in dict.fromkeys(f.name for f in fields):
+        f = lookup(name)  # type: ignore[operator]
+        if f is not None:
+            out.append(f)
+    return out
