@@ -22,6 +22,7 @@ from typing import Literal
 
 from ..model.layout import FileKind, inside
 from ..model.project import ParsedFile, Project, Skill
+from ..model.semantics import WRITE_FORMS
 from ..model.symbols import Reference, SymbolKey, content_range
 from ..syntax.conditions import (
     BoolOpExpr,
@@ -85,7 +86,6 @@ C_UNKNOWN_ATTR = "lsp.memory.unknown_attribute"
 C_FORCE = "skill.step.outdated_force_collection"
 C_ENUM_VALUE = "lsp.condition.enum_value"
 C_TYPE_MISMATCH = "lsp.condition.type_mismatch"
-_WRITE_FORMS = ("collect", "set_memory", "tool_set")
 
 _DID_YOU_MEAN = re.compile(r"did you mean `([^`]+)`\?")
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
@@ -518,7 +518,7 @@ class _Fixer:
             sk = self.p.skill(ns)
             if sk is None or sk.field(entry) is not None:
                 continue
-            if ns != sid and ref.form in _WRITE_FORMS:
+            if ns != sid and ref.form in WRITE_FORMS:
                 continue  # a skill may not write another skill's field: declaring won't help
             scopes: list[Scope] = ["private", "public"] if ns == sid else ["public"]
             if ns == sid and self.read_elsewhere(ref.key, sid):

@@ -39,6 +39,7 @@ from ..model.defaults import (
 )
 from ..model.layout import FileKind
 from ..model.project import ParsedFile, Project, Skill
+from ..model.semantics import Semantics
 from ..syntax.config_yml import AgentDoc
 from ..syntax.memory_yml import ATTRIBUTES, CANONICAL_TYPES, MemoryDoc, MemoryField
 from ..syntax.responses_yml import VARIANT_KEYS, Response, ResponsesDoc
@@ -374,30 +375,30 @@ def _project_fields(project: Project) -> list[_Field]:
 
 def _readable(project: Project, sid: str | None, ns: str) -> list[_Field]:
     """Entries of ``ns`` readable from skill ``sid`` (None: the project-wide files, which
-    read every skill's public fields and the project fields)."""
-    if ns == "system":
-        return []
-    if ns == "project":
+    read every skill's public fields and the project fields): the declarations
+    :meth:`Semantics.readable_declarations` gives, as completion candidates."""
+    scope = Semantics(project).scope(sid, ns)
+    if scope == "project":
         return _project_fields(project)
-    sk = project.skill(ns)
-    if sk is not None:
-        fields = _all_fields(project, sk)
-        if ns == sid or not fields:
-            return fields
-        # the public ones, once per parse of the memory.yml (as _all_fields)
-        md = sk.memdoc
-        cached: list[_Field] | None = getattr(md, "_completion_public", None)
-        if cached is None:
-            cached = [f for f in fields if sk.public_field(f.name) is not None]
-            setattr(md, "_completion_public", cached)  # noqa: B010
-        return cached
-    dflt = DEFAULT_SKILLS.get(ns)
-    if dflt is not None:
+    if scope == "bundled":
         return [
             _Field(ns, d.name, d.type, "bundled", d.description, (), "bundled with the engine")
-            for d in dflt.public_fields
+            for d in DEFAULT_SKILLS[ns].public_fields
         ]
-    return []
+    sk = project.skill(ns)
+    if sk is None or scope not in ("own", "other"):
+        return []
+    fields = _all_fields(project, sk)
+    if scope == "own" or not fields:
+        return fields
+    # the public ones, once per parse of the memory.yml (as _all_fields)
+    md = sk.memdoc
+    cached: list[_Field] | None = getattr(md, "_completion_public", None)
+    if cached is None:
+        public = {f.name for f in Semantics(project).readable_declarations(sid, ns)}
+        cached = [f for f in fields if f.name in public]
+        setattr(md, "_completion_public", cached)  # noqa: B010
+    return cached
 
 
 def _declared(project: Project, ns: str, entry: str) -> _Field | None:
@@ -1058,8 +1059,6 @@ def _tools_of(c: _Ctx, which: Literal["visible", "attachable", "execute"]) -> li
     """Tools for a skill: ``visible`` (what the model may call: local, declared shared,
     MCP, framework), ``attachable`` (what a gate may name: local, every shared tool, MCP
     imports), ``execute`` (what an ``execute_tool`` step may run)."""
-    from .diagnostics import Checker  # deferred: diagnostics imports a lot
-
     p = c.project
     sk = c.skill
     out: dict[str, _Tool] = {}
@@ -1076,17 +1075,14 @@ def _tools_of(c: _Ctx, which: Literal["visible", "attachable", "execute"]) -> li
                 t.name, _Tool(t.name, "shared tool", _tool_doc(p, t.description, pf.path))
             )
     doc = c.skill_doc
-    mcp: dict[str, _Tool] = {}
-    if doc is not None:
-        for item in doc.import_tools:
-            v = item.value
-            if v.startswith("mcp/") and ":" in v:
-                server, _, name = v[4:].partition(":")
-                mcp[name] = _Tool(name, f"MCP tool ({server})", f"Imported as `{v}`.")
+    mcp = {
+        name: _Tool(name, f"MCP tool ({server})", f"Imported as `mcp/{server}:{name}`.")
+        for name, server in Semantics.mcp_tools(doc).items()
+    }
     if which == "attachable":
         visible = set(shared)
     elif sk is not None:
-        visible = Checker(p).visible_tools(sk, doc)
+        visible = Semantics(p).visible_tools(sk, doc)
     else:
         visible = set()
     for name, tool in shared.items():
@@ -1677,8 +1673,7 @@ def _response_users(c: _Ctx, y: _YCtx) -> list[str]:
     """Skills that deliver the response at the cursor (for the project-root file)."""
     if len(y.path) < 2 or y.path[0] != "responses":
         return []
-    refs = c.project.index.references_to(("response", y.path[1]))
-    return sorted({r.skill for r in refs if r.skill})
+    return sorted(Semantics(c.project).response_users(y.path[1]))
 
 
 def _set_payload(c: _Ctx, y: _YCtx, m: re.Match[str]) -> list[CompletionItem]:
@@ -1687,10 +1682,7 @@ def _set_payload(c: _Ctx, y: _YCtx, m: re.Match[str]) -> list[CompletionItem]:
     the one skill that delivers the response), then the values of that field."""
     p = c.project
     sid = c.sid
-    writable = [sid] if sid else []
-    if sid is None:
-        users = _response_users(c, y)
-        writable = users if len(users) == 1 else []
+    writable = Semantics(p).button_writable_skills(sid, _response_users(c, y) if not sid else ())
     ns, entry, value = m.group(1), m.group(2), m.group(3)
 
     def fields_of(name: str) -> list[_Field]:

@@ -13,6 +13,7 @@ from typing import Any
 from ..model.defaults import DEFAULT_SKILLS, FRAMEWORK_TOOLS, DefaultField, DefaultSkill
 from ..model.layout import FileKind
 from ..model.project import Project, Skill
+from ..model.semantics import WRITE_FORMS
 from ..model.symbols import Reference, Symbol, SymbolKey, qualified_name
 from ..syntax.config_yml import Precondition
 from ..syntax.memory_yml import MemoryField
@@ -22,7 +23,7 @@ from ..syntax.text import TextRange
 from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YNode, YScalar
 from .locate import target_at
-from .navigation import WRITE_FORMS, relative, where
+from .navigation import relative, where
 
 PREVIEW = 60  # characters of a response text or description shown in a hover
 DESCRIPTION = 400

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..model.project import Project
+from ..model.semantics import WRITE_FORMS
 from ..model.symbols import Reference, SymbolKey
 from ..syntax.text import TextRange
 from .locate import definition_locations, reference_locations, target_at
@@ -19,7 +20,6 @@ from .types import Location
 HighlightKind = Literal["read", "write", "text"]
 
 # Reference forms that write a memory field (everything else reads it).
-WRITE_FORMS = frozenset({"collect", "set_memory", "tool_set", "set_payload"})
 
 
 @dataclass(frozen=True)

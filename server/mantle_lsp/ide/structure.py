@@ -14,6 +14,7 @@ from typing import Literal
 
 from ..model.layout import FileKind
 from ..model.project import ParsedFile, Project
+from ..model.semantics import READ_FORMS
 from ..model.symbols import SymbolKey, content_range
 from ..syntax.conditions import (
     BoolOpExpr,
@@ -371,10 +372,6 @@ def _rel(project: Project, path: Path) -> str:
 # ---------------------------------------------------------------------------------------
 # Code lenses
 
-# Reference forms that read a memory field (everything else writes it or only names it).
-READ_FORMS = frozenset(
-    {"condition", "memory_token", "placeholder", "bare_placeholder", "tool_get", "execute_param"}
-)
 NEVER_READ = "never read by name"
 
 
