@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mantle_lsp.syntax import config_yml as C
+from mantle_lsp.syntax import config_tables as C
 from mantle_lsp.syntax.config_yml import (
     AgentDoc,
     IntegrationsDoc,

@@ -34,6 +34,7 @@ from ..syntax.conditions import (
     RefExpr,
     parse_condition,
 )
+from ..syntax.errors import C_LEGACY
 from ..syntax.memory_yml import MemoryDoc, MemoryField, Scope
 from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.sites import ConditionSite
@@ -81,7 +82,6 @@ C_DESC_NOT_EXPOSED = "mantle.validation.memory.description_not_exposed"
 C_DESC_REQUIRED = "mantle.validation.memory.description_required"
 C_PROJECT_LLM = "mantle.validation.memory.project_llm_settable"
 C_SKILL_SEED = "mantle.validation.memory.skill_seed"
-C_LEGACY = "lsp.legacy.syntax"
 C_UNKNOWN_ATTR = "lsp.memory.unknown_attribute"
 C_FORCE = "skill.step.outdated_force_collection"
 C_ENUM_VALUE = "lsp.condition.enum_value"

@@ -9,14 +9,125 @@ live in :mod:`mantle_lsp.ide.config_checks`.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .errors import SyntaxIssue
+from .config_tables import (
+    AGENT_FIELDS,
+    AGENT_KEYS,
+    AGENT_VOICE_FIELDS,
+    BUILTIN_TOOLS,
+    C_AGENT_INVALID,
+    C_AGENT_SECTION,
+    C_AGENT_SPEC,
+    C_GROUP,
+    C_GROUP_CREDENTIALS,
+    C_GROUP_DUP,
+    C_GROUP_UNUSED,
+    C_IGNORED,
+    C_INT_CALM,
+    C_INT_INVALID,
+    C_INT_LLM,
+    C_INT_MODELS,
+    C_INT_UNKNOWN,
+    C_LITERAL_SECRET,
+    C_MCP,
+    C_MCP_DUP,
+    C_PRIVACY,
+    C_SESSION,
+    C_SESSION_EXPIRY,
+    C_STORE,
+    C_STORE_DUP,
+    C_TYPE_ENV,
+    C_UNKNOWN_GROUP,
+    CALM_KEYS,
+    CHUNKING_FIELDS,
+    CONFIRMABLE_TOOLS,
+    CONFIRMATION_FIELDS,
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_CHUNK_SIZE,
+    DISABLEABLE_TOOLS,
+    ENV_SECRET,
+    EVENT_BROKER_FIELDS,
+    EVENT_BROKER_TYPES,
+    FILLER_EXAMPLE_FIELDS,
+    FILLERS_FIELDS,
+    INTEGRATION_KEYS,
+    JAEGER_FIELDS,
+    KAFKA_TYPES,
+    KNOWLEDGE_ANSWERING_FIELDS,
+    KNOWLEDGE_STORE_FIELDS,
+    KNOWLEDGE_STORE_TYPES,
+    LANGFUSE_ENV,
+    LANGFUSE_KEY,
+    LANGFUSE_REQUIRED,
+    LEGACY_PROMPT_KEYS,
+    LOCK_STORE_TYPES,
+    MCP_AUTH_KEYS,
+    MCP_BASE_KEYS,
+    MCP_NAME,
+    MCP_SECRET_KEYS,
+    MCP_TYPES,
+    MCP_UNSUPPORTED,
+    MODEL_SECRET_KEYS,
+    MODEL_SERVER_AUTH_FIELDS,
+    MODEL_SERVER_FIELDS,
+    ORCHESTRATOR_FIELDS,
+    OTLP_FIELDS,
+    PROMPTS_FIELDS,
+    RECORDING_BLOCKS,
+    RECORDING_PROVIDERS,
+    REDIS_FIELDS,
+    REDIS_MODES,
+    SECRET_KEYS,
+    SECRET_SECTIONS,
+    SECRETS_MANAGER_KEYS,
+    SESSION_FIELDS,
+    SHAPE_CODES,
+    SKILL_RETRIEVAL_FIELDS,
+    TIMER_STORE_TYPES,
+    TOOL_CONSTRAINT_FIELDS,
+    TRACING_TYPES,
+    TRACKER_STORE_FIELDS,
+    TRACKER_STORE_TYPES,
+    TYPED_SECTIONS,
+    UNUSED_AGENT_KEYS,
+    URL_PASSWORD,
+    VOICE_FIELDS,
+)
+from .config_values import (
+    _ENV_RE,
+    Check,
+    _bool,
+    _bool_true,
+    _custom_path,
+    _env_ok,
+    _err,
+    _first_key_range,
+    _found,
+    _http_url,
+    _int_min,
+    _is_null,
+    _is_placeholder,
+    _map_check,
+    _non_empty_str,
+    _number,
+    _number_check,
+    _opt,
+    _opt_str,
+    _positive,
+    _scalar,
+    _str,
+    _str_value,
+    _suggest,
+    _truthy,
+    _whole,
+    _whole_check,
+)
+from .errors import C_LEGACY, SyntaxIssue
 from .sites import ConditionSite, site_from_scalar
 from .text import TextRange
 from .yaml_tree import (
@@ -28,72 +139,6 @@ from .yaml_tree import (
     describe,
     parse_yaml,
 )
-
-C_AGENT_INVALID = "mantle.validation.config.invalid_agent_yml"
-C_AGENT_SECTION = "mantle.validation.config.missing_agent_section"
-C_AGENT_SPEC = "mantle.validation.config.invalid_agent_section"
-C_INT_UNKNOWN = "mantle.validation.config.unknown_integration_key"
-C_INT_CALM = "mantle.validation.config.unsupported_integration_key"
-C_INT_LLM = "mantle.validation.config.unexpected_llm"
-C_INT_MODELS = "mantle.validation.config.invalid_model_server"
-C_INT_INVALID = "lsp.config.invalid_integrations_yml"
-C_PRIVACY = "mantle.validation.config.invalid_agent_privacy"
-C_UNKNOWN_GROUP = "mantle.validation.config.unknown_model_group"
-C_SESSION = "config.session.invalid_section"
-C_SESSION_EXPIRY = "config.session.invalid_expiration_time"
-C_GROUP = "mantle.validation.config.invalid_model_group"
-C_GROUP_DUP = "mantle.validation.config.duplicate_model_group_id"
-C_GROUP_UNUSED = "mantle.validation.config.unused_model_group_models"
-C_GROUP_CREDENTIALS = "mantle.validation.config.invalid_model_group_credentials"
-C_MCP = "mantle.validation.config.invalid_mcp_server"
-C_MCP_DUP = "mantle.validation.config.duplicate_mcp_server_name"
-C_STORE = "mantle.validation.config.invalid_knowledge_store"
-C_STORE_DUP = "mantle.validation.config.duplicate_knowledge_store_id"
-C_TYPE_ENV = "mantle.validation.config.type_env_placeholder"
-C_LITERAL_SECRET = "mantle.validation.config.literal_secret"
-C_LEGACY = "lsp.legacy.syntax"
-C_IGNORED = "lsp.config.ignored_key"
-# integrations.yml runtime sections (checked at the end of this module), with their codes
-C_TRACING = "mantle.validation.config.invalid_tracing"
-C_METRICS = "mantle.validation.config.invalid_metrics"
-C_EVENT_BROKER = "mantle.validation.config.invalid_event_broker"
-C_TIMER_STORE = "mantle.validation.config.invalid_timer_store"
-C_TRACKER_STORE = "mantle.validation.config.invalid_tracker_store"
-C_LOCK_STORE = "mantle.validation.config.invalid_lock_store"
-C_SECRETS_MANAGER = "mantle.validation.config.invalid_secrets_manager"
-C_RECORDINGS = "mantle.validation.config.invalid_recordings"
-
-AGENT_KEYS = (
-    "agent",
-    "orchestrator",
-    "rules",
-    "fillers",
-    "prompts",
-    "knowledge_answering",
-    "conversation",
-    "tool_timeout",
-    "session_config",
-    "skill_retrieval",
-    "voice",
-    "privacy",
-)
-INTEGRATION_KEYS = (
-    "a2a_server",
-    "channels",
-    "event_broker",
-    "knowledge_stores",
-    "lock_store",
-    "mcp_servers",
-    "metrics",
-    "model_groups",
-    "rasa_model_server",
-    "recordings",
-    "secrets_manager",
-    "timer_store",
-    "tracing",
-    "tracker_store",
-)
-CALM_KEYS = ("nlg", "action_endpoint", "vector_store", "nlu", "interaction_handling")
 
 
 @dataclass(eq=False)
@@ -128,12 +173,6 @@ class IntegrationsDoc:
     # `knowledge_stores[i].embeddings` of the valid stores: (index, value)
     store_embeddings: list[tuple[int, YScalar]] = field(default_factory=list)
     issues: list[SyntaxIssue] = field(default_factory=list)
-
-
-def _err(
-    issues: list[SyntaxIssue], code: str, msg: str, rng: TextRange, sev: str = "error"
-) -> None:
-    issues.append(SyntaxIssue(code, msg, rng, sev))  # type: ignore[arg-type]
 
 
 def parse_agent_yml(text: str) -> AgentDoc:
@@ -281,10 +320,6 @@ def _parse_agent(doc: AgentDoc, text: str) -> AgentDoc:
     return doc
 
 
-# top-level agent.yml keys the engine reads as strings and then never uses
-UNUSED_AGENT_KEYS = ("name", "description")
-
-
 def _check_top_level_key(issues: list[SyntaxIssue], k: YScalar, v: YNode) -> None:
     """The engine reads only the keys of AGENT_KEYS (and type-checks `name` and
     `description`); any other top-level key is silently ignored."""
@@ -397,144 +432,6 @@ def parse_integrations_yml(text: str) -> IntegrationsDoc:
 # Typed values. The engine reads these files with lax type coercion: a quoted number is a
 # number, `1` is a boolean, but nothing becomes a string that was not written as one.
 
-Check = Callable[[YNode], "str | None"]  # None when the value fits, else what it must be
-
-_BOOL_WORDS = frozenset({"0", "off", "f", "false", "n", "no", "1", "on", "t", "true", "y", "yes"})
-_ENV_RE = re.compile(r"\$\{[^}]+\}")
-
-
-def _is_null(node: YNode | None) -> bool:
-    return isinstance(node, YScalar) and node.value is None
-
-
-def _number(node: YNode) -> float | None:
-    if not isinstance(node, YScalar):
-        return None
-    v = _value12(node)
-    if isinstance(v, bool):
-        return float(v)
-    if isinstance(v, (int, float)):
-        return float(v)
-    if isinstance(v, str):
-        try:
-            return float(v.strip())
-        except ValueError:
-            return None
-    return None
-
-
-def _whole(node: YNode) -> int | None:
-    n = _number(node)
-    if n is None or not math.isfinite(n) or not n.is_integer():
-        return None
-    v12 = _value12(node) if isinstance(node, YScalar) else None
-    if isinstance(v12, str):
-        try:
-            int(v12.strip())
-        except ValueError:
-            return None
-    return int(n)
-
-
-def _value12(node: YScalar) -> object:
-    """The scalar's value as the engine reads agent.yml and integrations.yml (YAML 1.2):
-    a plain `yes`, `no`, `on`, `off`, `y` or `n` is a string there, not a boolean."""
-    v = node.value
-    if isinstance(v, bool) and node.style is None:
-        raw = node.raw.strip()
-        if raw.lower() not in ("true", "false"):
-            return raw
-    return v
-
-
-def _str(node: YNode) -> str | None:
-    ok = isinstance(node, YScalar) and isinstance(_value12(node), str)
-    return None if ok else "a string"
-
-
-def _opt_str(node: YNode) -> str | None:
-    return None if _is_null(node) else _str(node)
-
-
-def _bool(node: YNode) -> str | None:
-    if isinstance(node, YScalar):
-        v = node.value
-        if isinstance(v, bool) or (isinstance(v, int) and v in (0, 1)):
-            return None
-        if isinstance(v, str) and v.strip().lower() in _BOOL_WORDS:
-            return None
-    return "true or false"
-
-
-def _opt_bool(node: YNode) -> str | None:
-    return None if _is_null(node) else _bool(node)
-
-
-def _strict_bool(node: YNode) -> str | None:
-    ok = isinstance(node, YScalar) and isinstance(node.value, bool)
-    return None if ok else "true or false (unquoted)"
-
-
-def _int_min(low: int | None, nullable: bool = False, high: int | None = None) -> Check:
-    """A whole number (a numeric string counts) in [low, high]."""
-    if low is None:
-        what = "a whole number"
-    elif low == 1:
-        what = "a whole number greater than 0"
-    else:
-        what = f"a whole number of at least {low}"
-    if high is not None:
-        what = f"a whole number from {low if low is not None else 0} to {high}"
-
-    def check(node: YNode) -> str | None:
-        if nullable and _is_null(node):
-            return None
-        n = _whole(node)
-        if n is None or (low is not None and n < low) or (high is not None and n > high):
-            return what
-        return None
-
-    return check
-
-
-def _opt(check: Check) -> Check:
-    """``check``, or null."""
-
-    def wrapped(node: YNode) -> str | None:
-        return None if _is_null(node) else check(node)
-
-    return wrapped
-
-
-def _positive(nullable: bool = False) -> Check:
-    def check(node: YNode) -> str | None:
-        if nullable and _is_null(node):
-            return None
-        n = _number(node)
-        return None if n is not None and math.isfinite(n) and n > 0 else "a number greater than 0"
-
-    return check
-
-
-def _str_list(node: YNode) -> str | None:
-    return None if isinstance(node, YSeq) else "a list of strings"
-
-
-def _found(node: YNode) -> str:
-    """What a value is, for a message: short scalars are quoted, others described."""
-    if isinstance(node, YScalar) and node.value == "":
-        return "an empty string"
-    if isinstance(node, YScalar) and node.value is not None:
-        raw = node.raw.strip()
-        if raw and "\n" not in raw and "`" not in raw and len(raw) <= 40:
-            return f"`{raw}`"
-    return describe(node)
-
-
-def _suggest(name: str, candidates: list[str]) -> str:
-    m = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    return f"; did you mean `{m[0]}`?" if m else ""
-
 
 def _check_fields(
     issues: list[SyntaxIssue],
@@ -612,37 +509,8 @@ def _string_items(issues: list[SyntaxIssue], code: str, node: YNode, path: str) 
             )
 
 
-def _first_key_range(node: YMap) -> TextRange:
-    for k, _ in node.items:
-        return k.range
-    return node.range
-
-
 # =============================================================================================
 # agent.yml sections (authoring-language §1.6)
-
-BUILTIN_TOOLS = (
-    "activate",
-    "cancel",
-    "cannot_help",
-    "complete",
-    "correct",
-    "search_knowledge",
-    "set_fields",
-)
-DISABLEABLE_TOOLS = ("cancel", "cannot_help", "complete", "search_knowledge")
-CONFIRMABLE_TOOLS = ("cancel",)
-ORCHESTRATOR_KEYS = (
-    "model_group",
-    "text_rules",
-    "voice_rules",
-    "max_prompt_tokens",
-    "preconditions",
-    "tool_constraints",
-)
-DEFAULT_CHUNK_SIZE = 1000
-DEFAULT_CHUNK_OVERLAP = 20
-LEGACY_PROMPT_KEYS = {"ack_enabled": "fillers.enabled", "ack_rule": "fillers.instructions"}
 
 
 def _check_agent_sections(doc: AgentDoc, root: YMap) -> None:
@@ -680,13 +548,7 @@ def _check_agent_sections(doc: AgentDoc, root: YMap) -> None:
             C_AGENT_SPEC,
             sr,
             "skill_retrieval",
-            {
-                "active": _bool,
-                "num_skills": _int_min(1),
-                "turns_to_embed": _int_min(1),
-                "should_embed_memory": _bool,
-                "embeddings": _str,
-            },
+            SKILL_RETRIEVAL_FIELDS,
         )
         _embedding_ref(doc, sr, "skill_retrieval.embeddings")
     conv = root.get("conversation")
@@ -704,7 +566,7 @@ def _check_agent_sections(doc: AgentDoc, root: YMap) -> None:
         )
     voice = _mapping(issues, C_AGENT_SPEC, root.get("voice"), "voice", nullable=False)
     if voice is not None:
-        _check_fields(issues, C_AGENT_SPEC, voice, "voice", {"silence_timeout": _positive()})
+        _check_fields(issues, C_AGENT_SPEC, voice, "voice", VOICE_FIELDS)
     session = _mapping(
         issues, C_SESSION, root.get("session_config"), "session_config", nullable=True
     )
@@ -723,7 +585,7 @@ def _check_agent_block(issues: list[SyntaxIssue], agent: YMap) -> None:
         C_AGENT_SPEC,
         agent,
         "agent",
-        {"id": None, "language": None, "persona": None, "voice": None},
+        AGENT_FIELDS,
         closed=False,
     )
     voice = agent.get("voice")
@@ -736,14 +598,7 @@ def _check_agent_block(issues: list[SyntaxIssue], agent: YMap) -> None:
             C_AGENT_SPEC,
             vm,
             "agent.voice",
-            {
-                "enabled": _bool,
-                "sample_rate": _opt(_int_min(None)),
-                "input_mime_type": _str,
-                "output_encoding": _str,
-                "asr": _str,
-                "tts": _str,
-            },
+            AGENT_VOICE_FIELDS,
             closed=False,
         )
 
@@ -754,14 +609,7 @@ def _check_orchestrator(issues: list[SyntaxIssue], orch: YMap) -> None:
         C_AGENT_SPEC,
         orch,
         "orchestrator",
-        {
-            "model_group": None,
-            "text_rules": _str,
-            "voice_rules": _str,
-            "max_prompt_tokens": _int_min(1, nullable=True),
-            "preconditions": None,
-            "tool_constraints": None,
-        },
+        ORCHESTRATOR_FIELDS,
     )
     pre = orch.get("preconditions")
     if isinstance(pre, YMap):
@@ -802,7 +650,7 @@ def _check_orchestrator(issues: list[SyntaxIssue], orch: YMap) -> None:
             C_AGENT_SPEC,
             entry,
             path,
-            {"enabled": _bool, "invoke_when": _opt_str, "requires_confirmation": None},
+            TOOL_CONSTRAINT_FIELDS,
         )
         enabled = entry.get("enabled")
         if (
@@ -847,11 +695,7 @@ def _check_orchestrator(issues: list[SyntaxIssue], orch: YMap) -> None:
                 C_AGENT_SPEC,
                 rcm,
                 f"{path}.requires_confirmation",
-                {
-                    "enabled": _strict_bool,
-                    "utter_for_confirmation": _opt_str,
-                    "utter_on_user_denial": _opt_str,
-                },
+                CONFIRMATION_FIELDS,
             )
 
 
@@ -861,7 +705,7 @@ def _check_fillers(issues: list[SyntaxIssue], fillers: YMap) -> None:
         C_AGENT_SPEC,
         fillers,
         "fillers",
-        {"enabled": _opt_bool, "instructions": _str, "reminder": _str, "examples": None},
+        FILLERS_FIELDS,
     )
     examples = fillers.get("examples")
     if examples is None:
@@ -879,9 +723,7 @@ def _check_fillers(issues: list[SyntaxIssue], fillers: YMap) -> None:
         path = f"fillers.examples[{i}]"
         exm = _mapping(issues, C_AGENT_SPEC, ex, path, nullable=False)
         if exm is not None:
-            _check_fields(
-                issues, C_AGENT_SPEC, exm, path, {"user": _str, "ack": _str}, closed=False
-            )
+            _check_fields(issues, C_AGENT_SPEC, exm, path, FILLER_EXAMPLE_FIELDS, closed=False)
 
 
 def _check_prompts(issues: list[SyntaxIssue], prompts: YMap) -> None:
@@ -904,9 +746,7 @@ def _check_prompts(issues: list[SyntaxIssue], prompts: YMap) -> None:
             if not (isinstance(k, YScalar) and k.value in LEGACY_PROMPT_KEYS)
         ],
     )
-    _check_fields(
-        issues, C_AGENT_SPEC, rest, "prompts", {"routing_no_active_skill": _str}, closed=False
-    )
+    _check_fields(issues, C_AGENT_SPEC, rest, "prompts", PROMPTS_FIELDS, closed=False)
 
 
 def _check_knowledge_answering(doc: AgentDoc, ka: YMap) -> None:
@@ -916,7 +756,7 @@ def _check_knowledge_answering(doc: AgentDoc, ka: YMap) -> None:
         C_AGENT_SPEC,
         ka,
         "knowledge_answering",
-        {"instructions": _str, "embeddings": _str, "chunking": None, "top_k": _int_min(1)},
+        KNOWLEDGE_ANSWERING_FIELDS,
     )
     _embedding_ref(doc, ka, "knowledge_answering.embeddings")
     chunking = _mapping(
@@ -929,7 +769,7 @@ def _check_knowledge_answering(doc: AgentDoc, ka: YMap) -> None:
         C_AGENT_SPEC,
         chunking,
         "knowledge_answering.chunking",
-        {"chunk_size": _int_min(1), "chunk_overlap": _int_min(0)},
+        CHUNKING_FIELDS,
     )
     size_node, overlap_node = chunking.get("chunk_size"), chunking.get("chunk_overlap")
     size = DEFAULT_CHUNK_SIZE if size_node is None else _whole(size_node)
@@ -958,7 +798,7 @@ def _check_session(issues: list[SyntaxIssue], session: YMap) -> None:
         C_SESSION,
         session,
         "session_config",
-        {"session_expiration_time": None, "start_session_after_expiry": _bool},
+        SESSION_FIELDS,
         closed=False,
     )
     exp = session.get("session_expiration_time")
@@ -1020,53 +860,12 @@ def _check_privacy(issues: list[SyntaxIssue], privacy: YMap) -> None:
 # =============================================================================================
 # integrations.yml sections (authoring-language §1.7, engine-rules §7.9)
 
-_SHAPE_CODES = {
-    "tracing": C_TRACING,
-    "metrics": C_METRICS,
-    "event_broker": C_EVENT_BROKER,
-    "timer_store": C_TIMER_STORE,
-    "tracker_store": C_TRACKER_STORE,
-    "lock_store": C_LOCK_STORE,
-    "secrets_manager": C_SECRETS_MANAGER,
-    "recordings": C_RECORDINGS,
-    "rasa_model_server": C_INT_MODELS,
-}
-# sections whose `type:` selects an implementation (a `${VAR}` there is never expanded)
-TYPED_SECTIONS = ("event_broker", "timer_store", "tracker_store", "lock_store", "secrets_manager")
-# sections whose secrets are checked for literals
-SECRET_SECTIONS = ("tracker_store", "lock_store", "secrets_manager")
-SECRET_KEYS = frozenset({"password", "token", "aws_access_key_id", "aws_secret_access_key"})
-_URL_PASSWORD = re.compile(r"://[^/\s@]*:([^@\s/]+)@")
-KNOWLEDGE_STORE_TYPES = ("qdrant", "milvus", "faiss")
-MCP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
-MCP_TYPES = ("http", "https")
-MCP_SECRET_KEYS = ("api_key", "token")
-MCP_AUTH_KEYS = ("api_key", "module", "oauth", "token")
-MCP_UNSUPPORTED = ("auth", "pre_call_hook", "protocol_version", "token_env")
-_MCP_BASE_KEYS = ("name", "url", "type", "meta_map", "tool_timeout", "additional_params")
-_ENV_SECRET = re.compile(r"\$\{\w+\}")
-# model settings that must be a `${VAR}` placeholder, wherever they are nested
-MODEL_SECRET_KEYS = frozenset(
-    {
-        "api_key",
-        "aws_access_key_id",
-        "aws_secret_access_key",
-        "aws_session_token",
-        "public_key",
-        "private_key",
-        "client_id",
-        "client_secret",
-        "token_url",
-        "secret",
-    }
-)
-
 
 def _check_integrations(doc: IntegrationsDoc, root: YMap) -> None:
     _check_model_groups(doc, root.get("model_groups"))
     _check_mcp_servers(doc.issues, root.get("mcp_servers"))
     _check_knowledge_stores(doc, root.get("knowledge_stores"))
-    for section, code in _SHAPE_CODES.items():
+    for section, code in SHAPE_CODES.items():
         node = root.get(section)
         key = root.key_node(section)
         if node is None or key is None or _is_null(node):
@@ -1116,7 +915,7 @@ def _literal_secrets(issues: list[SyntaxIssue], section: str, node: YMap) -> Non
                     "warning",
                 )
             continue
-        m = _URL_PASSWORD.search(text)
+        m = URL_PASSWORD.search(text)
         if m is not None and not _ENV_RE.search(m.group(1)):
             _err(
                 issues,
@@ -1247,7 +1046,7 @@ def _check_model_credentials(issues: list[SyntaxIssue], group: str, model: YMap)
             if k.value not in MODEL_SECRET_KEYS:
                 continue
             if isinstance(v, YScalar) and isinstance(v.value, str):
-                if _ENV_SECRET.fullmatch(v.value):
+                if ENV_SECRET.fullmatch(v.value):
                     continue
                 what = "is written as text"
             else:
@@ -1383,7 +1182,7 @@ def _check_mcp_meta_map(issues: list[SyntaxIssue], label: str, mm: YNode | None)
 def _check_mcp_params(issues: list[SyntaxIssue], label: str, item: YMap) -> None:
     """Auth and extra parameters: top-level extras count as ``additional_params``."""
     params: list[tuple[YScalar, YNode]] = [
-        (k, v) for k, v in item.pairs() if k.value not in _MCP_BASE_KEYS
+        (k, v) for k, v in item.pairs() if k.value not in MCP_BASE_KEYS
     ]
     extra = item.get("additional_params")
     if isinstance(extra, YMap):
@@ -1411,7 +1210,7 @@ def _check_mcp_params(issues: list[SyntaxIssue], label: str, item: YMap) -> None
         ok = (
             isinstance(secret, YScalar)
             and isinstance(secret.value, str)
-            and _ENV_SECRET.match(secret.value) is not None
+            and ENV_SECRET.match(secret.value) is not None
         )
         if not ok:
             what = "client_secret" if key == "oauth" else str(key)
@@ -1457,13 +1256,7 @@ def _check_knowledge_stores(doc: IntegrationsDoc, node: YNode | None) -> None:
             C_STORE,
             item,
             "knowledge_stores[]",
-            {
-                "id": None,
-                "type": None,
-                "embeddings": None,
-                "top_k": _int_min(1),
-                "namespace": _opt_str,
-            },
+            KNOWLEDGE_STORE_FIELDS,
         )
         sid = item.get("id")
         for key in ("id", "embeddings"):
@@ -1548,92 +1341,6 @@ class _Section:
         return v.range if v is not None else self.key.range
 
 
-def _str_value(node: YNode | None) -> str | None:
-    v = _value12(node) if isinstance(node, YScalar) else None
-    return v if isinstance(v, str) else None
-
-
-def _truthy(node: YNode | None) -> bool:
-    """What Python's ``bool()`` says about the value (absent and null are false)."""
-    if node is None:
-        return False
-    if isinstance(node, YScalar):
-        return bool(_value12(node))
-    return bool(node.items) if isinstance(node, (YMap, YSeq)) else True
-
-
-def _is_placeholder(node: YNode | None) -> bool:
-    v = _str_value(node)
-    return v is not None and _ENV_RE.search(v) is not None
-
-
-def _custom_path(type_name: str) -> bool:
-    """`package.module.Class`: a component class the engine imports (we cannot check it)."""
-    module, dot, cls = type_name.rpartition(".")
-    return bool(dot and module and cls)
-
-
-def _env_ok(check: Check) -> Check:
-    """``check``, but a `${VAR}` string passes: the engine leaves typed placeholders for
-    startup, when they are expanded."""
-
-    def wrapped(node: YNode) -> str | None:
-        return None if _is_placeholder(node) else check(node)
-
-    return wrapped
-
-
-def _scalar(node: YNode) -> str | None:
-    return None if isinstance(node, YScalar) else "a number or a string"
-
-
-def _non_empty_str(node: YNode) -> str | None:
-    v = _str_value(node)
-    return None if v else "a non-empty string"
-
-
-def _number_check(node: YNode) -> str | None:
-    return None if _number(node) is not None else "a number"
-
-
-def _whole_check(node: YNode) -> str | None:
-    return None if _whole(node) is not None else "a whole number"
-
-
-def _str_or_whole(node: YNode) -> str | None:
-    return None if _str(node) is None or _whole(node) is not None else "a string or a whole number"
-
-
-def _map_check(node: YNode) -> str | None:
-    return None if isinstance(node, YMap) else "a mapping"
-
-
-def _str_seq(node: YNode) -> str | None:
-    ok = isinstance(node, YSeq) and all(_str(i) is None for i in node.items)
-    return None if ok else "a list of strings"
-
-
-def _str_or_str_seq(node: YNode) -> str | None:
-    return None if _str(node) is None or _str_seq(node) is None else "a string or a list of strings"
-
-
-def _secret_location(node: YNode) -> bool:
-    """`{source: secrets_manager.<name>, secret_key: <key>}`."""
-    if not isinstance(node, YMap) or any(
-        k.value not in ("source", "secret_key") for k, _ in node.pairs()
-    ):
-        return False
-    parts = (_str_value(node.get("source")) or "").split(".")
-    ok_source = len(parts) == 2 and parts[0] == "secrets_manager" and parts[1] != ""
-    return ok_source and bool(_str_value(node.get("secret_key")))
-
-
-def _str_or_secret(node: YNode) -> str | None:
-    if _str(node) is None or _secret_location(node):
-        return None
-    return "a string or `{source: secrets_manager.vault, secret_key: …}`"
-
-
 def _fields(
     issues: list[SyntaxIssue],
     sec: _Section,
@@ -1684,8 +1391,6 @@ def _bad_type(
 
 
 # -- event_broker -----------------------------------------------------------------------------
-EVENT_BROKER_TYPES = ("pika", "sql", "file", "kafka", "concurrent_kafka")
-_KAFKA = ("kafka", "concurrent_kafka")
 
 
 def _check_event_broker(issues: list[SyntaxIssue], sec: _Section) -> bool:
@@ -1695,18 +1400,7 @@ def _check_event_broker(issues: list[SyntaxIssue], sec: _Section) -> bool:
         sec,
         node,
         sec.name,
-        {
-            "type": _str,
-            "url": _str_or_str_seq,
-            "username": _str,
-            "password": _str,
-            "queues": _str_or_str_seq,
-            "topic": _str,
-            "path": _str,
-            "dialect": _str,
-            "port": _scalar,
-            "db": _str,
-        },
+        EVENT_BROKER_FIELDS,
         "allow",
     )
     if not ok:
@@ -1721,18 +1415,18 @@ def _check_event_broker(issues: list[SyntaxIssue], sec: _Section) -> bool:
     url = node.get("url")
     where = f"an event broker of type `{kind}`" + (" (the default)" if raw is None else "")
     required = ("url", "username", "password") if kind == "pika" else ("url",)
-    if kind in ("pika", *_KAFKA):
+    if kind in ("pika", *KAFKA_TYPES):
         absent = [k for k in required if node.get(k) is None]
         if absent:
             names = " and ".join(f"`{k}`" for k in absent)
             sec.err(issues, f"{where} needs {names}", sec.anchor("type"))
         for k in required:
             v = node.get(k)
-            a_list = isinstance(v, YSeq) and kind not in _KAFKA  # reported below
+            a_list = isinstance(v, YSeq) and kind not in KAFKA_TYPES  # reported below
             if v is not None and not _truthy(v) and not a_list:
                 sec.err(issues, f"{where} needs a non-empty `{k}`", v.range)
     if isinstance(url, YSeq):
-        if kind in _KAFKA:
+        if kind in KAFKA_TYPES:
             for item in url.items:
                 if not _truthy(item):
                     sec.err(issues, "each `url` of a Kafka broker must be non-empty", item.range)
@@ -1751,22 +1445,6 @@ def _check_event_broker(issues: list[SyntaxIssue], sec: _Section) -> bool:
 
 
 # -- timer_store / lock_store (Redis) ---------------------------------------------------------
-REDIS_MODES = ("standard", "cluster", "sentinel")
-_REDIS_FIELDS: dict[str, Check | None] = {
-    "type": _str,
-    "host": _str,
-    "url": _str,
-    "port": _scalar,
-    "db": _scalar,
-    "username": _str,
-    "password": _str,
-    "key_prefix": _str,
-    "socket_timeout": _scalar,
-    "use_ssl": _bool,
-    "deployment_mode": _str,
-    "endpoints": _str_seq,
-    "sentinel_service": _str,
-}
 
 
 def _redis_host_and_url(issues: list[SyntaxIssue], sec: _Section) -> None:
@@ -1805,12 +1483,9 @@ def _redis_mode(
         sec.err(issues, "sentinel mode needs `endpoints` (`host:port` entries)", mode.range)
 
 
-TIMER_STORE_TYPES = ("in_memory", "redis")
-
-
 def _check_timer_store(issues: list[SyntaxIssue], sec: _Section) -> bool:
     node = sec.map
-    fields = dict(_REDIS_FIELDS)
+    fields = dict(REDIS_FIELDS)
     fields.update(
         {
             "poll_interval": _scalar,
@@ -1852,12 +1527,9 @@ def _check_timer_store(issues: list[SyntaxIssue], sec: _Section) -> bool:
     return len(issues) == before
 
 
-LOCK_STORE_TYPES = ("in_memory", "redis", "concurrent_redis")
-
-
 def _check_lock_store(issues: list[SyntaxIssue], sec: _Section) -> bool:
     node = sec.map
-    fields = dict(_REDIS_FIELDS)
+    fields = dict(REDIS_FIELDS)
     if not _fields(issues, sec, node, sec.name, fields, "allow", env=True):
         return False
     before = len(issues)
@@ -1888,7 +1560,6 @@ def _check_lock_store(issues: list[SyntaxIssue], sec: _Section) -> bool:
 
 
 # -- tracker_store ----------------------------------------------------------------------------
-TRACKER_STORE_TYPES = ("in_memory", "redis", "mongod", "sql", "dynamo")
 
 
 def _check_tracker_store(issues: list[SyntaxIssue], sec: _Section) -> bool:
@@ -1898,22 +1569,7 @@ def _check_tracker_store(issues: list[SyntaxIssue], sec: _Section) -> bool:
         sec,
         node,
         sec.name,
-        {
-            "type": _str,
-            "url": _str,
-            "host": _str,
-            "dialect": _str,
-            "port": _scalar,
-            "db": _str_or_whole,
-            "username": _str_or_secret,
-            "password": _str_or_secret,
-            "login_db": _str,
-            "collection": _str,
-            "auth_source": _str,
-            "region": _str,
-            "table_name": _str,
-            "key_prefix": _str,
-        },
+        TRACKER_STORE_FIELDS,
         "allow",
     )
     if not ok:
@@ -1926,15 +1582,6 @@ def _check_tracker_store(issues: list[SyntaxIssue], sec: _Section) -> bool:
 
 
 # -- secrets_manager --------------------------------------------------------------------------
-SECRETS_MANAGER_KEYS = (
-    "type",
-    "url",
-    "token",
-    "secrets_path",
-    "transit_mount_point",
-    "namespace",
-    "mount_point",
-)
 
 
 def _check_secrets_manager(issues: list[SyntaxIssue], sec: _Section) -> bool:
@@ -1956,19 +1603,6 @@ def _check_secrets_manager(issues: list[SyntaxIssue], sec: _Section) -> bool:
 
 
 # -- recordings -------------------------------------------------------------------------------
-RECORDING_PROVIDERS = ("s3", "gcs", "azure", "local")
-_RECORDING_BLOCKS: dict[str, tuple[dict[str, Check | None], tuple[str, ...]]] = {
-    "s3": (
-        {"bucket": _str, "region": _opt_str, "prefix": _str, "endpoint_url": _opt_str},
-        ("bucket",),
-    ),
-    "gcs": ({"bucket": _str, "prefix": _str}, ("bucket",)),
-    "azure": (
-        {"container": _str, "account_name": _str, "prefix": _str, "endpoint_url": _opt_str},
-        ("container", "account_name"),
-    ),
-    "local": ({"path": _str}, ("path",)),
-}
 
 
 def _check_recordings(issues: list[SyntaxIssue], sec: _Section) -> bool:
@@ -1977,7 +1611,7 @@ def _check_recordings(issues: list[SyntaxIssue], sec: _Section) -> bool:
     fields: dict[str, Check | None] = {"enabled": _bool, "provider": _opt_str}
     fields.update(dict.fromkeys(RECORDING_PROVIDERS, _opt(_map_check)))
     ok = _fields(issues, sec, node, sec.name, fields, "forbid", nullable=False, env=True)
-    for block_name, (sub_fields, required) in _RECORDING_BLOCKS.items():
+    for block_name, (sub_fields, required) in RECORDING_BLOCKS.items():
         block = node.get(block_name)
         if not isinstance(block, YMap):
             continue
@@ -2018,26 +1652,7 @@ def _check_recordings(issues: list[SyntaxIssue], sec: _Section) -> bool:
     return True
 
 
-def _bool_true(node: YNode) -> bool:
-    if not isinstance(node, YScalar):
-        return False
-    v = node.value
-    if isinstance(v, str):
-        return v.strip().lower() in ("1", "on", "t", "true", "y", "yes")
-    return bool(v)
-
-
 # -- rasa_model_server ------------------------------------------------------------------------
-def _http_url(value: str) -> bool:
-    from urllib.parse import urlparse
-
-    try:
-        u = urlparse(value)
-    except ValueError:
-        return False
-    if u.scheme == "file":
-        return bool(u.path)
-    return u.scheme in ("http", "https", "ftp", "ftps") and bool(u.netloc)
 
 
 def _check_model_server(issues: list[SyntaxIssue], sec: _Section) -> bool:
@@ -2047,16 +1662,7 @@ def _check_model_server(issues: list[SyntaxIssue], sec: _Section) -> bool:
         sec,
         node,
         sec.name,
-        {
-            "url": _non_empty_str,
-            "token": _non_empty_str,
-            "token_name": _non_empty_str,
-            "params": _map_check,
-            "headers": _map_check,
-            "basic_auth": _map_check,
-            "cafile": _non_empty_str,
-            "wait_time_between_pulls": _int_min(0),
-        },
+        MODEL_SERVER_FIELDS,
         "forbid",
         env=True,
     )
@@ -2076,39 +1682,12 @@ def _check_model_server(issues: list[SyntaxIssue], sec: _Section) -> bool:
     auth = node.get("basic_auth")
     if isinstance(auth, YMap):
         path = "rasa_model_server.basic_auth"
-        ok = (
-            _check_fields(
-                issues, sec.code, auth, path, {"username": _non_empty_str, "password": _str}
-            )
-            and ok
-        )
+        ok = _check_fields(issues, sec.code, auth, path, MODEL_SERVER_AUTH_FIELDS) and ok
         ok = _require(issues, sec, auth, path, ("username", "password")) and ok
     return ok
 
 
 # -- tracing / metrics ------------------------------------------------------------------------
-TRACING_TYPES = ("langfuse", "otlp", "jaeger")
-_OTLP_FIELDS: dict[str, Check | None] = {
-    "type": None,
-    "endpoint": _non_empty_str,
-    "insecure": _opt_bool,
-    "root_certificates": _opt(_non_empty_str),
-    "service_name": _opt(_non_empty_str),
-}
-_JAEGER_FIELDS: dict[str, Check | None] = {
-    "type": None,
-    "host": _opt(_non_empty_str),
-    "port": _int_min(1, nullable=True, high=65535),
-    "username": _opt(_non_empty_str),
-    "password": _opt(_non_empty_str),
-    "insecure": _opt_bool,
-    "root_certificates": _opt(_non_empty_str),
-    "service_name": _opt(_non_empty_str),
-    "sync_export": _opt_bool,
-}
-_LANGFUSE_REQUIRED = ("public_key", "private_key", "host")
-_LANGFUSE_KEY = re.compile(r"\$\{\w+\}")
-_LANGFUSE_ENV = re.compile(r"(?!langfuse)[a-z0-9_-]+\Z")
 
 
 def _check_tracing(issues: list[SyntaxIssue], sec: _Section) -> bool:
@@ -2140,10 +1719,10 @@ def _check_tracing(issues: list[SyntaxIssue], sec: _Section) -> bool:
         if kind == "langfuse":
             _check_langfuse(issues, sec, entry, label)
         elif kind == "otlp":
-            _check_fields(issues, sec.code, entry, label, _OTLP_FIELDS)
+            _check_fields(issues, sec.code, entry, label, OTLP_FIELDS)
             _require(issues, sec, entry, label, ("endpoint",))
         else:
-            if _check_fields(issues, sec.code, entry, label, _JAEGER_FIELDS):
+            if _check_fields(issues, sec.code, entry, label, JAEGER_FIELDS):
                 creds = [
                     entry.key_node(k) for k in ("username", "password") if _truthy(entry.get(k))
                 ]
@@ -2162,12 +1741,12 @@ def _check_tracing(issues: list[SyntaxIssue], sec: _Section) -> bool:
 
 def _check_langfuse(issues: list[SyntaxIssue], sec: _Section, entry: YMap, label: str) -> None:
     before = len(issues)
-    absent = [k for k in _LANGFUSE_REQUIRED if entry.get(k) is None]
+    absent = [k for k in LANGFUSE_REQUIRED if entry.get(k) is None]
     if absent:
         anchor = entry.get("type") or entry
         names = " and ".join(f"`{k}`" for k in absent)
         sec.err(issues, f"a Langfuse tracer needs {names}", anchor.range)
-    for key in _LANGFUSE_REQUIRED:
+    for key in LANGFUSE_REQUIRED:
         v = entry.get(key)
         if v is not None and (problem := _non_empty_str(v)) is not None:
             sec.err(issues, f"`{label}.{key}` must be {problem} (found {_found(v)})", v.range)
@@ -2175,7 +1754,7 @@ def _check_langfuse(issues: list[SyntaxIssue], sec: _Section, entry: YMap, label
         return
     for key in ("public_key", "private_key"):
         v = entry.get(key)
-        if not _LANGFUSE_KEY.match(_str_value(v) or ""):
+        if not LANGFUSE_KEY.match(_str_value(v) or ""):
             assert v is not None
             sec.err(
                 issues,
@@ -2187,7 +1766,7 @@ def _check_langfuse(issues: list[SyntaxIssue], sec: _Section, entry: YMap, label
     if _truthy(env):
         assert env is not None
         ev = _str_value(env)
-        if ev is None or len(ev) > 40 or not _LANGFUSE_ENV.match(ev):
+        if ev is None or len(ev) > 40 or not LANGFUSE_ENV.match(ev):
             sec.err(
                 issues,
                 f"`{label}.environment` must be at most 40 lowercase letters, digits, `-` or "
@@ -2204,7 +1783,7 @@ def _check_metrics(issues: list[SyntaxIssue], sec: _Section) -> bool:
         sec.err(issues, f"`metrics.type` must be `otlp` (found {shown})", sec.anchor("type"))
         return False
     before = len(issues)
-    _check_fields(issues, sec.code, node, "metrics", _OTLP_FIELDS)
+    _check_fields(issues, sec.code, node, "metrics", OTLP_FIELDS)
     _require(issues, sec, node, "metrics", ("endpoint",))
     return len(issues) == before
 

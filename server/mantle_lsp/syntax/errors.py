@@ -26,3 +26,8 @@ class SyntaxIssue:
 
     def shifted(self, delta: int) -> SyntaxIssue:
         return SyntaxIssue(self.code, self.message, self.range.shift(delta), self.severity)
+
+
+# The one code for a construct of an older version that this version ignores or rejects
+# (every parser and the quick fixes that rewrite such constructs use it).
+C_LEGACY = "lsp.legacy.syntax"

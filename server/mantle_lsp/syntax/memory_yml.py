@@ -12,7 +12,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .errors import SyntaxIssue
+from .errors import C_LEGACY, SyntaxIssue
 from .text import TextRange
 from .yaml_tree import (
     YMap,
@@ -40,7 +40,6 @@ C_BOTH = "lsp.memory.public_and_private"
 C_PROJECT_SKILL_SHAPE = "lsp.memory.project_file_in_skill_shape"
 C_FIELD_NOT_MAP = "lsp.memory.field_not_mapping"
 C_ENGINE_322 = "lsp.memory.engine_3_22_attribute"
-C_LEGACY = "lsp.legacy.syntax"
 
 CANONICAL_TYPES = ("text", "int", "float", "bool", "list", "json", "categorical", "any")
 ATTRIBUTES = (

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .errors import SyntaxIssue
+from .errors import C_LEGACY, SyntaxIssue
 from .sites import ConditionSite, SiteKind, site_from_scalar, site_from_text
 from .text import TextRange, first_line
 from .yaml_tree import (
@@ -64,7 +64,6 @@ C_COLLECT_TOOL = "skill.step.outdated_collect_tool"
 C_DUP_STEP = "lsp.flow.duplicate_step_id"
 C_BRANCH_IF_LOST = "lsp.flow.branch_if_ignored"
 C_FENCE_IGNORED = "lsp.markdown.fence_not_recognised"
-C_LEGACY = "lsp.legacy.syntax"
 
 FRONTMATTER_KEYS = (
     "name",
