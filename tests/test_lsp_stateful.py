@@ -144,6 +144,8 @@ class ServerMachine(RuleBasedStateMachine):
             notify_files(self.s, (path, CHANGED))
 
     # -- rules: open documents ----------------------------------------------------------
+    # a file opened outside every workspace folder loads its project: not modelled here
+    @precondition(lambda self: not ({self.root, self.tmp} <= self.removed))
     @rule(data=st.data())
     def open_document(self, data: st.DataObject) -> None:
         files = [p for p in self.files() if p not in self.buffers]
