@@ -8,7 +8,8 @@ keys that take them, and the keys of every YAML mapping Mantle defines.
 The document is usually half-written while the user types, so it often does not parse.
 Completion therefore works from the raw text: the current line for prose, ``if:`` lines,
 ``@`` tokens, placeholders and Python literals; the current line plus the indentation of
-the lines above it for YAML (:func:`_yaml_context`). Parsed condition sites are used when
+the lines above it for YAML (:func:`..syntax.yaml_tree.yaml_context_at`, the tolerant reader of
+half-written YAML). Parsed condition sites are used when
 the cursor is inside one (they map folded or escaped YAML strings exactly), and the
 project model supplies the names.
 
@@ -55,6 +56,7 @@ from ..syntax.skill_md import (
     SkillDoc,
 )
 from ..syntax.text import TextRange
+from ..syntax.yaml_tree import ITEM_WORD, YamlContext, yaml_context_at
 from .types import SymbolKind, TextEdit
 
 Doc: TypeAlias = str | Callable[[], str]  # markdown, or a function that builds it
@@ -722,177 +724,8 @@ def _site_at(sites: Sequence[ConditionSite], text: str, offset: int) -> tuple[st
 
 
 # ---------------------------------------------------------------------------------------
-# YAML context from raw lines
+# YAML keys and values (the cursor's place comes from syntax.yaml_tree.yaml_context_at)
 # ---------------------------------------------------------------------------------------
-
-_KEY_RE = re.compile(r"""(["']?)([\w$][\w.$/-]*)\1[ \t]*:(?:[ \t]+(.*)|[ \t]*)\Z""", re.S)
-_ITEM_RE = re.compile(r"[\w./:-]*\Z")
-
-
-@dataclass(frozen=True)
-class _Line:
-    indent: int
-    dashes: tuple[int, ...]  # columns of the `- ` markers
-    col: int  # column where the content starts
-    key: str | None
-    value: str  # inline value after `key:` (stripped of a trailing comment-free remainder)
-    value_col: int
-
-    @property
-    def first(self) -> int:
-        return self.dashes[0] if self.dashes else self.col
-
-
-def _parse_line(s: str, full: bool = True) -> _Line | None:
-    """A YAML line's shape; None for blank and comment lines (when ``full``)."""
-    indent = len(s) - len(s.lstrip(" "))
-    i = indent
-    dashes: list[int] = []
-    while i < len(s) and s[i] == "-" and (i + 1 == len(s) or s[i + 1] in " \t"):
-        dashes.append(i)
-        i += 1
-        while i < len(s) and s[i] in " \t":
-            i += 1
-    rest = s[i:]
-    if full and ((not rest.strip() and not dashes) or rest.lstrip().startswith("#")):
-        return None
-    m = _KEY_RE.match(rest)
-    if m:
-        value = m.group(3) or ""
-        vcol = i + (m.start(3) if m.group(3) is not None else len(rest))
-        if full:
-            value = re.sub(r"(^|\s)#.*\Z", "", value).rstrip()
-        return _Line(indent, tuple(dashes), i, m.group(2), value, vcol)
-    return _Line(indent, tuple(dashes), i, None, rest, i)
-
-
-@dataclass(frozen=True)
-class _YCtx:
-    path: tuple[str, ...]  # enclosing keys, outer to inner; "-" is a list item
-    line: _Line  # the cursor line up to the cursor
-    at_key: bool  # the cursor line holds only a partial word (a key or a list item)
-    in_value: bool  # the cursor is in the inline value of `line.key`
-    siblings: frozenset[str]  # keys of the mapping the cursor line belongs to
-    scalar_key: str | None  # the cursor line continues the multi-line value of this key
-    scalar_start: int  # offset where that value starts
-
-    @property
-    def key(self) -> str | None:
-        return self.line.key if self.in_value else None
-
-    @property
-    def value(self) -> str:
-        return self.line.value
-
-    @property
-    def dashes(self) -> int:
-        return len(self.line.dashes)
-
-    def under(self, *keys: str) -> bool:
-        """True when the path ends with ``keys`` ("*" matches any one key)."""
-        if len(keys) > len(self.path):
-            return False
-        tail = self.path[len(self.path) - len(keys) :]
-        return all(k == "*" or k == t for k, t in zip(keys, tail, strict=True))
-
-
-def _lines_back(text: str, start: int, stop: int) -> Iterable[tuple[int, str]]:
-    """(line start, line text) of the lines before the one starting at ``start``, going up,
-    not above offset ``stop``."""
-    pos = start
-    while pos > stop:
-        pe = pos - 1
-        ps = max(text.rfind("\n", 0, pe) + 1, stop)
-        yield ps, text[ps:pe]
-        pos = ps
-
-
-def _lines_forward(text: str, start: int, stop: int) -> Iterable[str]:
-    pos = text.find("\n", start)
-    while 0 <= pos < stop:
-        ps = pos + 1
-        pe = text.find("\n", ps)
-        pe = len(text) if pe < 0 else pe
-        yield text[ps : min(pe, stop)]
-        pos = pe if pe < len(text) else -1
-
-
-def _yaml_context(c: _Ctx, start: int, end: int) -> _YCtx:
-    """Where the cursor is in the YAML between ``start`` and ``end``, from indentation."""
-    text = c.text
-    line = _parse_line(c.line_before, full=False)
-    assert line is not None
-    in_value = line.key is not None and c.line_before[line.value_col - 1 : line.value_col] in (
-        " ",
-        "\t",
-    )
-    at_key = line.key is None and bool(_ITEM_RE.fullmatch(line.value))
-    path_rev: list[str] = ["-"] * len(line.dashes)
-    siblings: set[str] = set()
-    mode, target = ("seq", line.dashes[0]) if line.dashes else ("map", line.col)
-    level0 = True
-    scalar_key: str | None = None
-    scalar_start = 0
-    for ps, s in _lines_back(text, c.line_start, start):
-        info = _parse_line(s)
-        if info is None:
-            continue
-        if mode == "map":
-            if info.col == target and info.dashes:  # the item this mapping belongs to
-                if level0 and info.key:
-                    siblings.add(info.key)
-                path_rev.extend("-" * len(info.dashes))
-                mode, target, level0 = "seq", info.dashes[0], False
-                continue
-            if info.first >= target:
-                if level0 and info.first == target and info.key:
-                    siblings.add(info.key)
-                continue
-        else:
-            if info.dashes and info.dashes[0] == target:
-                continue  # another item of the same list
-            if info.first > target or (info.first == target and info.dashes):
-                continue
-        # a parent line
-        if info.key is None:
-            break
-        if level0 and not line.dashes and info.value:
-            # the cursor line continues this key's (multi-line) scalar value
-            scalar_key = info.key
-            scalar_start = ps + info.value_col
-            if info.value[:1] in ("|", ">"):
-                scalar_start = ps + len(s) + 1
-        level0 = False
-        path_rev.append(info.key)
-        if info.dashes:
-            path_rev.extend("-" * len(info.dashes))
-            mode, target = "seq", info.dashes[0]
-        else:
-            mode, target = "map", info.col
-            if target == 0:
-                break
-    # keys below the cursor in the same mapping
-    col = line.col
-    for s in _lines_forward(text, c.offset, end):
-        info = _parse_line(s)
-        if info is None:
-            continue
-        if info.first < col:
-            break
-        if info.col == col and not info.dashes and info.key:
-            siblings.add(info.key)
-    if scalar_key is not None:
-        in_value = at_key = False
-    return _YCtx(
-        tuple(reversed(path_rev)),
-        line,
-        at_key,
-        in_value,
-        frozenset(siblings),
-        scalar_key,
-        scalar_start,
-    )
-
 
 _MAP_KEYS = frozenset(
     {
@@ -926,7 +759,7 @@ _LIST_KEYS = frozenset(
 
 def _keys(
     c: _Ctx,
-    y: _YCtx,
+    y: YamlContext,
     keys: Iterable[str],
     docs: dict[str, str] | None = None,
     maps: Iterable[str] = (),
@@ -954,14 +787,14 @@ def _keys(
     return o.best(c)
 
 
-def _bools(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
+def _bools(c: _Ctx, y: YamlContext) -> list[CompletionItem]:
     o = _Out(c.back(len(_partial(y.value))))
     o.add("true", "value")
     o.add("false", "value")
     return o.best(c)
 
 
-def _yaml_value_quote(y: _YCtx) -> tuple[str, str] | None:
+def _yaml_value_quote(y: YamlContext) -> tuple[str, str] | None:
     """(value text before the cursor, quote) of an inline value, None when the value is a
     closed quoted string (the cursor is after it)."""
     v = y.value
@@ -976,13 +809,13 @@ def _yaml_value_quote(y: _YCtx) -> tuple[str, str] | None:
     return v, ""
 
 
-def _value_word(c: _Ctx, y: _YCtx) -> _Out | None:
+def _value_word(c: _Ctx, y: YamlContext) -> _Out | None:
     """An output replacing the partial scalar value at the cursor (names)."""
     vq = _yaml_value_quote(y)
     if vq is None:
         return None
     body, _ = vq
-    if not _ITEM_RE.fullmatch(body):
+    if not ITEM_WORD.fullmatch(body):
         return None
     return _Out(c.back(len(body)))
 
@@ -1220,7 +1053,7 @@ def _skill_md(c: _Ctx) -> list[CompletionItem]:
     site = _site_at(doc.conditions, c.text, c.offset) if doc else None
     if site is not None:
         return _condition(c, c.sid, site[0], site[1])
-    y = _yaml_context(c, region.start, region.end)
+    y = yaml_context_at(c.text, c.offset, region.start, region.end)
     if region.kind == "frontmatter":
         return _frontmatter(c, y)
     return _block(c, y, region, regions)
@@ -1323,7 +1156,7 @@ _RESPONSE_VALUE_KEYS = frozenset(
 )
 
 
-def _frontmatter(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
+def _frontmatter(c: _Ctx, y: YamlContext) -> list[CompletionItem]:
     cond = _yaml_condition(c, y, top_level_complete_when=True)
     if cond is not None:
         return cond
@@ -1332,7 +1165,7 @@ def _frontmatter(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
     return _frontmatter_value(c, y)
 
 
-def _frontmatter_keys(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
+def _frontmatter_keys(c: _Ctx, y: YamlContext) -> list[CompletionItem]:
     p = c.project
     path = y.path
     if not path and not y.dashes and y.line.col == 0:
@@ -1362,7 +1195,7 @@ def _frontmatter_keys(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
     return []
 
 
-def _frontmatter_value(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
+def _frontmatter_value(c: _Ctx, y: YamlContext) -> list[CompletionItem]:
     p = c.project
     path = y.path
     key = y.key
@@ -1382,7 +1215,7 @@ def _frontmatter_value(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
     return o.best(c)
 
 
-def _import_items(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
+def _import_items(c: _Ctx, y: YamlContext) -> list[CompletionItem]:
     o = _Out(c.back(len(y.line.value)))
     p = c.project
     for pf, mod in p.shared_tool_files():
@@ -1396,7 +1229,7 @@ def _import_items(c: _Ctx, y: _YCtx) -> list[CompletionItem]:
 
 
 def _yaml_condition(
-    c: _Ctx, y: _YCtx, top_level_complete_when: bool = False
+    c: _Ctx, y: YamlContext, top_level_complete_when: bool = False
 ) -> list[CompletionItem] | None:
     """Completion in a condition that the parser did not register (half-written YAML)."""
     sid = c.sid
@@ -1459,7 +1292,9 @@ _STEP_DOCS = {
 _STEP_BOOLS = frozenset({"optional", "ask_before_filling", "noop", "allow_audio_input", "enabled"})
 
 
-def _block(c: _Ctx, y: _YCtx, region: _Region, regions: list[_Region]) -> list[CompletionItem]:
+def _block(
+    c: _Ctx, y: YamlContext, region: _Region, regions: list[_Region]
+) -> list[CompletionItem]:
     cond = _yaml_condition(c, y)
     if cond is not None:
         return cond
@@ -1472,7 +1307,7 @@ def _block(c: _Ctx, y: _YCtx, region: _Region, regions: list[_Region]) -> list[C
     return _block_value(c, y, region, regions, in_step)
 
 
-def _block_keys(c: _Ctx, y: _YCtx, in_step: bool) -> list[CompletionItem]:
+def _block_keys(c: _Ctx, y: YamlContext, in_step: bool) -> list[CompletionItem]:
     p = c.project
     path = y.path
     if not path and not y.dashes:
@@ -1508,7 +1343,7 @@ def _block_keys(c: _Ctx, y: _YCtx, in_step: bool) -> list[CompletionItem]:
 
 
 def _block_value(
-    c: _Ctx, y: _YCtx, region: _Region, regions: list[_Region], in_step: bool
+    c: _Ctx, y: YamlContext, region: _Region, regions: list[_Region], in_step: bool
 ) -> list[CompletionItem]:
     p = c.project
     sid = c.sid
@@ -1588,7 +1423,7 @@ _ATTR_DOCS = {
 
 
 def _memory_yml(c: _Ctx) -> list[CompletionItem]:
-    y = _yaml_context(c, 0, len(c.text))
+    y = yaml_context_at(c.text, c.offset, 0, len(c.text))
     project_file = c.pf.kind is FileKind.PROJECT_MEMORY
     path = y.path
     field_path = len(path) == 1 if project_file else (len(path) == 3 and path[0] == "schema")
@@ -1640,7 +1475,7 @@ def _responses_yml(c: _Ctx) -> list[CompletionItem]:
     site = _site_at(doc.conditions, c.text, c.offset) if doc else None
     if site is not None:
         return _condition(c, sid, site[0], site[1])
-    y = _yaml_context(c, 0, len(c.text))
+    y = yaml_context_at(c.text, c.offset, 0, len(c.text))
     cond = _yaml_condition(c, y)
     if cond is not None:
         return cond
@@ -1669,14 +1504,14 @@ def _responses_yml(c: _Ctx) -> list[CompletionItem]:
 _SET_PAYLOAD_RE = re.compile(r"\bset:[ \t]*session\.(\w*)(?:\.(\w*)(?:=([^'\"]*))?)?\Z")
 
 
-def _response_users(c: _Ctx, y: _YCtx) -> list[str]:
+def _response_users(c: _Ctx, y: YamlContext) -> list[str]:
     """Skills that deliver the response at the cursor (for the project-root file)."""
     if len(y.path) < 2 or y.path[0] != "responses":
         return []
     return sorted(Semantics(c.project).response_users(y.path[1]))
 
 
-def _set_payload(c: _Ctx, y: _YCtx, m: re.Match[str]) -> list[CompletionItem]:
+def _set_payload(c: _Ctx, y: YamlContext, m: re.Match[str]) -> list[CompletionItem]:
     """``payload: "set:session.<ns>.<entry>=<value>"``: the fields a button tap may write
     (the skill's own and project fields; in the root file, project fields and the fields of
     the one skill that delivers the response), then the values of that field."""
@@ -1716,7 +1551,7 @@ def _set_payload(c: _Ctx, y: _YCtx, m: re.Match[str]) -> list[CompletionItem]:
     return o.best(c)
 
 
-def _placeholders(c: _Ctx, y: _YCtx, inner: str) -> list[CompletionItem]:
+def _placeholders(c: _Ctx, y: YamlContext, inner: str) -> list[CompletionItem]:
     p = c.project
     sid = c.sid
     after = c.text[c.offset : c.offset + 200]
@@ -1766,7 +1601,7 @@ def _agent_yml(c: _Ctx) -> list[CompletionItem]:
     site = _site_at(doc.conditions, c.text, c.offset) if doc else None
     if site is not None:
         return _condition(c, None, site[0], site[1])
-    y = _yaml_context(c, 0, len(c.text))
+    y = yaml_context_at(c.text, c.offset, 0, len(c.text))
     cond = _yaml_condition(c, y)
     if cond is not None:
         return cond

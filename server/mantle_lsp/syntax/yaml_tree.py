@@ -13,7 +13,8 @@ alias produces a cyclic graph, which :func:`to_python` handles.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -821,3 +822,188 @@ def _decode_block(
                 if nl_off < len(raw):
                     out.append(("\n", base + nl_off, base + nl_off + 1))
     return out
+
+
+# =============================================================================================
+# Tolerant reading of half-written text. Completion asks where the cursor is while the
+# user types, when the YAML often does not parse: these read the key path from
+# indentation and line shapes alone, never from the parser.
+
+_YAML_KEY_LINE = re.compile(r"""(["']?)([\w$][\w.$/-]*)\1[ \t]*:(?:[ \t]+(.*)|[ \t]*)\Z""", re.S)
+ITEM_WORD = re.compile(r"[\w./:-]*\Z")
+
+
+@dataclass(frozen=True)
+class YamlLine:
+    """The shape of one YAML line, read without parsing."""
+
+    indent: int
+    dashes: tuple[int, ...]  # columns of the `- ` markers
+    col: int  # column where the content starts
+    key: str | None
+    value: str  # inline value after `key:` (stripped of a trailing comment-free remainder)
+    value_col: int
+
+    @property
+    def first(self) -> int:
+        return self.dashes[0] if self.dashes else self.col
+
+
+def yaml_line(s: str, full: bool = True) -> YamlLine | None:
+    """A YAML line's shape, from its text alone; None for blank and comment lines (when
+    ``full``)."""
+    indent = len(s) - len(s.lstrip(" "))
+    i = indent
+    dashes: list[int] = []
+    while i < len(s) and s[i] == "-" and (i + 1 == len(s) or s[i + 1] in " \t"):
+        dashes.append(i)
+        i += 1
+        while i < len(s) and s[i] in " \t":
+            i += 1
+    rest = s[i:]
+    if full and ((not rest.strip() and not dashes) or rest.lstrip().startswith("#")):
+        return None
+    m = _YAML_KEY_LINE.match(rest)
+    if m:
+        value = m.group(3) or ""
+        vcol = i + (m.start(3) if m.group(3) is not None else len(rest))
+        if full:
+            value = re.sub(r"(^|\s)#.*\Z", "", value).rstrip()
+        return YamlLine(indent, tuple(dashes), i, m.group(2), value, vcol)
+    return YamlLine(indent, tuple(dashes), i, None, rest, i)
+
+
+@dataclass(frozen=True)
+class YamlContext:
+    """Where a cursor is in (possibly half-written) YAML: see :func:`yaml_context_at`."""
+
+    path: tuple[str, ...]  # enclosing keys, outer to inner; "-" is a list item
+    line: YamlLine  # the cursor line up to the cursor
+    at_key: bool  # the cursor line holds only a partial word (a key or a list item)
+    in_value: bool  # the cursor is in the inline value of `line.key`
+    siblings: frozenset[str]  # keys of the mapping the cursor line belongs to
+    scalar_key: str | None  # the cursor line continues the multi-line value of this key
+    scalar_start: int  # offset where that value starts
+
+    @property
+    def key(self) -> str | None:
+        return self.line.key if self.in_value else None
+
+    @property
+    def value(self) -> str:
+        return self.line.value
+
+    @property
+    def dashes(self) -> int:
+        return len(self.line.dashes)
+
+    def under(self, *keys: str) -> bool:
+        """True when the path ends with ``keys`` ("*" matches any one key)."""
+        if len(keys) > len(self.path):
+            return False
+        tail = self.path[len(self.path) - len(keys) :]
+        return all(k == "*" or k == t for k, t in zip(keys, tail, strict=True))
+
+
+def _lines_back(text: str, start: int, stop: int) -> Iterable[tuple[int, str]]:
+    """(line start, line text) of the lines before the one starting at ``start``, going up,
+    not above offset ``stop``."""
+    pos = start
+    while pos > stop:
+        pe = pos - 1
+        ps = max(text.rfind("\n", 0, pe) + 1, stop)
+        yield ps, text[ps:pe]
+        pos = ps
+
+
+def _lines_forward(text: str, start: int, stop: int) -> Iterable[str]:
+    pos = text.find("\n", start)
+    while 0 <= pos < stop:
+        ps = pos + 1
+        pe = text.find("\n", ps)
+        pe = len(text) if pe < 0 else pe
+        yield text[ps : min(pe, stop)]
+        pos = pe if pe < len(text) else -1
+
+
+def yaml_context_at(text: str, offset: int, start: int = 0, end: int | None = None) -> YamlContext:
+    """Where ``offset`` is in the YAML between ``start`` and ``end`` (default: the whole
+    text), read from indentation alone so that it answers on half-written, unparsable text:
+    the enclosing keys, the cursor line's shape, the sibling keys of its mapping, and the
+    multi-line scalar it continues. Never raises."""
+    if end is None:
+        end = len(text)
+    line_start = text.rfind("\n", 0, offset) + 1
+    line_before = text[line_start:offset]
+    line = yaml_line(line_before, full=False)
+    assert line is not None
+    in_value = line.key is not None and line_before[line.value_col - 1 : line.value_col] in (
+        " ",
+        "\t",
+    )
+    at_key = line.key is None and bool(ITEM_WORD.fullmatch(line.value))
+    path_rev: list[str] = ["-"] * len(line.dashes)
+    siblings: set[str] = set()
+    mode, target = ("seq", line.dashes[0]) if line.dashes else ("map", line.col)
+    level0 = True
+    scalar_key: str | None = None
+    scalar_start = 0
+    for ps, s in _lines_back(text, line_start, start):
+        info = yaml_line(s)
+        if info is None:
+            continue
+        if mode == "map":
+            if info.col == target and info.dashes:  # the item this mapping belongs to
+                if level0 and info.key:
+                    siblings.add(info.key)
+                path_rev.extend("-" * len(info.dashes))
+                mode, target, level0 = "seq", info.dashes[0], False
+                continue
+            if info.first >= target:
+                if level0 and info.first == target and info.key:
+                    siblings.add(info.key)
+                continue
+        else:
+            if info.dashes and info.dashes[0] == target:
+                continue  # another item of the same list
+            if info.first > target or (info.first == target and info.dashes):
+                continue
+        # a parent line
+        if info.key is None:
+            break
+        if level0 and not line.dashes and info.value:
+            # the cursor line continues this key's (multi-line) scalar value
+            scalar_key = info.key
+            scalar_start = ps + info.value_col
+            if info.value[:1] in ("|", ">"):
+                scalar_start = ps + len(s) + 1
+        level0 = False
+        path_rev.append(info.key)
+        if info.dashes:
+            path_rev.extend("-" * len(info.dashes))
+            mode, target = "seq", info.dashes[0]
+        else:
+            mode, target = "map", info.col
+            if target == 0:
+                break
+    # keys below the cursor in the same mapping
+    col = line.col
+    for s in _lines_forward(text, offset, end):
+        info = yaml_line(s)
+        if info is None:
+            continue
+        if info.first < col:
+            break
+        if info.col == col and not info.dashes and info.key:
+            siblings.add(info.key)
+    if scalar_key is not None:
+        in_value = at_key = False
+    return YamlContext(
+        tuple(reversed(path_rev)),
+        line,
+        at_key,
+        in_value,
+        frozenset(siblings),
+        scalar_key,
+        scalar_start,
+    )
