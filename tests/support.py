@@ -9,6 +9,15 @@ example ``unknown_memory_key`` or ``prose.unknown_memory_key``).
 Unless the fixture defines them, a minimal valid ``agent.yml`` and ``integrations.yml``
 are added so that the project is detected and complete, and a minimal skill when the
 fixture has no ``skills/`` path at all.
+
+Hover and completion tests compare the whole user-visible output (``render_hover``,
+``render_completions``) with inline snapshots (the ``inline-snapshot`` package). Plain
+``pytest`` (and ``make test``) only compares: a mismatch fails. After a deliberate change,
+re-record the values in the test source and review the diff::
+
+    .venv/bin/pytest --inline-snapshot=fix tests/test_hover.py      # rewrite what differs
+    .venv/bin/pytest --inline-snapshot=create tests/test_completion.py  # fill empty snapshot()
+    .venv/bin/pytest --inline-snapshot=review tests/test_completion.py  # one by one
 """
 
 from __future__ import annotations
@@ -18,7 +27,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from mantle_lsp.ide.completion import CompletionResult
 from mantle_lsp.ide.diagnostics import project_diagnostics
+from mantle_lsp.ide.hover import Hover
 from mantle_lsp.model.project import Project
 
 DEFAULT_AGENT = """\
@@ -218,3 +229,40 @@ def check_clean(tmp_path: Path, fixture: str) -> None:
     fx = write_fixture(tmp_path, fixture)
     got = [g for g in diagnostics_of(fx.root) if g[4] != "hint"]
     assert got == [], "\n".join(f"{g[0]}:{g[1]}-{g[2]} {g[3]}: {g[5]}" for g in got)
+
+
+def render_hover(h: Hover | None, text: str) -> str:
+    """A hover as the user sees it: the hovered text, then the Markdown."""
+    if h is None:
+        return "(no hover)"
+    return f"«{text[h.range.start : h.range.end]}»\n{h.markdown}"
+
+
+def render_completions(result: CompletionResult, text: str) -> list[str]:
+    """The completion list in the order an editor shows it (by sort text), one line per
+    item: ``label (kind) detail``, then what accepting it does when that is not just
+    inserting the label at the cursor: ``replaces 'typed'`` (the partial word the edit
+    replaces), ``+ 'suffix'`` (inserts more than the label) or ``-> 'new text'``, and the
+    flags (snippet, filter text). ``text`` is the file the completion ran on. An
+    incomplete list (the editor asks again as the user types) ends with ``(incomplete)``."""
+    out = []
+    for it in sorted(result.items, key=lambda i: i.sort_text or i.label):
+        line = f"{it.label} ({it.kind})"
+        if it.detail:
+            line += f" {it.detail}"
+        if it.edit is not None:
+            typed = text[it.edit.range.start : it.edit.range.end]
+            new = it.edit.new_text
+            if typed:
+                line += f" | replaces {typed!r}"
+            if new != it.label:
+                extra = new.removeprefix(it.label)
+                line += f" | + {extra!r}" if extra != new else f" | -> {new!r}"
+        if it.snippet:
+            line += " | snippet"
+        if it.filter_text is not None and it.filter_text != it.label:
+            line += f" | filter {it.filter_text!r}"
+        out.append(line)
+    if result.is_incomplete:
+        out.append("(incomplete)")
+    return out

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
+from inline_snapshot import snapshot
+
 from mantle_lsp.ide.completion import CompletionItem, CompletionResult, complete, item_at
-from mantle_lsp.model.defaults import FRAMEWORK_TOOLS
 from mantle_lsp.model.project import Project
 from mantle_lsp.model.source import read_source
-from support import Fixture, write_fixture
+from support import Fixture, render_completions, write_fixture
 
 BASE = """\
 //- memory.yml
@@ -79,19 +79,6 @@ async def unused_shared(context: ToolContext = None):
     return None
 """
 
-NAMESPACES = {
-    "card_replace",
-    "billing",
-    "default_completed",
-    "default_continue_interrupted",
-    "default_customer_satisfaction",
-    "default_unsupported_request_handler",
-    "project",
-}
-PUBLIC_NAMESPACES = NAMESPACES  # card_replace has public fields too
-OPERATORS = {"==", "!=", "<", "<=", ">", ">=", "and", "or"}
-CARD_ENTRIES = {"reason", "replaced", "pin_attempts"}
-
 
 class Run:
     def __init__(self, fx: Fixture, result: CompletionResult) -> None:
@@ -122,8 +109,18 @@ class Run:
         assert e is not None
         return self.text[: e.range.start] + e.new_text + self.text[e.range.end :]
 
-    def sorted_labels(self) -> list[str]:
-        return [i.label for i in sorted(self.result.items, key=lambda i: i.sort_text or i.label)]
+    def applied_line(self, label: str) -> str:
+        """The cursor's line after accepting ``label``."""
+        e = self.item(label).edit
+        assert e is not None
+        after = self.apply(label)
+        start = after.rfind("\n", 0, e.range.start) + 1
+        end = after.find("\n", e.range.start + len(e.new_text))
+        return after[start : end if end >= 0 else len(after)]
+
+    @property
+    def rendered(self) -> list[str]:
+        return render_completions(self.result, self.text)
 
 
 def run(tmp_path: Path, fixture: str, base: str = BASE) -> Run:
@@ -133,6 +130,7 @@ def run(tmp_path: Path, fixture: str, base: str = BASE) -> Run:
     proj = Project.load(fx.root)
     r = complete(proj, fx.root / rel, offset)
     out = Run(fx, r)
+    assert len(out.labels) == len(set(out.labels)), f"duplicate labels: {out.labels}"
     for it in r.items:
         # every edit replaces only text before the cursor: the partial word typed so far
         assert it.edit is not None, it
@@ -146,34 +144,9 @@ def run(tmp_path: Path, fixture: str, base: str = BASE) -> Run:
     return out
 
 
-def check_completion(
-    tmp_path: Path,
-    fixture: str,
-    expected: Iterable[str] | None = None,
-    *,
-    includes: Iterable[str] = (),
-    excludes: Iterable[str] = (),
-    replaces: str | None = None,
-    base: str = BASE,
-) -> Run:
-    """Assert the offered labels: exactly ``expected`` (when given), a superset of
-    ``includes``, none of ``excludes``; and that every item replaces ``replaces``."""
-    r = run(tmp_path, fixture, base)
-    labels = r.labels
-    assert len(labels) == len(set(labels)), f"duplicate labels: {labels}"
-    if expected is not None:
-        assert set(labels) == set(expected), (
-            f"missing {sorted(set(expected) - set(labels))}, "
-            f"unexpected {sorted(set(labels) - set(expected))}"
-        )
-    missing = set(includes) - set(labels)
-    assert not missing, f"missing {sorted(missing)} in {labels}"
-    bad = set(excludes) & set(labels)
-    assert not bad, f"unexpected {sorted(bad)}"
-    if replaces is not None:
-        for it in r.result.items:
-            assert r.replaced(it.label) == replaces, (it.label, r.replaced(it.label))
-    return r
+def check_completion(tmp_path: Path, fixture: str, base: str = BASE) -> list[str]:
+    """The completion list at the cursor, rendered (``support.render_completions``)."""
+    return run(tmp_path, fixture, base).rendered
 
 
 def skill_md(body: str, frontmatter: str = "description: Replace a card.\n") -> str:
@@ -194,152 +167,216 @@ def block(yaml: str, block_id: str = "main", prose: str = "Help.\n\n") -> str:
 
 
 def test_if_session_dot_offers_readable_namespaces_own_skill_first(tmp_path: Path) -> None:
-    r = check_completion(tmp_path, skill_md("Help.\n\nif: session.$0\nDo it.\n"), NAMESPACES)
-    order = r.sorted_labels()
-    assert order[0] == "card_replace"
-    assert order[-1] == "project"
-    assert order.index("billing") < order.index("default_completed")
-    assert "helper" not in r.labels  # only private fields
-    assert "system" not in r.labels
-    assert r.item("card_replace").kind == "namespace"
+    r = run(tmp_path, skill_md("Help.\n\nif: session.$0\nDo it.\n"))
+    assert r.rendered == snapshot(
+        [
+            "card_replace (namespace) this skill",
+            "billing (namespace) skill · 1 public field",
+            "default_completed (namespace) bundled skill · 1 public field",
+            "default_continue_interrupted (namespace) bundled skill · 2 public fields",
+            "default_customer_satisfaction (namespace) bundled skill · 1 public field",
+            "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
+            "project (namespace) project memory",
+        ]
+    )
 
 
 def test_half_written_if_line_at_end_of_file(tmp_path: Path) -> None:
-    check_completion(tmp_path, skill_md("Help.\n\nif: session.$0"), NAMESPACES)
+    assert check_completion(tmp_path, skill_md("Help.\n\nif: session.$0")) == snapshot(
+        [
+            "card_replace (namespace) this skill",
+            "billing (namespace) skill · 1 public field",
+            "default_completed (namespace) bundled skill · 1 public field",
+            "default_continue_interrupted (namespace) bundled skill · 2 public fields",
+            "default_customer_satisfaction (namespace) bundled skill · 1 public field",
+            "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
+            "project (namespace) project memory",
+        ]
+    )
 
 
 def test_partial_namespace_is_replaced(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path, skill_md("Help.\n\nif: session.ca$0\nDo it.\n"), NAMESPACES, replaces="ca"
+    r = run(tmp_path, skill_md("Help.\n\nif: session.ca$0\nDo it.\n"))
+    assert r.rendered == snapshot(
+        [
+            "card_replace (namespace) this skill | replaces 'ca'",
+            "billing (namespace) skill · 1 public field | replaces 'ca'",
+            "default_completed (namespace) bundled skill · 1 public field | replaces 'ca'",
+            "default_continue_interrupted (namespace) bundled skill · 2 public fields | replaces 'ca'",
+            "default_customer_satisfaction (namespace) bundled skill · 1 public field | replaces 'ca'",
+            "default_unsupported_request_handler (namespace) bundled skill · 1 public field | replaces 'ca'",
+            "project (namespace) project memory | replaces 'ca'",
+        ]
     )
-    assert "if: session.card_replace\n" in r.apply("card_replace")
+    assert r.applied_line("card_replace") == snapshot("if: session.card_replace")
 
 
 def test_entries_of_own_skill_include_private_fields(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path,
-        skill_md("Help.\n\nif: session.card_replace.re$0\nDo it.\n"),
-        CARD_ENTRIES,
-        replaces="re",
+    r = run(tmp_path, skill_md("Help.\n\nif: session.card_replace.re$0\nDo it.\n"))
+    assert r.rendered == snapshot(
+        [
+            "reason (field) categorical | replaces 're'",
+            "replaced (field) bool | replaces 're'",
+            "pin_attempts (field) int | replaces 're'",
+        ]
     )
     reason = r.item("reason")
-    assert reason.kind == "field"
-    assert reason.detail == "categorical"
-    assert "Why the card is replaced." in reason.documentation
-    assert "`'lost'`" in reason.documentation and "`'damaged'`" in reason.documentation
-    assert "public field of `card_replace`" in reason.documentation
-    assert "skills/card_replace/memory.yml" in reason.documentation
-    assert "private field" in r.item("pin_attempts").documentation
-    assert r.item("replaced").detail == "bool"
+    assert reason.documentation == snapshot("""\
+**card_replace.reason** · `categorical` · public field of `card_replace`
+
+Why the card is replaced.
+
+Values: `'lost'`, `'stolen'`, `'damaged'`
+
+Declared in `skills/card_replace/memory.yml`.\
+""")
+    assert r.item("pin_attempts").documentation == snapshot("""\
+**card_replace.pin_attempts** · `int` · private field of `card_replace`
+
+Declared in `skills/card_replace/memory.yml`.\
+""")
 
 
 def test_other_skills_private_fields_are_never_offered(tmp_path: Path) -> None:
-    check_completion(tmp_path, skill_md("Help.\n\nif: session.billing.$0\nDo it.\n"), {"amount"})
+    assert check_completion(
+        tmp_path, skill_md("Help.\n\nif: session.billing.$0\nDo it.\n")
+    ) == snapshot(["amount (field) float"])
 
 
 def test_private_only_skill_and_system_offer_nothing(tmp_path: Path) -> None:
-    check_completion(tmp_path, skill_md("Help.\n\nif: session.helper.$0\nDo it.\n"), set())
-    check_completion(tmp_path, skill_md("Help.\n\nif: session.system.$0\nDo it.\n"), set())
+    assert check_completion(
+        tmp_path, skill_md("Help.\n\nif: session.helper.$0\nDo it.\n")
+    ) == snapshot([])
+    assert check_completion(
+        tmp_path, skill_md("Help.\n\nif: session.system.$0\nDo it.\n")
+    ) == snapshot([])
 
 
 def test_bundled_default_skill_public_fields(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path,
-        skill_md("Help.\n\nif: session.default_completed.$0\nDo it.\n"),
-        {"wants_to_continue"},
-    )
-    assert r.item("wants_to_continue").detail == "bool"
-    assert "bundled" in r.item("wants_to_continue").documentation
+    r = run(tmp_path, skill_md("Help.\n\nif: session.default_completed.$0\nDo it.\n"))
+    assert r.rendered == snapshot(["wants_to_continue (field) bool"])
+    assert r.item("wants_to_continue").documentation == snapshot("""\
+**default_completed.wants_to_continue** · `bool` · public field of the bundled skill `default_completed`
+
+the user wants to continue
+
+Declared in `bundled with the engine`.\
+""")
 
 
 def test_project_entries(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path,
-        skill_md("Help.\n\nif: session.project.$0\nDo it.\n"),
-        {"customer_tier", "verified"},
-    )
-    assert "project field" in r.item("customer_tier").documentation
+    r = run(tmp_path, skill_md("Help.\n\nif: session.project.$0\nDo it.\n"))
+    assert r.rendered == snapshot(["customer_tier (field) categorical", "verified (field) bool"])
+    assert r.item("customer_tier").documentation == snapshot("""\
+**project.customer_tier** · `categorical` · project field
+
+Values: `'prepaid'`, `'business'`
+
+Declared in `memory.yml`.\
+""")
 
 
 def test_categorical_values_after_equals(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path,
-        skill_md("Help.\n\nif: session.card_replace.reason == $0\nDo it.\n"),
-        {"'lost'", "'stolen'", "'damaged'", "None"},
+    r = run(tmp_path, skill_md("Help.\n\nif: session.card_replace.reason == $0\nDo it.\n"))
+    assert r.rendered == snapshot(
+        [
+            "'lost' (value) card_replace.reason",
+            "'stolen' (value) card_replace.reason",
+            "'damaged' (value) card_replace.reason",
+            "None (value) unset",
+        ]
     )
-    assert r.item("'lost'").kind == "value"
-    assert r.sorted_labels()[-1] == "None"
 
 
 def test_values_after_not_equal_without_space_get_a_space(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path,
-        skill_md("Help.\n\nif: session.project.customer_tier !=$0\nDo it.\n"),
-        {"'prepaid'", "'business'", "None"},
+    r = run(tmp_path, skill_md("Help.\n\nif: session.project.customer_tier !=$0\nDo it.\n"))
+    assert r.rendered == snapshot(
+        [
+            "'prepaid' (value) project.customer_tier | -> \" 'prepaid'\"",
+            "'business' (value) project.customer_tier | -> \" 'business'\"",
+            "None (value) unset | -> ' None'",
+        ]
     )
-    assert "if: session.project.customer_tier != 'business'\n" in r.apply("'business'")
+    assert r.applied_line("'business'") == snapshot(
+        "if: session.project.customer_tier != 'business'"
+    )
 
 
 def test_partial_quoted_value_is_replaced_with_its_quote(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path,
-        skill_md('Help.\n\nif: session.card_replace.reason == "st$0\nDo it.\n'),
-        {'"lost"', '"stolen"', '"damaged"'},
-        replaces='"st',
+    r = run(tmp_path, skill_md('Help.\n\nif: session.card_replace.reason == "st$0\nDo it.\n'))
+    assert r.rendered == snapshot(
+        [
+            '"lost" (value) card_replace.reason | replaces \'"st\'',
+            '"stolen" (value) card_replace.reason | replaces \'"st\'',
+            '"damaged" (value) card_replace.reason | replaces \'"st\'',
+        ]
     )
-    assert 'reason == "stolen"\n' in r.apply('"stolen"')
+    assert r.applied_line('"stolen"') == snapshot('if: session.card_replace.reason == "stolen"')
 
 
 def test_bool_values(tmp_path: Path) -> None:
-    check_completion(
-        tmp_path,
-        skill_md("Help.\n\nif: session.card_replace.replaced == $0\nDo it.\n"),
-        {"True", "False", "None"},
-    )
+    assert check_completion(
+        tmp_path, skill_md("Help.\n\nif: session.card_replace.replaced == $0\nDo it.\n")
+    ) == snapshot(["True (value) bool", "False (value) bool", "None (value) unset"])
 
 
 def test_other_types_offer_only_none(tmp_path: Path) -> None:
-    check_completion(
-        tmp_path,
-        skill_md("Help.\n\nif: session.billing.amount != $0\nDo it.\n"),
-        {"None"},
-    )
+    assert check_completion(
+        tmp_path, skill_md("Help.\n\nif: session.billing.amount != $0\nDo it.\n")
+    ) == snapshot(["None (value) unset"])
 
 
 def test_operators_after_a_complete_operand(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path, skill_md("Help.\n\nif: session.card_replace.reason $0\nDo it.\n"), OPERATORS
+    r = run(tmp_path, skill_md("Help.\n\nif: session.card_replace.reason $0\nDo it.\n"))
+    assert r.rendered == snapshot(
+        [
+            "== (keyword) equal to | + ' '",
+            "!= (keyword) not equal to | + ' '",
+            "< (keyword) less than | + ' '",
+            "<= (keyword) less than or equal to | + ' '",
+            "> (keyword) greater than | + ' '",
+            ">= (keyword) greater than or equal to | + ' '",
+            "and (keyword) both sides must hold | + ' '",
+            "or (keyword) either side must hold | + ' '",
+        ]
     )
-    assert r.item("and").kind == "keyword"
-    assert "reason and \n" in r.apply("and")
+    assert r.applied_line("and") == snapshot("if: session.card_replace.reason and ")
 
 
 def test_connective_after_a_comparison_replaces_the_typed_word(tmp_path: Path) -> None:
-    check_completion(
-        tmp_path,
-        skill_md("Help.\n\nif: session.card_replace.reason == 'lost' an$0\nDo it.\n"),
-        OPERATORS,
-        replaces="an",
+    assert check_completion(
+        tmp_path, skill_md("Help.\n\nif: session.card_replace.reason == 'lost' an$0\nDo it.\n")
+    ) == snapshot(
+        [
+            "== (keyword) equal to | replaces 'an' | + ' '",
+            "!= (keyword) not equal to | replaces 'an' | + ' '",
+            "< (keyword) less than | replaces 'an' | + ' '",
+            "<= (keyword) less than or equal to | replaces 'an' | + ' '",
+            "> (keyword) greater than | replaces 'an' | + ' '",
+            ">= (keyword) greater than or equal to | replaces 'an' | + ' '",
+            "and (keyword) both sides must hold | replaces 'an' | + ' '",
+            "or (keyword) either side must hold | replaces 'an' | + ' '",
+        ]
     )
 
 
 def test_operand_start(tmp_path: Path) -> None:
-    check_completion(tmp_path, skill_md("Help.\n\nif: $0\nDo it.\n"), {"session.", "not"})
-    check_completion(
-        tmp_path,
-        skill_md("Help.\n\nif: session.project.verified and $0\nDo it.\n"),
-        {"session.", "not"},
+    assert check_completion(tmp_path, skill_md("Help.\n\nif: $0\nDo it.\n")) == snapshot(
+        ["not (keyword) negation | + ' '", "session. (keyword) memory reference"]
     )
+    assert check_completion(
+        tmp_path, skill_md("Help.\n\nif: session.project.verified and $0\nDo it.\n")
+    ) == snapshot(["not (keyword) negation | + ' '", "session. (keyword) memory reference"])
 
 
 def test_no_completion_right_after_a_closed_string(tmp_path: Path) -> None:
-    check_completion(
-        tmp_path, skill_md("Help.\n\nif: session.card_replace.reason == 'lost'$0\nDo.\n"), set()
-    )
+    assert check_completion(
+        tmp_path, skill_md("Help.\n\nif: session.card_replace.reason == 'lost'$0\nDo.\n")
+    ) == snapshot([])
 
 
 def test_if_in_the_middle_of_a_paragraph_is_not_a_condition(tmp_path: Path) -> None:
-    check_completion(tmp_path, skill_md("Help.\nif: session.$0\nDo it.\n"), set())
+    assert check_completion(tmp_path, skill_md("Help.\nif: session.$0\nDo it.\n")) == snapshot([])
 
 
 # ---------------------------------------------------------------------------------------
@@ -351,24 +388,45 @@ def test_tool_requires_half_written_unclosed_quote(tmp_path: Path) -> None:
     fm = (
         'description: Replace.\ntool_constraints:\n  - order_card:\n      requires: "session.ca$0\n'
     )
-    check_completion(tmp_path, skill_md("Help.\n", fm), NAMESPACES, replaces="ca")
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
+        [
+            "card_replace (namespace) this skill | replaces 'ca'",
+            "billing (namespace) skill · 1 public field | replaces 'ca'",
+            "default_completed (namespace) bundled skill · 1 public field | replaces 'ca'",
+            "default_continue_interrupted (namespace) bundled skill · 2 public fields | replaces 'ca'",
+            "default_customer_satisfaction (namespace) bundled skill · 1 public field | replaces 'ca'",
+            "default_unsupported_request_handler (namespace) bundled skill · 1 public field | replaces 'ca'",
+            "project (namespace) project memory | replaces 'ca'",
+        ]
+    )
 
 
 def test_tool_requires_parsed_site(tmp_path: Path) -> None:
     fm = TC + '      requires: "session.card_replace.$0"\n'
-    check_completion(tmp_path, skill_md("Help.\n", fm), CARD_ENTRIES, replaces="")
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
+        ["reason (field) categorical", "replaced (field) bool", "pin_attempts (field) int"]
+    )
 
 
 def test_values_inside_single_quoted_yaml_use_double_quotes(tmp_path: Path) -> None:
     fm = TC + "      requires: 'session.card_replace.reason == $0'\n"
-    check_completion(tmp_path, skill_md("Help.\n", fm), {'"lost"', '"stolen"', '"damaged"', "None"})
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
+        [
+            '"lost" (value) card_replace.reason',
+            '"stolen" (value) card_replace.reason',
+            '"damaged" (value) card_replace.reason',
+            "None (value) unset",
+        ]
+    )
 
 
 def test_requires_in_a_flow_mapping(tmp_path: Path) -> None:
     fm = (
         'description: Replace.\ntool_constraints:\n  - order_card: {requires: "session.project.$0\n'
     )
-    check_completion(tmp_path, skill_md("Help.\n", fm), {"customer_tier", "verified"})
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
+        ["customer_tier (field) categorical", "verified (field) bool"]
+    )
 
 
 def test_folded_condition_continuation_line(tmp_path: Path) -> None:
@@ -376,23 +434,29 @@ def test_folded_condition_continuation_line(tmp_path: Path) -> None:
         "description: Replace.\ncomplete_when:\n  condition: >\n"
         "    session.card_replace.replaced == True and\n    session.billing.$0\n"
     )
-    check_completion(tmp_path, skill_md("Help.\n", fm), {"amount"})
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(["amount (field) float"])
 
 
 def test_skill_complete_when_is_a_mapping_not_a_condition(tmp_path: Path) -> None:
     fm = "description: Replace.\ncomplete_when: $0\n"
-    check_completion(tmp_path, skill_md("Help.\n", fm), set())
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot([])
 
 
 def test_utter_when_condition(tmp_path: Path) -> None:
     fm = "description: R.\nutter:\n  - utter_card_replaced:\n"
     fm += "      when: session.project.customer_tier == $0\n"
-    check_completion(tmp_path, skill_md("Help.\n", fm), {"'prepaid'", "'business'", "None"})
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
+        [
+            "'prepaid' (value) project.customer_tier",
+            "'business' (value) project.customer_tier",
+            "None (value) unset",
+        ]
+    )
 
 
 def test_closed_quoted_value_offers_nothing_after_it(tmp_path: Path) -> None:
     fm = TC + '      requires: "session.project.verified" $0\n'
-    check_completion(tmp_path, skill_md("Help.\n", fm), set())
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot([])
 
 
 BLOCK = """\
@@ -418,7 +482,17 @@ steps:
 
 def test_branch_if_in_a_block(tmp_path: Path) -> None:
     body = BLOCK.replace("'lost'\"", "'lost' and session.$0\"")
-    check_completion(tmp_path, skill_md(body), NAMESPACES)
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        [
+            "card_replace (namespace) this skill",
+            "billing (namespace) skill · 1 public field",
+            "default_completed (namespace) bundled skill · 1 public field",
+            "default_continue_interrupted (namespace) bundled skill · 2 public fields",
+            "default_customer_satisfaction (namespace) bundled skill · 1 public field",
+            "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
+            "project (namespace) project memory",
+        ]
+    )
 
 
 def test_step_complete_when_half_written(tmp_path: Path) -> None:
@@ -427,7 +501,9 @@ def test_step_complete_when_half_written(tmp_path: Path) -> None:
         "  - id: talk\n    instructions: Talk.\n"
         "    complete_when: session.card_replace.$0\n  - id: done\n",
     )
-    check_completion(tmp_path, skill_md(body), CARD_ENTRIES)
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        ["reason (field) categorical", "replaced (field) bool", "pin_attempts (field) int"]
+    )
 
 
 def test_execute_tool_parameter_session_reference(tmp_path: Path) -> None:
@@ -435,7 +511,13 @@ def test_execute_tool_parameter_session_reference(tmp_path: Path) -> None:
         "    execute_tool: order_card\n",
         "    execute_tool: order_card\n    parameters:\n      why: session.card_replace.r$0\n",
     )
-    check_completion(tmp_path, skill_md(body), CARD_ENTRIES, replaces="r")
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        [
+            "reason (field) categorical | replaces 'r'",
+            "replaced (field) bool | replaces 'r'",
+            "pin_attempts (field) int | replaces 'r'",
+        ]
+    )
 
 
 def test_response_condition_in_a_skill_file(tmp_path: Path) -> None:
@@ -447,7 +529,14 @@ responses:
       condition: "session.card_replace.reason == $0"
     - text: Your new card is on its way.
 """
-    check_completion(tmp_path, fixture, {"'lost'", "'stolen'", "'damaged'", "None"})
+    assert check_completion(tmp_path, fixture) == snapshot(
+        [
+            "'lost' (value) card_replace.reason",
+            "'stolen' (value) card_replace.reason",
+            "'damaged' (value) card_replace.reason",
+            "None (value) unset",
+        ]
+    )
 
 
 def test_root_responses_read_public_fields_and_project_only(tmp_path: Path) -> None:
@@ -458,9 +547,21 @@ responses:
     - text: Hi.
       condition: "session.$0
 """
-    check_completion(tmp_path, fixture, NAMESPACES)
+    assert check_completion(tmp_path, fixture) == snapshot(
+        [
+            "billing (namespace) skill · 1 public field",
+            "card_replace (namespace) skill · 2 public fields",
+            "default_completed (namespace) bundled skill · 1 public field",
+            "default_continue_interrupted (namespace) bundled skill · 2 public fields",
+            "default_customer_satisfaction (namespace) bundled skill · 1 public field",
+            "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
+            "project (namespace) project memory",
+        ]
+    )
     fixture2 = fixture.replace("session.$0", "session.card_replace.$0")
-    check_completion(tmp_path, fixture2, {"reason", "replaced"})  # pin_attempts is private
+    assert check_completion(tmp_path, fixture2) == snapshot(
+        ["reason (field) categorical", "replaced (field) bool"]
+    )  # pin_attempts is private
 
 
 def test_precondition_satisfied_when_in_agent_yml(tmp_path: Path) -> None:
@@ -475,7 +576,9 @@ orchestrator:
       satisfied_when: "session.project.$0"
       resolve_with: billing
 """
-    check_completion(tmp_path, fixture, {"customer_tier", "verified"})
+    assert check_completion(tmp_path, fixture) == snapshot(
+        ["customer_tier (field) categorical", "verified (field) bool"]
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -484,74 +587,146 @@ orchestrator:
 
 
 def test_at_offers_token_kinds(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path, skill_md("Use @$0 now.\n"), {"memory.", "skill.", "tool.", "block."}
+    r = run(tmp_path, skill_md("Use @$0 now.\n"))
+    assert r.rendered == snapshot(
+        [
+            "memory. (keyword) @memory | filter 'memory'",
+            "skill. (keyword) @skill | filter 'skill'",
+            "tool. (keyword) @tool | filter 'tool'",
+            "block. (keyword) @block | filter 'block'",
+        ]
     )
-    assert r.replaced("memory.") == ""
-    assert r.item("memory.").filter_text == "memory"
 
 
 def test_at_partial_kind_is_replaced(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path, skill_md("Use @me$0\n"), {"memory.", "skill.", "tool.", "block."}, replaces="me"
+    r = run(tmp_path, skill_md("Use @me$0\n"))
+    assert r.rendered == snapshot(
+        [
+            "memory. (keyword) @memory | replaces 'me' | filter 'memory'",
+            "skill. (keyword) @skill | replaces 'me' | filter 'skill'",
+            "tool. (keyword) @tool | replaces 'me' | filter 'tool'",
+            "block. (keyword) @block | replaces 'me' | filter 'block'",
+        ]
     )
-    assert r.apply("memory.").endswith("Use @memory.\n")
+    assert r.applied_line("memory.") == snapshot("Use @memory.")
 
 
 def test_email_address_is_not_a_token(tmp_path: Path) -> None:
-    check_completion(tmp_path, skill_md("Write to help@$0\n"), set())
+    assert check_completion(tmp_path, skill_md("Write to help@$0\n")) == snapshot([])
 
 
 def test_at_memory_namespaces_and_entries(tmp_path: Path) -> None:
-    check_completion(tmp_path, skill_md("Read @memory.$0\n"), NAMESPACES)
-    check_completion(tmp_path, skill_md("Read @memory.billing.$0\n"), {"amount"})
-    check_completion(
-        tmp_path, skill_md("Read @memory.card_replace.pin$0\n"), CARD_ENTRIES, replaces="pin"
+    assert check_completion(tmp_path, skill_md("Read @memory.$0\n")) == snapshot(
+        [
+            "card_replace (namespace) this skill",
+            "billing (namespace) skill · 1 public field",
+            "default_completed (namespace) bundled skill · 1 public field",
+            "default_continue_interrupted (namespace) bundled skill · 2 public fields",
+            "default_customer_satisfaction (namespace) bundled skill · 1 public field",
+            "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
+            "project (namespace) project memory",
+        ]
+    )
+    assert check_completion(tmp_path, skill_md("Read @memory.billing.$0\n")) == snapshot(
+        ["amount (field) float"]
+    )
+    assert check_completion(tmp_path, skill_md("Read @memory.card_replace.pin$0\n")) == snapshot(
+        [
+            "reason (field) categorical | replaces 'pin'",
+            "replaced (field) bool | replaces 'pin'",
+            "pin_attempts (field) int | replaces 'pin'",
+        ]
     )
 
 
 def test_at_skill_offers_every_skill_and_flags_hidden_ones(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path,
-        skill_md("Hand over to @skill.$0\n"),
-        includes={"billing", "helper", "card_replace", "default_completed"},
+    r = run(tmp_path, skill_md("Hand over to @skill.$0\n"))
+    assert r.rendered == snapshot(
+        [
+            "billing (skill) skill",
+            "card_replace (skill) skill",
+            "helper (skill) hidden",
+            "default_completed (skill) bundled default skill",
+            "default_continue_interrupted (skill) bundled default skill",
+            "default_customer_satisfaction (skill) bundled default skill",
+            "default_session_start (skill) bundled default skill",
+            "default_silence_timeout (skill) bundled default skill",
+            "default_silence_timeout_hangup (skill) bundled default skill",
+            "default_unsupported_request_handler (skill) bundled default skill",
+        ]
     )
-    assert "hidden" in r.item("helper").detail
-    assert "hidden" not in r.item("billing").detail
-    order = r.sorted_labels()
-    assert order.index("billing") < order.index("helper")
-    assert "Billing questions." in r.item("billing").documentation
+    assert r.item("billing").documentation == snapshot("""\
+**billing**
+
+Billing questions.\
+""")
 
 
 def test_at_tool_offers_visible_tools(tmp_path: Path) -> None:
     fm = "description: Replace a card.\nimport_tools:\n  - lookup_account\n"
-    r = check_completion(
-        tmp_path,
-        skill_md("Call @tool.$0\n", fm),
-        {"order_card", "lookup_account", *FRAMEWORK_TOOLS},
+    r = run(tmp_path, skill_md("Call @tool.$0\n", fm))
+    assert r.rendered == snapshot(
+        [
+            "order_card (tool) tool of card_replace",
+            "lookup_account (tool) shared tool",
+            "activate (tool) framework tool",
+            "complete (tool) framework tool",
+            "cancel (tool) framework tool",
+            "set_fields (tool) framework tool",
+            "correct (tool) framework tool",
+            "resolve_tool_confirmation (tool) framework tool",
+            "search_knowledge (tool) framework tool",
+            "cannot_help (tool) framework tool",
+            "listen (tool) framework tool",
+            "hangup (tool) framework tool",
+        ]
     )
-    assert "unused_shared" not in r.labels  # a shared tool that is not declared here
-    assert r.item("order_card").detail == "tool of card_replace"
-    assert "Order a new card." in r.item("order_card").documentation
-    assert r.item("lookup_account").detail == "shared tool"
+    assert r.item("order_card").documentation == snapshot("""\
+Order a new card.
+
+Defined in `skills/card_replace/tools.py`.\
+""")
 
 
 def test_at_tool_offers_mcp_bare_names(tmp_path: Path) -> None:
     fm = "description: Replace a card.\nimport_tools:\n  - mcp/bank:freeze_card\n"
-    r = check_completion(tmp_path, skill_md("Call @tool.fr$0\n", fm), includes={"freeze_card"})
+    r = run(tmp_path, skill_md("Call @tool.fr$0\n", fm))
+    assert r.rendered == snapshot(
+        [
+            "order_card (tool) tool of card_replace | replaces 'fr'",
+            "freeze_card (tool) MCP tool (bank) | replaces 'fr'",
+            "activate (tool) framework tool | replaces 'fr'",
+            "complete (tool) framework tool | replaces 'fr'",
+            "cancel (tool) framework tool | replaces 'fr'",
+            "set_fields (tool) framework tool | replaces 'fr'",
+            "correct (tool) framework tool | replaces 'fr'",
+            "resolve_tool_confirmation (tool) framework tool | replaces 'fr'",
+            "search_knowledge (tool) framework tool | replaces 'fr'",
+            "cannot_help (tool) framework tool | replaces 'fr'",
+            "listen (tool) framework tool | replaces 'fr'",
+            "hangup (tool) framework tool | replaces 'fr'",
+        ]
+    )
     assert "bank" in r.item("freeze_card").detail
 
 
 def test_at_block_offers_this_skills_blocks(tmp_path: Path) -> None:
     body = "Go to @block.$0\n\n" + BLOCK.split("\n", 2)[2] + block(ONE_STEP, "other", "\n")
-    check_completion(tmp_path, skill_md(body), {"main", "other"})
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        [
+            "main (block) ordered block of card_replace",
+            "other (block) ordered block of card_replace",
+        ]
+    )
 
 
 def test_step_instructions_offer_memory_and_tool_tokens(tmp_path: Path) -> None:
     body = BLOCK.replace(
         "  - id: done\n", "  - id: talk\n    instructions: Use @$0\n  - id: done\n"
     )
-    check_completion(tmp_path, skill_md(body), {"memory.", "tool."})
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        ["memory. (keyword) @memory | filter 'memory'", "tool. (keyword) @tool | filter 'tool'"]
+    )
 
 
 def test_step_instructions_block_scalar(tmp_path: Path) -> None:
@@ -560,33 +735,44 @@ def test_step_instructions_block_scalar(tmp_path: Path) -> None:
         "  - id: talk\n    instructions: >\n      Explain.\n"
         "      Read @memory.card_replace.$0\n  - id: done\n",
     )
-    check_completion(tmp_path, skill_md(body), CARD_ENTRIES)
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        ["reason (field) categorical", "replaced (field) bool", "pin_attempts (field) int"]
+    )
 
 
 def test_if_snippet_at_paragraph_start(tmp_path: Path) -> None:
-    r = check_completion(tmp_path, skill_md("Help.\n\ni$0\n"), {"if:"}, replaces="i")
-    it = r.item("if:")
-    assert it.snippet and it.kind == "snippet"
-    assert it.edit is not None and it.edit.new_text.startswith("if: $1")
+    r = run(tmp_path, skill_md("Help.\n\ni$0\n"))
+    assert r.rendered == snapshot(
+        ["if: (snippet) conditional paragraph | replaces 'i' | + ' $1\\n$0' | snippet"]
+    )
 
 
 def test_if_snippet_on_first_body_line_and_not_mid_paragraph(tmp_path: Path) -> None:
-    check_completion(tmp_path, skill_md("$0"), {"if:"})
-    check_completion(tmp_path, skill_md("Help the customer.\nth$0\n"), set())
+    assert check_completion(tmp_path, skill_md("$0")) == snapshot(
+        ["if: (snippet) conditional paragraph | + ' $1\\n$0' | snippet"]
+    )
+    assert check_completion(tmp_path, skill_md("Help the customer.\nth$0\n")) == snapshot([])
 
 
 def test_astral_characters_before_the_cursor(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path,
-        skill_md("🎉 Happy 𝒸ards 🎉\n\nif: 🎉 == session.card_replace.rea$0\nDo.\n"),
-        CARD_ENTRIES,
-        replaces="rea",
+    r = run(tmp_path, skill_md("🎉 Happy 𝒸ards 🎉\n\nif: 🎉 == session.card_replace.rea$0\nDo.\n"))
+    assert r.rendered == snapshot(
+        [
+            "reason (field) categorical | replaces 'rea'",
+            "replaced (field) bool | replaces 'rea'",
+            "pin_attempts (field) int | replaces 'rea'",
+        ]
     )
-    assert "if: 🎉 == session.card_replace.reason\n" in r.apply("reason")
-    r = check_completion(
-        tmp_path, skill_md("𝒸𝒸 Read @memory.card_replace.re$0 now\n"), CARD_ENTRIES, replaces="re"
+    assert r.applied_line("reason") == snapshot("if: 🎉 == session.card_replace.reason")
+    r = run(tmp_path, skill_md("𝒸𝒸 Read @memory.card_replace.re$0 now\n"))
+    assert r.rendered == snapshot(
+        [
+            "reason (field) categorical | replaces 're'",
+            "replaced (field) bool | replaces 're'",
+            "pin_attempts (field) int | replaces 're'",
+        ]
     )
-    assert "𝒸𝒸 Read @memory.card_replace.reason now\n" in r.apply("reason")
+    assert r.applied_line("reason") == snapshot("𝒸𝒸 Read @memory.card_replace.reason now")
 
 
 # ---------------------------------------------------------------------------------------
@@ -596,68 +782,160 @@ def test_astral_characters_before_the_cursor(tmp_path: Path) -> None:
 
 def test_frontmatter_top_level_keys_exclude_present_ones(tmp_path: Path) -> None:
     fm = "description: Replace a card.\n$0\nhidden: false\n"
-    r = check_completion(
-        tmp_path,
-        skill_md("Help.\n", fm),
-        includes={"name", "precondition", "tool_constraints", "utter", "complete_when"},
-        excludes={"description", "hidden", "requires"},
+    r = run(tmp_path, skill_md("Help.\n", fm))
+    assert r.rendered == snapshot(
+        [
+            "name (property) | + ': '",
+            "precondition (property) | + ': '",
+            "disabled (property) | + ': '",
+            "always_include_in_prompt (property) | + ': '",
+            "complete_when (property) | + ':\\n  '",
+            "import_tools (property) | + ':\\n  - '",
+            "tool_constraints (property) | + ':\\n  - '",
+            "utter (property) | + ':\\n  - '",
+            "knowledge_answering (property) | + ':\\n  '",
+            "routing (property) | + ':\\n  '",
+        ]
     )
-    assert r.item("name").edit is not None
-    assert r.apply("name").startswith("---\ndescription: Replace a card.\nname: \n")
-    assert "tool_constraints:\n  - " in r.apply("tool_constraints")
+    assert r.applied_line("name") == snapshot("name: ")
+    assert r.applied_line("tool_constraints") == snapshot("""\
+tool_constraints:
+  - \
+""")
 
 
 def test_frontmatter_partial_key_is_replaced(tmp_path: Path) -> None:
     fm = "na$0\n"
-    check_completion(tmp_path, skill_md("Help.\n", fm), includes={"name"}, replaces="na")
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
+        [
+            "name (property) | replaces 'na' | + ': '",
+            "description (property) | replaces 'na' | + ': '",
+            "precondition (property) | replaces 'na' | + ': '",
+            "hidden (property) | replaces 'na' | + ': '",
+            "disabled (property) | replaces 'na' | + ': '",
+            "always_include_in_prompt (property) | replaces 'na' | + ': '",
+            "complete_when (property) | replaces 'na' | + ':\\n  '",
+            "import_tools (property) | replaces 'na' | + ':\\n  - '",
+            "tool_constraints (property) | replaces 'na' | + ':\\n  - '",
+            "utter (property) | replaces 'na' | + ':\\n  - '",
+            "knowledge_answering (property) | replaces 'na' | + ':\\n  '",
+            "routing (property) | replaces 'na' | + ':\\n  '",
+        ]
+    )
 
 
 def test_frontmatter_keys_only_at_column_zero(tmp_path: Path) -> None:
     fm = "description: >\n  Replace a card\n  $0\n"
-    check_completion(tmp_path, skill_md("Help.\n", fm), set())
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot([])
 
 
 def test_tool_constraints_items_and_options(tmp_path: Path) -> None:
     fm = "description: Replace.\ntool_constraints:\n  - $0\n"
-    check_completion(
-        tmp_path, skill_md("Help.\n", fm), {"order_card", "lookup_account", "unused_shared"}
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
+        [
+            "order_card (tool) tool of card_replace",
+            "lookup_account (tool) shared tool",
+            "unused_shared (tool) shared tool",
+        ]
     )
     fm = TC + "      on_success: utter_card_replaced\n      $0\n"
-    check_completion(
-        tmp_path, skill_md("Help.\n", fm), {"requires", "requires_confirmation", "on_failure"}
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
+        [
+            "requires (property) | + ': '",
+            "requires_confirmation (property) | + ':\\n        '",
+            "on_failure (property) | + ': '",
+        ]
     )
     fm = TC + "      requires_confirmation:\n        $0\n"
-    check_completion(
-        tmp_path,
-        skill_md("Help.\n", fm),
-        {"enabled", "utter_for_confirmation", "utter_on_user_denial"},
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
+        [
+            "enabled (property) | + ': '",
+            "utter_for_confirmation (property) | + ': '",
+            "utter_on_user_denial (property) | + ': '",
+        ]
     )
 
 
 def test_project_responses_sort_before_bundled_ones(tmp_path: Path) -> None:
     fm = TC + "      on_failure: $0\n"
-    r = check_completion(tmp_path, skill_md("Help.\n", fm), includes={"utter_card_replaced"})
-    order = r.sorted_labels()
-    assert order[0] == "utter_card_replaced"
-    assert r.item("utter_precondition_unmet").detail == "bundled response"
+    r = run(tmp_path, skill_md("Help.\n", fm))
+    assert r.rendered == snapshot(
+        [
+            "utter_card_replaced (response) skills/card_replace/responses.yml",
+            "utter_ask_csat_score (response) bundled response",
+            "utter_ask_wants_to_continue (response) bundled response",
+            "utter_ask_wants_to_resume (response) bundled response",
+            "utter_decline_in_domain_out_of_scope (response) bundled response",
+            "utter_decline_out_of_domain_out_of_scope (response) bundled response",
+            "utter_hangup_goodbye (response) bundled response",
+            "utter_incoming_message_rejected (response) bundled response",
+            "utter_inform_hangup (response) bundled response",
+            "utter_model_call_error (response) bundled response",
+            "utter_model_request_hook_error (response) bundled response",
+            "utter_outgoing_text_rejected (response) bundled response",
+            "utter_precondition_unmet (response) bundled response",
+            "utter_set_memory_button_skipped (response) bundled response",
+            "utter_silence_timeout_check_in (response) bundled response",
+            "utter_thank_you_for_feedback (response) bundled response",
+            "utter_tool_call_hook_error (response) bundled response",
+        ]
+    )
 
 
 def test_gate_responses(tmp_path: Path) -> None:
     fm = "description: Replace.\ntool_constraints:\n  - order_card:\n      on_success: utter_ca$0\n"
-    r = check_completion(
-        tmp_path, skill_md("Help.\n", fm), includes={"utter_card_replaced"}, replaces="utter_ca"
+    r = run(tmp_path, skill_md("Help.\n", fm))
+    assert r.rendered == snapshot(
+        [
+            "utter_card_replaced (response) skills/card_replace/responses.yml | replaces 'utter_ca'",
+            "utter_ask_csat_score (response) bundled response | replaces 'utter_ca'",
+            "utter_ask_wants_to_continue (response) bundled response | replaces 'utter_ca'",
+            "utter_ask_wants_to_resume (response) bundled response | replaces 'utter_ca'",
+            "utter_decline_in_domain_out_of_scope (response) bundled response | replaces 'utter_ca'",
+            "utter_decline_out_of_domain_out_of_scope (response) bundled response | replaces 'utter_ca'",
+            "utter_hangup_goodbye (response) bundled response | replaces 'utter_ca'",
+            "utter_incoming_message_rejected (response) bundled response | replaces 'utter_ca'",
+            "utter_inform_hangup (response) bundled response | replaces 'utter_ca'",
+            "utter_model_call_error (response) bundled response | replaces 'utter_ca'",
+            "utter_model_request_hook_error (response) bundled response | replaces 'utter_ca'",
+            "utter_outgoing_text_rejected (response) bundled response | replaces 'utter_ca'",
+            "utter_precondition_unmet (response) bundled response | replaces 'utter_ca'",
+            "utter_set_memory_button_skipped (response) bundled response | replaces 'utter_ca'",
+            "utter_silence_timeout_check_in (response) bundled response | replaces 'utter_ca'",
+            "utter_thank_you_for_feedback (response) bundled response | replaces 'utter_ca'",
+            "utter_tool_call_hook_error (response) bundled response | replaces 'utter_ca'",
+        ]
     )
-    it = r.item("utter_card_replaced")
-    assert it.kind == "response"
-    assert "Your new card is on its way." in it.documentation
-    assert "utter_precondition_unmet" in r.labels  # bundled responses too
+    assert r.item("utter_card_replaced").documentation == snapshot("Your new card is on its way.")
 
 
 def test_utter_items_are_responses(tmp_path: Path) -> None:
     fm = "description: Replace.\nutter:\n  - $0\n"
-    check_completion(tmp_path, skill_md("Help.\n", fm), includes={"utter_card_replaced"})
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
+        [
+            "utter_card_replaced (response) skills/card_replace/responses.yml",
+            "utter_ask_csat_score (response) bundled response",
+            "utter_ask_wants_to_continue (response) bundled response",
+            "utter_ask_wants_to_resume (response) bundled response",
+            "utter_decline_in_domain_out_of_scope (response) bundled response",
+            "utter_decline_out_of_domain_out_of_scope (response) bundled response",
+            "utter_hangup_goodbye (response) bundled response",
+            "utter_incoming_message_rejected (response) bundled response",
+            "utter_inform_hangup (response) bundled response",
+            "utter_model_call_error (response) bundled response",
+            "utter_model_request_hook_error (response) bundled response",
+            "utter_outgoing_text_rejected (response) bundled response",
+            "utter_precondition_unmet (response) bundled response",
+            "utter_set_memory_button_skipped (response) bundled response",
+            "utter_silence_timeout_check_in (response) bundled response",
+            "utter_thank_you_for_feedback (response) bundled response",
+            "utter_tool_call_hook_error (response) bundled response",
+        ]
+    )
     fm = "description: Replace.\nutter:\n  - utter_card_replaced:\n      $0\n"
-    check_completion(tmp_path, skill_md("Help.\n", fm), {"on", "when"})
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
+        ["on (property) | + ': '", "when (property) | + ': '"]
+    )
 
 
 def test_import_tools_items(tmp_path: Path) -> None:
@@ -667,7 +945,13 @@ def test_import_tools_items(tmp_path: Path) -> None:
         + "//- integrations.yml\nmodel_groups:\n  - id: main\n    models: []\n"
         + "mcp_servers:\n  - name: bank\n    url: http://x\n"
     )
-    check_completion(tmp_path, fixture, {"lookup_account", "unused_shared", "mcp/bank:"}, base=base)
+    assert check_completion(tmp_path, fixture, base=base) == snapshot(
+        [
+            "lookup_account (tool) shared tool",
+            "mcp/bank: (mcp) MCP server",
+            "unused_shared (tool) shared tool",
+        ]
+    )
 
 
 def test_precondition_names(tmp_path: Path) -> None:
@@ -682,120 +966,245 @@ orchestrator:
       satisfied_when: "session.project.verified == True"
       resolve_with: billing
 """ + skill_md("Help.\n", "description: Replace.\nprecondition: cust$0\n")
-    r = check_completion(tmp_path, fixture, {"customer_verified"}, replaces="cust")
-    assert "session.project.verified == True" in r.item("customer_verified").documentation
+    r = run(tmp_path, fixture)
+    assert r.rendered == snapshot(["customer_verified (precondition) agent.yml | replaces 'cust'"])
+    assert r.item("customer_verified").documentation == snapshot(
+        "satisfied when `session.project.verified == True`; resolved by `billing`"
+    )
 
 
 def test_boolean_frontmatter_values(tmp_path: Path) -> None:
-    check_completion(
-        tmp_path, skill_md("Help.\n", "description: R.\nhidden: t$0\n"), {"true", "false"}
-    )
+    assert check_completion(
+        tmp_path, skill_md("Help.\n", "description: R.\nhidden: t$0\n")
+    ) == snapshot(["false (value) | replaces 't'", "true (value) | replaces 't'"])
 
 
 def test_block_top_level_keys(tmp_path: Path) -> None:
     body = block(ONE_STEP + "$0\n")
-    check_completion(tmp_path, skill_md(body), {"tools", "complete_when"})
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        [
+            "tools (property) | + ':\\n  - '",
+            "complete_when (property) | + ': '",
+        ]
+    )
 
 
 def test_step_keys_follow_the_step_kind(tmp_path: Path) -> None:
     body = BLOCK.replace("    collect: reason\n", "    collect: reason\n    $0\n")
-    check_completion(
-        tmp_path,
-        skill_md(body),
-        {"utterance", "description", "dtmf", "ask_before_filling"},  # id, collect, next present
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        [
+            "utterance (property) | + ': '",
+            "description (property) | + ': '",
+            "dtmf (property) | + ':\\n      '",
+            "ask_before_filling (property) | + ': '",
+        ]
     )
 
 
 def test_new_step_offers_id_first(tmp_path: Path) -> None:
     body = BLOCK.replace("  - id: lock\n", "  - $0\n  - id: lock\n")
-    r = check_completion(tmp_path, skill_md(body), includes={"id", "collect", "instructions"})
-    assert r.sorted_labels()[0] == "id"
+    r = run(tmp_path, skill_md(body))
+    assert r.rendered == snapshot(
+        [
+            "id (property) | + ': '",
+            "action (property) | + ': '",
+            "ask_before_filling (property) | + ': '",
+            "call (property) | + ': '",
+            "collect (property) | + ': '",
+            "complete_when (property) | + ': '",
+            "description (property) | + ': '",
+            "dtmf (property) | + ':\\n      '",
+            "execute_tool (property) | + ': '",
+            "instructions (property) | + ': '",
+            "link (property) | + ': '",
+            "next (property) | + ': '",
+            "noop (property) | + ': '",
+            "optional (property) | + ': '",
+            "parameters (property) | + ':\\n      '",
+            "set_memory (property) | + ':\\n      '",
+            "utter (property) | + ':\\n      - '",
+            "utterance (property) | + ': '",
+        ]
+    )
 
 
 def test_step_keys_in_half_written_block(tmp_path: Path) -> None:
     # the block YAML does not parse (the `- id:` line has a stray quote)
     body = block('steps:\n  - id: "a\n    action: utter_card_replaced\n    ne$0\n')
-    check_completion(tmp_path, skill_md(body), {"next"}, replaces="ne")
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        ["next (property) | replaces 'ne' | + ': '"]
+    )
 
 
 def test_next_offers_step_ids_of_the_block_and_end(tmp_path: Path) -> None:
     body = BLOCK.replace("    next: done\n", "    next: $0\n")
     body += block("steps:\n  - id: elsewhere\n    action: utter_card_replaced\n", "other", "\n")
-    r = check_completion(tmp_path, skill_md(body), {"ask", "lock", "done", "END"})
-    assert r.sorted_labels()[-1] == "END"
-    assert r.item("lock").kind == "step"
+    r = run(tmp_path, skill_md(body))
+    assert r.rendered == snapshot(
+        [
+            "ask (step) step of block main",
+            "lock (step) step of block main",
+            "done (step) step of block main",
+            "END (keyword) end of the block",
+        ]
+    )
 
 
 def test_then_and_else_offer_step_ids(tmp_path: Path) -> None:
     body = BLOCK.replace("then: lock", "then: lo$0")
-    check_completion(tmp_path, skill_md(body), {"ask", "lock", "done", "END"}, replaces="lo")
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        [
+            "ask (step) step of block main | replaces 'lo'",
+            "lock (step) step of block main | replaces 'lo'",
+            "done (step) step of block main | replaces 'lo'",
+            "END (keyword) end of the block | replaces 'lo'",
+        ]
+    )
     body = BLOCK.replace("- else: done", "- else: $0")
-    check_completion(tmp_path, skill_md(body), {"ask", "lock", "done", "END"})
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        [
+            "ask (step) step of block main",
+            "lock (step) step of block main",
+            "done (step) step of block main",
+            "END (keyword) end of the block",
+        ]
+    )
 
 
 def test_branch_keys(tmp_path: Path) -> None:
     body = BLOCK.replace("      - else: done\n", "      - $0\n")
-    check_completion(tmp_path, skill_md(body), {"if", "then", "else"})
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        [
+            "if (property) | + ': '",
+            "then (property) | + ': '",
+            "else (property) | + ': '",
+        ]
+    )
 
 
 def test_call_and_link_offer_skills_but_not_itself(tmp_path: Path) -> None:
     body = BLOCK.replace("    action: utter_card_replaced\n    next: END\n", "    link: $0\n")
-    r = check_completion(tmp_path, skill_md(body), includes={"billing", "helper"})
-    assert "card_replace" not in r.labels
-    assert "main" not in r.labels  # blocks of a skill with prose are internal
+    r = run(tmp_path, skill_md(body))
+    assert r.rendered == snapshot(
+        [
+            "billing (skill) skill",
+            "helper (skill) hidden",
+            "default_completed (skill) bundled default skill",
+            "default_continue_interrupted (skill) bundled default skill",
+            "default_customer_satisfaction (skill) bundled default skill",
+            "default_session_start (skill) bundled default skill",
+            "default_silence_timeout (skill) bundled default skill",
+            "default_silence_timeout_hangup (skill) bundled default skill",
+            "default_unsupported_request_handler (skill) bundled default skill",
+        ]
+    )
 
 
 def test_call_in_a_blocks_only_skill_offers_its_blocks(tmp_path: Path) -> None:
     body = BLOCK.split("\n", 2)[2].replace("    execute_tool: order_card\n", "    call: $0\n")
     body += block(ONE_STEP, "verify", "\n")
-    r = check_completion(tmp_path, skill_md(body), includes={"billing", "main", "verify"})
-    assert r.item("verify").kind == "block"
+    r = run(tmp_path, skill_md(body))
+    assert r.rendered == snapshot(
+        [
+            "billing (skill) skill",
+            "helper (skill) hidden",
+            "default_completed (skill) bundled default skill",
+            "default_continue_interrupted (skill) bundled default skill",
+            "default_customer_satisfaction (skill) bundled default skill",
+            "default_session_start (skill) bundled default skill",
+            "default_silence_timeout (skill) bundled default skill",
+            "default_silence_timeout_hangup (skill) bundled default skill",
+            "default_unsupported_request_handler (skill) bundled default skill",
+            "main (block) ordered block of card_replace",
+            "verify (block) ordered block of card_replace",
+        ]
+    )
 
 
 def test_execute_tool_offers_tools(tmp_path: Path) -> None:
     body = BLOCK.replace("execute_tool: order_card", "execute_tool: $0")
-    r = check_completion(tmp_path, skill_md(body), {"order_card", "record_handoff"})
-    assert "set_fields" not in r.labels
+    r = run(tmp_path, skill_md(body))
+    assert r.rendered == snapshot(
+        [
+            "order_card (tool) tool of card_replace",
+            "record_handoff (tool) framework tool (execute_tool only)",
+        ]
+    )
 
 
 def test_action_offers_responses_and_step_actions(tmp_path: Path) -> None:
     body = BLOCK.replace("action: utter_card_replaced", "action: $0")
-    r = check_completion(
-        tmp_path, skill_md(body), includes={"utter_card_replaced", "action_listen", "hangup"}
+    r = run(tmp_path, skill_md(body))
+    assert r.rendered == snapshot(
+        [
+            "utter_card_replaced (response) skills/card_replace/responses.yml",
+            "utter_ask_csat_score (response) bundled response",
+            "utter_ask_wants_to_continue (response) bundled response",
+            "utter_ask_wants_to_resume (response) bundled response",
+            "utter_decline_in_domain_out_of_scope (response) bundled response",
+            "utter_decline_out_of_domain_out_of_scope (response) bundled response",
+            "utter_hangup_goodbye (response) bundled response",
+            "utter_incoming_message_rejected (response) bundled response",
+            "utter_inform_hangup (response) bundled response",
+            "utter_model_call_error (response) bundled response",
+            "utter_model_request_hook_error (response) bundled response",
+            "utter_outgoing_text_rejected (response) bundled response",
+            "utter_precondition_unmet (response) bundled response",
+            "utter_set_memory_button_skipped (response) bundled response",
+            "utter_silence_timeout_check_in (response) bundled response",
+            "utter_thank_you_for_feedback (response) bundled response",
+            "utter_tool_call_hook_error (response) bundled response",
+            "action_listen (keyword) step action",
+            "hangup (keyword) step action",
+        ]
     )
-    assert r.item("utter_card_replaced").detail == "skills/card_replace/responses.yml"
 
 
 def test_collect_offers_own_fields(tmp_path: Path) -> None:
     body = BLOCK.replace("collect: reason", "collect: $0")
-    check_completion(tmp_path, skill_md(body), CARD_ENTRIES)
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        ["reason (field) categorical", "replaced (field) bool", "pin_attempts (field) int"]
+    )
 
 
 def test_set_memory_keys_offer_own_and_project_fields(tmp_path: Path) -> None:
     body = BLOCK.replace(
         "    next: done\n", "    set_memory:\n      replaced: true\n      $0\n    next: done\n", 1
     )
-    r = check_completion(
-        tmp_path, skill_md(body), {"reason", "pin_attempts", "customer_tier", "verified"}
+    r = run(tmp_path, skill_md(body))
+    assert r.rendered == snapshot(
+        [
+            "reason (field) categorical | + ': '",
+            "pin_attempts (field) int | + ': '",
+            "customer_tier (field) categorical | + ': '",
+            "verified (field) bool | + ': '",
+        ]
     )
-    edit = r.item("reason").edit
-    assert edit is not None and edit.new_text == "reason: "
 
 
 def test_block_tools_items_and_keys(tmp_path: Path) -> None:
     body = block("tools:\n  - $0\n" + ONE_STEP)
-    check_completion(tmp_path, skill_md(body), {"order_card", "lookup_account", "unused_shared"})
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        [
+            "order_card (tool) tool of card_replace",
+            "lookup_account (tool) shared tool",
+            "unused_shared (tool) shared tool",
+        ]
+    )
     body = block("tools:\n  - name: order_card\n    $0\n" + ONE_STEP)
-    check_completion(
-        tmp_path,
-        skill_md(body),
-        {"requires", "requires_confirmation", "on_success", "on_failure"},
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        [
+            "requires (property) | + ': '",
+            "requires_confirmation (property) | + ':\\n      '",
+            "on_success (property) | + ': '",
+            "on_failure (property) | + ': '",
+        ]
     )
 
 
 def test_no_completion_on_fence_lines(tmp_path: Path) -> None:
     body = block(ONE_STEP, "ma$0")
-    check_completion(tmp_path, skill_md(body), set())
+    assert check_completion(tmp_path, skill_md(body)) == snapshot([])
 
 
 # ---------------------------------------------------------------------------------------
@@ -812,37 +1221,54 @@ schema:
       type: text
       $0
 """
-    r = check_completion(
-        tmp_path,
-        fixture,
-        includes={"description", "llm_settable", "enum_values", "initial_value", "pii"},
-        excludes={"type", "seed"},
+    r = run(tmp_path, fixture)
+    assert r.rendered == snapshot(
+        [
+            "description (property) | + ': '",
+            "llm_settable (property) | + ': '",
+            "enum_values (property) | + ':\\n        - '",
+            "initial_value (property) | + ': '",
+            "pii (property) | + ': '",
+            "anonymization (property) | + ':\\n        '",
+            "privacy_rules (property) | + ':\\n        - '",
+        ]
     )
-    assert "model" in r.item("llm_settable").documentation
+    assert r.item("llm_settable").documentation == snapshot(
+        "`true`: the model may set this field (skill fields only)."
+    )
 
 
 def test_project_memory_attribute_keys(tmp_path: Path) -> None:
     fixture = BASE.replace("verified:\n  type: bool\n", "verified:\n  type: bool\n  s$0\n")
-    check_completion(
-        tmp_path,
-        "",
-        includes={"seed", "description", "pii"},
-        excludes={"llm_settable", "type"},
-        replaces="s",
-        base=fixture,
+    assert check_completion(tmp_path, "", base=fixture) == snapshot(
+        [
+            "description (property) | replaces 's' | + ': '",
+            "enum_values (property) | replaces 's' | + ':\\n    - '",
+            "initial_value (property) | replaces 's' | + ': '",
+            "pii (property) | replaces 's' | + ': '",
+            "anonymization (property) | replaces 's' | + ':\\n    '",
+            "privacy_rules (property) | replaces 's' | + ':\\n    - '",
+            "seed (property) | replaces 's' | + ': '",
+        ]
     )
 
 
 def test_memory_type_names(tmp_path: Path) -> None:
     fixture = BASE.replace("    replaced:\n      type: bool\n", "    replaced:\n      type: b$0\n")
-    r = check_completion(
-        tmp_path,
-        "",
-        {"text", "int", "float", "bool", "list", "json", "categorical", "any"},
-        replaces="b",
-        base=fixture,
+    r = run(tmp_path, "", base=fixture)
+    assert r.rendered == snapshot(
+        [
+            "text (value) memory type | replaces 'b'",
+            "int (value) memory type | replaces 'b'",
+            "float (value) memory type | replaces 'b'",
+            "bool (value) memory type | replaces 'b'",
+            "list (value) memory type | replaces 'b'",
+            "json (value) memory type | replaces 'b'",
+            "categorical (value) memory type | replaces 'b'",
+            "any (value) memory type | replaces 'b'",
+        ]
     )
-    assert "enum_values" in r.item("categorical").documentation
+    assert r.item("categorical").documentation == snapshot("One of `enum_values`.")
 
 
 def test_memory_schema_sections(tmp_path: Path) -> None:
@@ -854,7 +1280,7 @@ schema:
       type: text
   $0
 """
-    check_completion(tmp_path, fixture, {"private"})
+    assert check_completion(tmp_path, fixture) == snapshot(["private (property) | + ':\\n    '"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -869,27 +1295,28 @@ responses:
   utter_card_replaced:
     - text: Your card ({$0
 """
-    r = check_completion(
-        tmp_path,
-        fixture,
-        includes={
-            "session.card_replace.reason",
-            "session.card_replace.pin_attempts",
-            "session.billing.amount",
-            "session.project.verified",
-            "reason",
-            "pin_attempts",
-            "customer_tier",
-        },
-        excludes={"session.billing.secret", "secret", "session.helper.token"},
+    r = run(tmp_path, fixture)
+    assert r.rendered == snapshot(
+        [
+            "session.card_replace.reason (field) categorical | + '}'",
+            "session.card_replace.replaced (field) bool | + '}'",
+            "session.card_replace.pin_attempts (field) int | + '}'",
+            "session.billing.amount (field) float | + '}'",
+            "session.default_completed.wants_to_continue (field) bool | + '}'",
+            "session.default_continue_interrupted.wants_to_resume (field) bool | + '}'",
+            "session.default_continue_interrupted.interrupted_task_name (field) text | + '}'",
+            "session.default_customer_satisfaction.csat_score (field) float | + '}'",
+            "session.default_unsupported_request_handler.request_type (field) str | + '}'",
+            "session.project.customer_tier (field) categorical | + '}'",
+            "session.project.verified (field) bool | + '}'",
+            "reason (field) categorical | + '}'",
+            "replaced (field) bool | + '}'",
+            "pin_attempts (field) int | + '}'",
+            "customer_tier (field) categorical | + '}'",
+            "verified (field) bool | + '}'",
+        ]
     )
-    assert r.apply("reason").endswith("Your card ({reason}\n")
-    order = r.sorted_labels()
-    assert order[0].startswith("session.card_replace.")
-    assert order.index("session.billing.amount") < order.index(
-        "session.default_completed.wants_to_continue"
-    )
-    assert order.index("session.project.verified") < order.index("reason")
+    assert r.applied_line("reason") == snapshot("    - text: Your card ({reason}")
 
 
 def test_placeholder_session_namespaces_and_entries(tmp_path: Path) -> None:
@@ -899,13 +1326,41 @@ responses:
   utter_card_replaced:
     - text: "Your card {session.$0} is ready."
 """
-    check_completion(tmp_path, fixture, NAMESPACES)
+    assert check_completion(tmp_path, fixture) == snapshot(
+        [
+            "card_replace (namespace) this skill",
+            "billing (namespace) skill · 1 public field",
+            "default_completed (namespace) bundled skill · 1 public field",
+            "default_continue_interrupted (namespace) bundled skill · 2 public fields",
+            "default_customer_satisfaction (namespace) bundled skill · 1 public field",
+            "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
+            "project (namespace) project memory",
+        ]
+    )
     fixture = fixture.replace("{session.$0}", "{session.card_replace.re$0}")
-    r = check_completion(tmp_path, fixture, CARD_ENTRIES, replaces="re")
-    assert "{session.card_replace.reason} is ready" in r.apply("reason")  # no second brace
+    r = run(tmp_path, fixture)
+    assert r.rendered == snapshot(
+        [
+            "reason (field) categorical | replaces 're'",
+            "replaced (field) bool | replaces 're'",
+            "pin_attempts (field) int | replaces 're'",
+        ]
+    )
+    assert r.applied_line("reason") == snapshot(
+        '    - text: "Your card {session.card_replace.reason} is ready."'
+    )  # no second brace
     fixture = fixture.replace("{session.card_replace.re$0} is", "{session.card_replace.re$0")
-    r = check_completion(tmp_path, fixture, CARD_ENTRIES, replaces="re")
-    assert "{session.card_replace.reason}" in r.apply("reason")
+    r = run(tmp_path, fixture)
+    assert r.rendered == snapshot(
+        [
+            "reason (field) categorical | replaces 're' | + '}'",
+            "replaced (field) bool | replaces 're' | + '}'",
+            "pin_attempts (field) int | replaces 're' | + '}'",
+        ]
+    )
+    assert r.applied_line("reason") == snapshot(
+        '    - text: "Your card {session.card_replace.reason} ready."'
+    )
 
 
 def test_root_placeholders_read_public_fields_only(tmp_path: Path) -> None:
@@ -915,7 +1370,12 @@ responses:
   utter_hello:
     - text: "Hi {session.card_replace.$0"
 """
-    check_completion(tmp_path, fixture, {"reason", "replaced"})
+    assert check_completion(tmp_path, fixture) == snapshot(
+        [
+            "reason (field) categorical | + '}'",
+            "replaced (field) bool | + '}'",
+        ]
+    )
 
 
 def test_root_placeholder_bare_entries_of_skills_using_the_response(tmp_path: Path) -> None:
@@ -933,11 +1393,23 @@ utter:
 ---
 Answer billing questions.
 """
-    check_completion(
-        tmp_path,
-        fixture,
-        includes={"amount", "secret", "customer_tier", "session.billing.amount"},
-        excludes={"reason", "session.billing.secret"},
+    assert check_completion(tmp_path, fixture) == snapshot(
+        [
+            "session.billing.amount (field) float | + '}'",
+            "session.card_replace.reason (field) categorical | + '}'",
+            "session.card_replace.replaced (field) bool | + '}'",
+            "session.default_completed.wants_to_continue (field) bool | + '}'",
+            "session.default_continue_interrupted.wants_to_resume (field) bool | + '}'",
+            "session.default_continue_interrupted.interrupted_task_name (field) text | + '}'",
+            "session.default_customer_satisfaction.csat_score (field) float | + '}'",
+            "session.default_unsupported_request_handler.request_type (field) str | + '}'",
+            "session.project.customer_tier (field) categorical | + '}'",
+            "session.project.verified (field) bool | + '}'",
+            "amount (field) float | + '}'",
+            "secret (field) text | + '}'",
+            "customer_tier (field) categorical | + '}'",
+            "verified (field) bool | + '}'",
+        ]
     )
 
 
@@ -949,7 +1421,13 @@ responses:
     - text: Your new card is on its way.
       $0
 """
-    check_completion(tmp_path, fixture, {"condition", "metadata", "buttons"})
+    assert check_completion(tmp_path, fixture) == snapshot(
+        [
+            "condition (property) | + ': '",
+            "metadata (property) | + ': '",
+            "buttons (property) | + ':\\n        - '",
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -969,7 +1447,20 @@ orchestrator:
       satisfied_when: "session.project.verified == True"
       resolve_with: bi$0
 """
-    check_completion(tmp_path, fixture, includes={"billing", "card_replace"}, replaces="bi")
+    assert check_completion(tmp_path, fixture) == snapshot(
+        [
+            "billing (skill) skill | replaces 'bi'",
+            "card_replace (skill) skill | replaces 'bi'",
+            "helper (skill) hidden | replaces 'bi'",
+            "default_completed (skill) bundled default skill | replaces 'bi'",
+            "default_continue_interrupted (skill) bundled default skill | replaces 'bi'",
+            "default_customer_satisfaction (skill) bundled default skill | replaces 'bi'",
+            "default_session_start (skill) bundled default skill | replaces 'bi'",
+            "default_silence_timeout (skill) bundled default skill | replaces 'bi'",
+            "default_silence_timeout_hangup (skill) bundled default skill | replaces 'bi'",
+            "default_unsupported_request_handler (skill) bundled default skill | replaces 'bi'",
+        ]
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -988,38 +1479,58 @@ async def order_card(context: ToolContext = None):
 
 
 def test_memory_get_literal(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path,
-        TOOL.format(method="get", partial=""),
-        includes={
-            "reason",
-            "pin_attempts",
-            "project.verified",
-            "billing.amount",
-            "default_completed.wants_to_continue",
-        },
-        excludes={"billing.secret", "helper.token", "card_replace.reason"},
+    r = run(tmp_path, TOOL.format(method="get", partial=""))
+    assert r.rendered == snapshot(
+        [
+            "reason (field) categorical",
+            "replaced (field) bool",
+            "pin_attempts (field) int",
+            "project.customer_tier (field) categorical",
+            "project.verified (field) bool",
+            "default_completed.wants_to_continue (field) bool",
+            "default_continue_interrupted.wants_to_resume (field) bool",
+            "default_continue_interrupted.interrupted_task_name (field) text",
+            "default_customer_satisfaction.csat_score (field) float",
+            "default_unsupported_request_handler.request_type (field) str",
+            "billing.amount (field) float",
+        ]
     )
-    assert r.item("reason").detail == "categorical"
 
 
 def test_memory_set_literal_offers_only_writable_names(tmp_path: Path) -> None:
-    check_completion(
-        tmp_path,
-        TOOL.format(method="set", partial="pro"),
-        {"reason", "replaced", "pin_attempts", "project.customer_tier", "project.verified"},
-        replaces="pro",
+    assert check_completion(tmp_path, TOOL.format(method="set", partial="pro")) == snapshot(
+        [
+            "reason (field) categorical | replaces 'pro'",
+            "replaced (field) bool | replaces 'pro'",
+            "pin_attempts (field) int | replaces 'pro'",
+            "project.customer_tier (field) categorical | replaces 'pro'",
+            "project.verified (field) bool | replaces 'pro'",
+        ]
     )
 
 
 def test_memory_call_in_an_unparsable_file_with_single_quotes(tmp_path: Path) -> None:
     fixture = TOOL.format(method="get", partial="").replace('("', "('") + "    if (\n"
-    check_completion(tmp_path, fixture, includes={"reason", "project.verified"})
+    assert check_completion(tmp_path, fixture) == snapshot(
+        [
+            "reason (field) categorical",
+            "replaced (field) bool",
+            "pin_attempts (field) int",
+            "project.customer_tier (field) categorical",
+            "project.verified (field) bool",
+            "default_completed.wants_to_continue (field) bool",
+            "default_continue_interrupted.wants_to_resume (field) bool",
+            "default_continue_interrupted.interrupted_task_name (field) text",
+            "default_customer_satisfaction.csat_score (field) float",
+            "default_unsupported_request_handler.request_type (field) str",
+            "billing.amount (field) float",
+        ]
+    )
 
 
 def test_no_completion_elsewhere_in_python(tmp_path: Path) -> None:
     fixture = TOOL.format(method="get", partial="").replace('context.memory.get("$0', "x = $0")
-    check_completion(tmp_path, fixture, set())
+    assert check_completion(tmp_path, fixture) == snapshot([])
 
 
 SET_BUTTON = """\
@@ -1034,25 +1545,41 @@ responses:
 
 
 def test_set_payload_offers_writable_namespaces(tmp_path: Path) -> None:
-    check_completion(tmp_path, SET_BUTTON.format(cursor="$0"), {"card_replace", "project"})
+    assert check_completion(tmp_path, SET_BUTTON.format(cursor="$0")) == snapshot(
+        ["card_replace (namespace) skill", "project (namespace) project memory"]
+    )
 
 
 def test_set_payload_entries_end_with_equals(tmp_path: Path) -> None:
-    r = check_completion(
-        tmp_path, SET_BUTTON.format(cursor="card_replace.re$0"), CARD_ENTRIES, replaces="re"
+    r = run(tmp_path, SET_BUTTON.format(cursor="card_replace.re$0"))
+    assert r.rendered == snapshot(
+        [
+            "reason (field) categorical | replaces 're' | + '='",
+            "replaced (field) bool | replaces 're' | + '='",
+            "pin_attempts (field) int | replaces 're' | + '='",
+        ]
     )
-    assert 'payload: "set:session.card_replace.reason=\n' in r.apply("reason")
-    check_completion(tmp_path, SET_BUTTON.format(cursor="billing.$0"), set())  # not writable
+    assert r.applied_line("reason") == snapshot(
+        '          payload: "set:session.card_replace.reason='
+    )
+    assert check_completion(tmp_path, SET_BUTTON.format(cursor="billing.$0")) == snapshot(
+        []
+    )  # not writable
 
 
 def test_set_payload_values(tmp_path: Path) -> None:
-    check_completion(
-        tmp_path,
-        SET_BUTTON.format(cursor="card_replace.reason=st$0"),
-        {"lost", "stolen", "damaged"},
-        replaces="st",
+    assert check_completion(
+        tmp_path, SET_BUTTON.format(cursor="card_replace.reason=st$0")
+    ) == snapshot(
+        [
+            "lost (value) card_replace.reason | replaces 'st'",
+            "stolen (value) card_replace.reason | replaces 'st'",
+            "damaged (value) card_replace.reason | replaces 'st'",
+        ]
     )
-    check_completion(tmp_path, SET_BUTTON.format(cursor="project.verified=$0"), {"true", "false"})
+    assert check_completion(tmp_path, SET_BUTTON.format(cursor="project.verified=$0")) == snapshot(
+        ["false (value) bool", "true (value) bool"]
+    )
 
 
 def test_root_set_payload_writes_the_delivering_skills_public_fields(tmp_path: Path) -> None:
@@ -1073,20 +1600,39 @@ utter:
 ---
 Answer billing questions.
 """
-    check_completion(tmp_path, fixture, {"billing", "project"})
-    check_completion(tmp_path, fixture.replace("session.$0", "session.billing.$0"), {"amount"})
+    assert check_completion(tmp_path, fixture) == snapshot(
+        ["billing (namespace) skill", "project (namespace) project memory"]
+    )
+    assert check_completion(
+        tmp_path, fixture.replace("session.$0", "session.billing.$0")
+    ) == snapshot(["amount (field) float | + '='"])
 
 
 def test_placeholder_in_a_button_title(tmp_path: Path) -> None:
     fixture = SET_BUTTON.replace("title: Lost", "title: Lost {session.project.$0").replace(
         'payload: "set:session.{cursor}\n', "payload: x\n"
     )
-    check_completion(tmp_path, fixture, {"customer_tier", "verified"})
+    assert check_completion(tmp_path, fixture) == snapshot(
+        [
+            "customer_tier (field) categorical | + '}'",
+            "verified (field) bool | + '}'",
+        ]
+    )
 
 
 def test_half_written_requires_with_frontmatter_below(tmp_path: Path) -> None:
     fm = TC + '      requires: "session.$0\n      on_success: utter_card_replaced\nhidden: false\n'
-    check_completion(tmp_path, skill_md("Help.\n", fm), NAMESPACES, replaces="")
+    assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
+        [
+            "card_replace (namespace) this skill",
+            "billing (namespace) skill · 1 public field",
+            "default_completed (namespace) bundled skill · 1 public field",
+            "default_continue_interrupted (namespace) bundled skill · 2 public fields",
+            "default_customer_satisfaction (namespace) bundled skill · 1 public field",
+            "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
+            "project (namespace) project memory",
+        ]
+    )
 
 
 def test_half_written_placeholder_in_a_plain_scalar(tmp_path: Path) -> None:
@@ -1098,7 +1644,17 @@ responses:
   utter_other:
     - text: Other.
 """
-    check_completion(tmp_path, fixture, NAMESPACES)
+    assert check_completion(tmp_path, fixture) == snapshot(
+        [
+            "card_replace (namespace) this skill",
+            "billing (namespace) skill · 1 public field",
+            "default_completed (namespace) bundled skill · 1 public field",
+            "default_continue_interrupted (namespace) bundled skill · 2 public fields",
+            "default_customer_satisfaction (namespace) bundled skill · 1 public field",
+            "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
+            "project (namespace) project memory",
+        ]
+    )
 
 
 def test_astral_characters_before_a_placeholder(tmp_path: Path) -> None:
@@ -1108,8 +1664,17 @@ responses:
   utter_card_replaced:
     - text: "🎉 𝒸ard 🎉 {session.card_replace.rea$0}"
 """
-    r = check_completion(tmp_path, fixture, CARD_ENTRIES, replaces="rea")
-    assert '"🎉 𝒸ard 🎉 {session.card_replace.reason}"' in r.apply("reason")
+    r = run(tmp_path, fixture)
+    assert r.rendered == snapshot(
+        [
+            "reason (field) categorical | replaces 'rea'",
+            "replaced (field) bool | replaces 'rea'",
+            "pin_attempts (field) int | replaces 'rea'",
+        ]
+    )
+    assert r.applied_line("reason") == snapshot(
+        '    - text: "🎉 𝒸ard 🎉 {session.card_replace.reason}"'
+    )
 
 
 def test_flow_mapping_brace_is_not_a_placeholder(tmp_path: Path) -> None:
@@ -1120,7 +1685,7 @@ responses:
     - text: Pick one.
       buttons: {$0
 """
-    check_completion(tmp_path, fixture, set())
+    assert check_completion(tmp_path, fixture) == snapshot([])
 
 
 def test_a_long_list_is_capped_and_marked_incomplete(tmp_path: Path) -> None:
@@ -1213,7 +1778,12 @@ def test_other_long_lists_are_capped_too(tmp_path: Path) -> None:
     labels = [i.label for i in result.items]
     assert result.is_incomplete and len(labels) == MAX_ITEMS
     assert labels[:10] == [f"k11{d}" for d in range(10)]
-    assert "Skill number 113." in result.items[3].documentation
+    k113 = next(i for i in result.items if i.label == "k113")
+    assert k113.documentation == snapshot("""\
+**k113**
+
+Skill number 113.\
+""")
     left_out = next(f"k{i:03d}" for i in range(MAX_ITEMS + 20) if f"k{i:03d}" not in labels)
     found = item_at(proj, path, offset, left_out)
     assert found is not None and f"Skill number {int(left_out[1:])}." in found.documentation

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from inline_snapshot import snapshot
+
 from mantle_lsp.ide.hover import hover
 from mantle_lsp.model.project import Project
-from support import write_fixture
+from support import render_hover, write_fixture
 
 
-def check_hover(tmp_path: Path, fixture: str, *expected: str, absent: tuple[str, ...] = ()) -> str:
-    """Hover at the cursor: the range is the mark labelled `h` and the Markdown contains
-    every ``expected`` substring and none of ``absent``. Returns the Markdown."""
+def check_hover(tmp_path: Path, fixture: str) -> str:
+    """Hover at the cursor, rendered (``support.render_hover``): the hovered range is
+    exactly the mark labelled `h`."""
     fx = write_fixture(tmp_path, fixture)
     assert fx.cursor is not None
     proj = Project.load(fx.root)
@@ -20,11 +22,7 @@ def check_hover(tmp_path: Path, fixture: str, *expected: str, absent: tuple[str,
     assert h is not None, "no hover"
     [mk] = [m for m in fx.marks if m.label == "h"]
     assert (h.range.start, h.range.end) == (mk.start, mk.end)
-    for s in expected:
-        assert s in h.markdown, f"{s!r} not in:\n{h.markdown}"
-    for s in absent:
-        assert s not in h.markdown, f"{s!r} in:\n{h.markdown}"
-    return h.markdown
+    return render_hover(h, fx.files[rel])
 
 
 CARD = """\
@@ -116,165 +114,247 @@ def at(ns: str, entry: str) -> str:
 
 
 def test_field_hover_from_another_skill(tmp_path: Path) -> None:
-    check_hover(
-        tmp_path,
-        at("card", "$0«h:reason»"),
-        "**`card.reason`** — public field of skill `card`",
-        "type `categorical` · values `lost`, `stolen`",
-        "llm_settable · collect-owned · pii",
-        "Why the card is replaced.",
-        "Declared in `skills/card/memory.yml:3`",
-        "tool `record` (`skills/card/tools.py:6`)",
-        "collect step (`skills/card/skill.md:11`)",
-        "Read in 5 places (and mentioned in 1 backticked name)",
-        "Validated by the hook `run_after_setting_reason`",
-    )
+    assert check_hover(tmp_path, at("card", "$0«h:reason»")) == snapshot("""\
+«reason»
+**`card.reason`** — public field of skill `card` (reset when the skill starts a new run)
+
+type `categorical` · values `lost`, `stolen`
+
+llm_settable · collect-owned · pii
+
+Why the card is replaced.
+
+Declared in `skills/card/memory.yml:3`
+
+Written by collect step (`skills/card/skill.md:11`), tool `record` (`skills/card/tools.py:6`)
+
+Read in 5 places (and mentioned in 1 backticked name)
+
+Validated by the hook `run_after_setting_reason`\
+""")
 
 
 def test_private_field_with_initial_value(tmp_path: Path) -> None:
     fixture = at("card", "attempts").replace(
         "Ask for the `reason`", "Ask for the `reason` (try @memory.card.$0«h:attempts»)"
     )
-    check_hover(
-        tmp_path,
-        fixture,
-        "private field of skill `card`",
-        "type `int`",
-        "initial_value `0`",
-        "Read in 2 places",
-        absent=("llm_settable", "collect-owned", "Written by", "hook"),
-    )
+    assert check_hover(tmp_path, fixture) == snapshot("""\
+«attempts»
+**`card.attempts`** — private field of skill `card` (reset when the skill starts a new run)
+
+type `int`
+
+initial_value `0`
+
+Declared in `skills/card/memory.yml:10`
+
+Read in 2 places\
+""")
 
 
 def test_project_field_on_its_declaration(tmp_path: Path) -> None:
     fixture = at("card", "reason").replace("authenticated:\n  type", "$0«h:authenticated»:\n  type")
-    check_hover(
-        tmp_path,
-        fixture,
-        "**`project.authenticated`** — project field",
-        "seed",
-        "Declared in `memory.yml:1`",
-        "Read in 1 place",
-    )
+    assert check_hover(tmp_path, fixture) == snapshot("""\
+«authenticated»
+**`project.authenticated`** — project field (lives for the whole session)
+
+type `bool`
+
+seed
+
+Declared in `memory.yml:1`
+
+Read in 1 place\
+""")
 
 
 def test_bundled_and_unknown_and_system_fields(tmp_path: Path) -> None:
-    check_hover(
-        tmp_path / "a",
-        at("default_completed", "$0«h:wants_to_continue»"),
-        "public field of the bundled skill `default_completed`",
-        "type `bool`",
-        "Bundled with the engine",
-    )
-    check_hover(tmp_path / "b", at("card", "$0«h:reasn»"), "not declared in skill `card`")
-    check_hover(tmp_path / "c", at("system", "$0«h:pending_tool_confirmation»"), "engine-reserved")
+    assert check_hover(
+        tmp_path / "a", at("default_completed", "$0«h:wants_to_continue»")
+    ) == snapshot("""\
+«wants_to_continue»
+**`default_completed.wants_to_continue`** — public field of the bundled skill `default_completed`
+
+type `bool`
+
+the user wants to continue
+
+Bundled with the engine\
+""")
+    assert check_hover(tmp_path / "b", at("card", "$0«h:reasn»")) == snapshot("""\
+«reasn»
+**`card.reasn`** — not declared in skill `card`\
+""")
+    system = at("system", "$0«h:pending_tool_confirmation»")
+    assert check_hover(tmp_path / "c", system) == snapshot("""\
+«pending_tool_confirmation»
+**`system.pending_tool_confirmation`** — engine-reserved `system` field; authors cannot read it\
+""")
 
 
 def test_namespace_part_shows_the_skill(tmp_path: Path) -> None:
-    check_hover(
-        tmp_path,
-        CARD.replace("session.{ns}.{entry}", "session.$0«h:card».reason"),
-        "**skill `card`** — hybrid (prose and ordered blocks)",
-        "Replace a lost or stolen card.",
-        "hidden",
-        "precondition `logged_in`",
-        "2 memory fields · 1 block · 2 tools",
-        "`skills/card/skill.md`",
-    )
+    assert check_hover(
+        tmp_path, CARD.replace("session.{ns}.{entry}", "session.$0«h:card».reason")
+    ) == snapshot("""\
+«card»
+**skill `card`** — hybrid (prose and ordered blocks)
+
+Replace a lost or stolen card.
+
+hidden
+
+precondition `logged_in`
+
+2 memory fields · 1 block · 2 tools
+
+`skills/card/skill.md`\
+""")
 
 
 def test_skill_kinds_and_bundled_skill(tmp_path: Path) -> None:
     fixture = at("card", "reason").replace("Offer help.", "Offer help, or @skill.$0«h:login».")
-    check_hover(tmp_path / "a", fixture, "**skill `login`** — prose", "0 memory fields")
+    assert check_hover(tmp_path / "a", fixture) == snapshot("""\
+«login»
+**skill `login`** — prose
+
+Log in.
+
+0 memory fields
+
+`skills/login/skill.md`\
+""")
     fixture = at("card", "reason").replace(
         "Offer help.", "Offer help, or @skill.$0«h:default_completed»."
     )
-    check_hover(tmp_path / "b", fixture, "bundled default skill", "`wants_to_continue`")
+    assert check_hover(tmp_path / "b", fixture) == snapshot("""\
+«default_completed»
+**skill `default_completed`** — bundled default skill
+
+Asks whether the user wants anything else once a skill completes.
+
+public fields `wants_to_continue`\
+""")
 
 
 def test_block_and_step_hovers(tmp_path: Path) -> None:
     fixture = at("card", "reason").replace(
         "Ask for the `reason`", "Run @block.$0«h:main», ask for the `reason`"
     )
-    check_hover(
-        tmp_path / "a",
-        fixture,
-        "**ordered block `main`** of skill `card`",
-        "3 steps: `ask` (collect), `store` (execute_tool), `done` (action)",
-    )
+    assert check_hover(tmp_path / "a", fixture) == snapshot("""\
+«main»
+**ordered block `main`** of skill `card`
+
+3 steps: `ask` (collect), `store` (execute_tool), `done` (action)
+
+`skills/card/skill.md:8`\
+""")
     fixture = at("card", "reason").replace("next: store", "next: $0«h:store»")
-    check_hover(
-        tmp_path / "b",
-        fixture,
-        "**step `store`** (execute_tool) in block `main`",
-        "execute_tool `record`",
-        "next (implicit) `done`",
-    )
+    assert check_hover(tmp_path / "b", fixture) == snapshot("""\
+«store»
+**step `store`** (execute_tool) in block `main`
+
+execute_tool `record`
+
+next (implicit) `done`
+
+`skills/card/skill.md:13`\
+""")
     fixture = at("card", "reason").replace("  - id: ask", "  - id: $0«h:ask»")
-    check_hover(tmp_path / "c", fixture, "**step `ask`** (collect)", "next `store`")
+    assert check_hover(tmp_path / "c", fixture) == snapshot("""\
+«ask»
+**step `ask`** (collect) in block `main`
+
+collect `reason`
+
+next `store`
+
+`skills/card/skill.md:10`\
+""")
 
 
 def test_response_hover_lists_files_and_the_winner(tmp_path: Path) -> None:
     fixture = at("card", "reason").replace("action: utter_done", "action: $0«h:utter_done»")
-    md = check_hover(
-        tmp_path / "a",
-        fixture,
-        "**response `utter_done`**",
-        "`responses.yml:2` — **wins**",
-        '- "All done, thank you for waiting."',
-        "`skills/card/responses.yml:6` — overridden",
-        '- "Card part done."',
-    )
-    assert md.index("responses.yml:2") < md.index("skills/card/responses.yml:6")
+    assert check_hover(tmp_path / "a", fixture) == snapshot("""\
+«utter_done»
+**response `utter_done`**
+
+`responses.yml:2` — **wins**
+
+- "All done, thank you for waiting."
+
+`skills/card/responses.yml:6` — overridden
+
+- "Card part done."\
+""")
     fixture = at("card", "reason").replace("  utter_reason:", "  $0«h:utter_reason»:")
-    check_hover(
-        tmp_path / "b",
-        fixture,
-        "`skills/card/responses.yml:2`",
-        "- \"You said {reason}.\" — if `session.card.reason == 'lost'`",
-        '- "Tell me why."',
-        absent=("wins",),
-    )
+    assert check_hover(tmp_path / "b", fixture) == snapshot("""\
+«utter_reason»
+**response `utter_reason`**
+
+`skills/card/responses.yml:2`
+
+- "You said {reason}." — if `session.card.reason == 'lost'`
+- "Tell me why."\
+""")
 
 
 def test_tool_hovers(tmp_path: Path) -> None:
     fixture = at("card", "reason").replace("execute_tool: record", "execute_tool: $0«h:record»")
-    check_hover(
-        tmp_path / "a",
-        fixture,
-        "**tool `record`** — tool of skill `card`",
-        "Record the reason.",
-        "async `record(reason, count)`",
-        "`skills/card/tools.py:5`",
-    )
+    assert check_hover(tmp_path / "a", fixture) == snapshot("""\
+«record»
+**tool `record`** — tool of skill `card`
+
+Record the reason.
+
+async `record(reason, count)`
+
+`skills/card/tools.py:5`\
+""")
     fixture = at("card", "reason").replace(
         "async def run_after_setting_reason", "async def $0«h:run_after_setting_reason»"
     )
-    check_hover(tmp_path / "b", fixture, "memory validation hook for `card.reason`")
+    assert check_hover(tmp_path / "b", fixture) == snapshot("""\
+«run_after_setting_reason»
+**tool `run_after_setting_reason`** — memory validation hook for `card.reason`
+
+Check the reason.
+
+async `run_after_setting_reason()`
+
+`skills/card/tools.py:11`\
+""")
     fixture = at("card", "reason").replace("Offer help.", "Use @tool.$0«h:cannot_help».")
-    check_hover(tmp_path / "c", fixture, "framework tool", "cannot be handled")
+    assert check_hover(tmp_path / "c", fixture) == snapshot("""\
+«cannot_help»
+**tool `cannot_help`** — framework tool
+
+Tell the user the request cannot be handled.\
+""")
 
 
 def test_precondition_hover(tmp_path: Path) -> None:
     fixture = at("card", "reason").replace(
         "precondition: logged_in", "precondition: $0«h:logged_in»"
     )
-    check_hover(
-        tmp_path,
-        fixture,
-        "**precondition `logged_in`**",
-        "satisfied_when `session.project.authenticated`",
-        "resolve_with skill `login`",
-        "required by `card`",
-        "`agent.yml:6`",
-    )
+    assert check_hover(tmp_path, fixture) == snapshot("""\
+«logged_in»
+**precondition `logged_in`**
+
+satisfied_when `session.project.authenticated`
+
+resolve_with skill `login`
+
+required by `card`
+
+`agent.yml:6`\
+""")
 
 
 def test_no_hover_on_plain_text(tmp_path: Path) -> None:
     fx = write_fixture(tmp_path, at("card", "reason").replace("Offer help.", "Offer $0help."))
     assert fx.cursor is not None
     proj = Project.load(fx.root)
-    assert hover(proj, fx.root / fx.cursor[0], fx.cursor[1]) is None
+    assert hover(proj, fx.root / fx.cursor[0], fx.cursor[1]) is None  # not even an empty one
 
 
 def test_model_group_and_mcp_server_hovers(tmp_path: Path) -> None:
@@ -302,8 +382,18 @@ import_tools:
 ---
 Check the balance.
 """
-    check_hover(tmp_path / "a", fixture, "**model group `main`**", "`integrations.yml:2`")
+    assert check_hover(tmp_path / "a", fixture) == snapshot("""\
+«main»
+**model group `main`**
+
+`integrations.yml:2`\
+""")
     fixture = fixture.replace("$0«h:main»", "main").replace(
         "mcp/banking:get_balance", "mcp/$0«h:banking»:get_balance"
     )
-    check_hover(tmp_path / "b", fixture, "**MCP server `banking`**", "`integrations.yml:8`")
+    assert check_hover(tmp_path / "b", fixture) == snapshot("""\
+«banking»
+**MCP server `banking`**
+
+`integrations.yml:8`\
+""")
