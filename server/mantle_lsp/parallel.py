@@ -407,7 +407,7 @@ def _export(proj: Project, idx: Any, owned: list[set[Path]], w: int, files: File
     what a condition may read); the digest of the file list.
 
     Of another file's references a check reads only two kinds: those to a field its own
-    memory.yml declares (is the field read anywhere? ``lint_checks.check_unused_fields``)
+    memory.yml declares (is the field read anywhere? ``ide/rules/memory.py``)
     and those to a response (which skills deliver it? ``Semantics.response_users``).
     So a reference to a field goes to the owner of the field's skill (the project's
     fields: worker 0), one to a response to everyone, and the others stay here: ~1/6 of

@@ -4,7 +4,7 @@
 the project-field attributes ``mutable`` and ``writable_by`` and their rules (``set_memory``
 steps, tools and ``set:`` buttons of unlisted skills), the execute-only engine tool
 ``record_handoff`` (a reserved name; no ``parameters``) and the ``agent.language`` check
-(ide/profile_checks.py, ide/config_checks.py). A project's profile is detected from a
+(ide/rules/profile.py, ide/rules/config.py). A project's profile is detected from a
 ``rasa-pro`` requirement in the project folder or its parents (requirements*.txt,
 pyproject.toml, Pipfile, setup.cfg), and can be forced from the CLI or the editor.
 """

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ from . import layout
 from .defaults import DEFAULT_SKILLS
 from .engine import DEFAULT_PROFILE, PROFILES, detect_profile
 from .layout import FileKind
-from .source import Source, read_source
+from .source import C_UNREADABLE, Source, read_source
 from .symbols import CodeMemory, Index, SymbolKey, build_index, code_memory, update_files
 
 Reader = Callable[[Path], Source]
@@ -431,9 +432,9 @@ class Project:
         old: tuple[CodeMemory, tuple[tuple[str, str], ...]] | None,
         old_signature: set[tuple[SymbolKey, tuple[object, ...]]],
     ) -> set[Path]:
-        """The files whose unused-field hints (lint_checks.check_unused_fields) may change
-        when the tool or helper module at ``path`` changed: memory keys named by shared
-        or lib code (by bare name, for any skill), a module whose keys became unknown or
+        """The files whose unused-field hints (ide/rules/memory.py) may change when the
+        tool or helper module at ``path`` changed: memory keys named by shared or lib code
+        (by bare name, for any skill), a module whose keys became unknown or
         known, constants other modules import (those modules are indexed again), and
         `run_after_setting_*` tools. (References a skill's own tools make are handled by
         the reference diff above.)"""
@@ -674,6 +675,40 @@ class Project:
 
     def has_skill(self, sid: str) -> bool:
         return sid in self.skills or sid in DEFAULT_SKILLS
+
+    def anchor_file(self) -> ParsedFile | None:
+        """Where problems of the project as a whole are reported (no file is at fault):
+        agent.yml, else integrations.yml, else the first skill.md, else any file."""
+        for kind in (FileKind.AGENT, FileKind.INTEGRATIONS):
+            pf = self.file_of_kind(kind)
+            if pf:
+                return pf
+        for sk in self.skills.values():
+            if sk.skill_md:
+                return sk.skill_md
+        return next(iter(self.files.values()), None)
+
+    def has_root_file(self, name: str) -> bool:
+        """Whether the project root holds a file ``name`` (``domain.yml``): read through the
+        project's reader, so an editor's open buffer counts like a saved file."""
+        path = self.root / name
+        if path in self.files:
+            return True
+        src = self.reader(path)  # an open buffer, else the disk
+        return not any(i.code == C_UNREADABLE for i in src.issues)
+
+    def module_exists(self, dotted: str) -> bool:
+        """Whether the import ``dotted`` (``lib.helpers.keys``) names a module of the
+        project: ``lib/helpers/keys.py`` or a package folder ``lib/helpers/keys/``, saved or
+        open in the editor."""
+        base = self.root.joinpath(*dotted.split("."))
+        py, init = base.with_suffix(".py"), base / "__init__.py"
+        if py in self.files or init in self.files:
+            return True
+        prefix = f"{base}{os.sep}"
+        if any(str(f).startswith(prefix) for f in self.files):
+            return True  # a namespace package that holds project files
+        return py.is_file() or base.is_dir()
 
     # -- index -------------------------------------------------------------------------
     @property

@@ -24,10 +24,12 @@ from ..syntax.responses_yml import Response, ResponsesDoc
 from ..syntax.skill_md import Block, SkillDoc, Step
 from .defaults import DEFAULT_SKILLS, DefaultField
 from .project import FieldFacts, Project, Skill
+from .symbols import code_memory
 
 __all__ = [
     "READ_FORMS",
     "WRITE_FORMS",
+    "CodeMemoryFacts",
     "FieldType",
     "Semantics",
     "Unreadable",
@@ -93,6 +95,16 @@ class FieldType:
     enum_booleans: dict[str, bool]  # unquoted enum items YAML 1.1 read as booleans
 
 
+@dataclass(frozen=True)
+class CodeMemoryFacts:
+    """What the project's code (tools, lib helpers) shows of its memory use."""
+
+    anything: bool  # a shared tool or lib helper uses memory with unknown keys
+    shared_entries: frozenset[str]  # every key shared tools and lib helpers name
+    dynamic_skills: frozenset[str]  # skills whose own tools use memory with unknown keys
+    tool_names: frozenset[str]  # every tool of the project (run_after_setting_ hooks)
+
+
 class Semantics:
     """The answers for one state of ``project`` (see the module docstring)."""
 
@@ -100,6 +112,7 @@ class Semantics:
         self.p = project
         self._shared: set[str] | None = None
         self._visible: dict[str, set[str]] = {}
+        self._code: CodeMemoryFacts | None = None
 
     # -- reading memory ------------------------------------------------------------------
     def scope(self, sid: str | None, ns: str) -> Scope:
@@ -300,6 +313,25 @@ class Semantics:
             out.append("run_after_setting")
         return out
 
+    def code_memory_facts(self) -> CodeMemoryFacts:
+        """Which keys shared tools and lib helpers name, and which code uses memory with
+        keys that cannot be known (so no field it could reach may be called unused)."""
+        if self._code is None:
+            p = self.p
+            anything = False
+            entries: set[str] = set()
+            for pf, mod in [*p.shared_tool_files(), *p.helper_files()]:
+                found = code_memory(p, pf.path, mod)
+                anything = anything or found.dynamic
+                entries |= found.entries
+            self._code = CodeMemoryFacts(
+                anything,
+                frozenset(entries),
+                frozenset(sid for sid in p.skills if p.skill_facts(sid).dynamic_memory),
+                frozenset(key[2] for key in p.index.symbols if key[0] == "tool"),
+            )
+        return self._code
+
     # -- tools ----------------------------------------------------------------------------
     def local_tools(self, sk: Skill) -> set[str]:
         """The tools defined in skill ``sk``'s own tool modules."""
@@ -380,6 +412,16 @@ class Semantics:
             for ref in self.p.index.references_to(("response", name))
             if ref.skill is not None and ref.skill in self.p.skills
         }
+
+    def used_preconditions(self) -> set[str]:
+        """The precondition names some skill declares (the engine checks only the
+        bindings of those)."""
+        used: set[str] = set()
+        for sid in self.p.skills:
+            name = self.p.skill_facts(sid).precondition
+            if name is not None and name.strip():
+                used.add(name.strip())
+        return used
 
     # -- skills and flows -------------------------------------------------------------------
     def skill_targets(self, sid: str) -> dict[str, set[str]]:

@@ -7,7 +7,7 @@ a module-level function decorated with one of the hook decorators of ``rasa.mant
 written down as data: each point's payload class, whether it has a modify lane, and which
 control signals a modifier of that point may raise.
 
-What is extracted, for :mod:`mantle_lsp.ide.config_checks` to judge:
+What is extracted, for :mod:`mantle_lsp.ide.rules.hooks` to judge:
 
 * each hook: its function, decorator, point and lane, whether it is ``async``, its
   parameters and what its annotations resolve to, and the control signals it raises;

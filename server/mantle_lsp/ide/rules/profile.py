@@ -1,38 +1,54 @@
-"""Rules that depend on the engine-version profile (model/engine.py).
-
-On ``3.21`` the 3.22 attributes ``mutable`` and ``writable_by`` are ignored by the engine
-(the memory.yml parser warns about them). On ``3.22`` they are real: only project fields
-may carry them, ``writable_by`` names skills, and writes from unlisted skills are errors.
-"""
+"""Rules of the rasa-pro 3.22 profile (``mutable`` / ``writable_by`` on project fields):
+skill fields may not carry them, ``writable_by`` names skills, and steps and tools of
+skills it does not list may not write the field. Under 3.21 the engine ignores both
+attributes (the memory.yml parser warns about them)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
 
-from ..model.defaults import EXECUTE_ONLY_TOOLS
-from ..model.project import Skill
-from ..syntax.memory_yml import C_ENGINE_322, C_SHAPE, C_SKILL_LOAD, MemoryField
-from ..syntax.skill_md import SkillDoc
-from ..syntax.text import TextRange
-from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq, describe, lax_bool, to_python
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from .diagnostics import Checker
+from ...model.defaults import EXECUTE_ONLY_TOOLS
+from ...model.layout import FileKind as K
+from ...model.project import Skill
+from ...syntax.memory_yml import C_ENGINE_322, MemoryField
+from ...syntax.text import TextRange
+from ...syntax.yaml_tree import YMap, YNode, YScalar, YSeq, describe, lax_bool, to_python
+from .base import Checker, did_you_mean, rule
+from .responses import writable_by
 
 V322 = "3.22"
-C_BARE_TWIN = "mantle.validation.tools.tool_bare_memory_set_writes_skill_not_project_warning"
 
 
-def suppressed(ck: Checker, code: str) -> bool:
-    """Parse issues that do not apply under the project's profile."""
-    return code == C_ENGINE_322 and ck.p.engine == V322
+def parse_issue_applies(ck: Checker, code: str) -> bool:
+    """Parse issues that do not apply under the project's profile (the 3.22-attribute
+    warning, on a 3.22 project)."""
+    return not (code == C_ENGINE_322 and ck.p.engine == V322)
 
 
-def writable_by(f: MemoryField) -> list[str] | None:
-    v = f.value("writable_by")
-    return [str(x) for x in v] if isinstance(v, list) and v else None
+MEMORY_CODES = (
+    "mantle.validation.memory.skill_field_mutable_not_allowed",
+    "mantle.validation.memory.skill_field_writable_by_not_allowed",
+    "mantle.validation.memory.writable_by_lists_unknown_skill",
+    "mantle.validation.skill.failed_to_load",
+    "lsp.memory.invalid_shape",
+)
+
+
+@rule(codes=MEMORY_CODES, scope="skill", reports_on=(K.SKILL_MEMORY,), reads=(K.SKILL_MEMORY,))
+def skill_field_attributes(ck: Checker, sid: str, sk: Skill) -> None:
+    """3.22: ``mutable`` / ``writable_by`` on a skill field (a wrong type fails the skill)."""
+    check_memory(ck, sk)
+
+
+@rule(
+    codes=MEMORY_CODES,
+    scope="project",
+    reports_on=(K.PROJECT_MEMORY,),
+    reads=(K.PROJECT_MEMORY, K.SKILL_MD),
+)
+def project_field_attributes(ck: Checker) -> None:
+    """3.22: ``mutable`` / ``writable_by`` of project fields are well typed and name skills."""
+    check_memory(ck, None)
 
 
 def check_memory(ck: Checker, sk: Skill | None) -> None:
@@ -53,7 +69,10 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
                 bad = _type_problems(f, attr, node)
                 for rng, why in bad:
                     ck.emit(
-                        pf.path, rng, C_SKILL_LOAD, f"{why}; rasa-pro 3.22 fails to load the skill"
+                        pf.path,
+                        rng,
+                        "mantle.validation.skill.failed_to_load",
+                        f"{why}; rasa-pro 3.22 fails to load the skill",
                     )
                 # `mutable: false` and `writable_by: []` change nothing: the engine accepts them
                 if not bad and (
@@ -80,8 +99,6 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
             if not (isinstance(item, YScalar) and isinstance(item.value, str)):
                 continue
             if not ck.p.has_skill(item.value):
-                from .diagnostics import did_you_mean
-
                 ck.emit(
                     pmf.path,
                     item.range,
@@ -98,7 +115,12 @@ def _check_attribute_types(ck: Checker, path: Path, f: MemoryField) -> None:
         node = f.attrs.get(attr)
         if node is not None:
             for rng, why in _type_problems(f, attr, node):
-                ck.emit(path, rng, C_SHAPE, f"{why}; rasa-pro 3.22 crashes on this file")
+                ck.emit(
+                    path,
+                    rng,
+                    "lsp.memory.invalid_shape",
+                    f"{why}; rasa-pro 3.22 crashes on this file",
+                )
 
 
 def _type_problems(f: MemoryField, attr: str, node: YNode) -> list[tuple[TextRange, str]]:
@@ -129,7 +151,21 @@ def _type_problems(f: MemoryField, attr: str, node: YNode) -> list[tuple[TextRan
     ]
 
 
-def check_skill(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> None:
+@rule(
+    codes=(
+        "mantle.validation.memory.set_memory_skill_not_in_writable_by",
+        "mantle.validation.execute_step.unexpected_parameters",
+    ),
+    scope="skill",
+    reports_on=(K.SKILL_MD,),
+    reads=(K.SKILL_MD, K.PROJECT_MEMORY),
+)
+def step_writes(ck: Checker, sid: str, sk: Skill) -> None:
+    """3.22: a ``set_memory`` step writes a project field only from a skill its
+    ``writable_by`` lists; an execute-only engine tool takes no ``parameters``."""
+    doc = sk.doc
+    if doc is None:
+        return
     if ck.p.engine != V322 or sk.skill_md is None:
         return
     path = sk.skill_md.path
@@ -168,79 +204,38 @@ def check_skill(ck: Checker, sid: str, sk: Skill, doc: SkillDoc) -> None:
                     "mantle.validation.execute_step.unexpected_parameters",
                     f"`{t[0]}` is an execute-only engine tool and takes no `parameters`",
                 )
-    _check_import_tools(ck, sk, doc)
 
 
 def _filled_map(node: object) -> bool:
     return isinstance(node, YMap) and any(True for _ in node.pairs())
 
 
-def _check_import_tools(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
-    """3.22 reserves the execute-only tool names for MCP imports too."""
-    assert sk.skill_md is not None
-    for item in doc.import_tools:
-        value = item.value
-        if value.startswith("mcp/") and ":" in value:
-            bare = value.rsplit(":", 1)[1]
-            if bare in EXECUTE_ONLY_TOOLS:
-                ck.emit(
-                    sk.skill_md.path,
-                    item.range,
-                    "skill.import_tools.invalid_shared_tool",
-                    f"cannot import `{value}`: `{bare}` is reserved for the engine's "
-                    "execute-only tool (rasa-pro 3.22)",
-                )
+@rule(
+    codes=(
+        "mantle.validation.tools.tool_bare_memory_set_writes_skill_not_project_warning",
+        "mantle.validation.tools.tool_sets_project_field_skill_not_in_writable_by",
+    ),
+    scope="skill",
+    reports_on=(K.SKILL_TOOLS,),
+    reads=(K.SKILL_TOOLS, K.SKILL_MEMORY, K.PROJECT_MEMORY),
+)
+def skill_tool_writes(ck: Checker, sid: str, sk: Skill) -> None:
+    """3.22: a skill's tools write project fields only where ``writable_by`` allows."""
+    tool_writes(ck, sid, sk)
 
 
-def check_tool_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
-    """3.22 refuses project tools named like an execute-only engine tool (3.21 accepts
-    them); the engine raises while loading the tools."""
-    if ck.p.engine != V322:
-        return
-    modules = sk.tool_modules() if sk is not None else ck.p.shared_tool_files()
-    for pf, mod in modules:
-        for t in mod.tools:
-            if t.kind != "possible" and t.name in EXECUTE_ONLY_TOOLS:
-                ck.emit(
-                    pf.path,
-                    t.name_range,
-                    "mantle.validation.tools.reserved_name",
-                    f"`{t.name}` is the name of an execute-only engine tool in rasa-pro 3.22, "
-                    "which refuses to load the tools; rename the function",
-                )
+@rule(
+    codes=("mantle.validation.tools.tool_sets_project_field_skill_not_in_writable_by",),
+    scope="project",
+    reports_on=(K.SHARED_TOOLS,),
+    reads=(K.SHARED_TOOLS, K.PROJECT_MEMORY),
+)
+def shared_tool_writes(ck: Checker) -> None:
+    """3.22: shared tools never write a project field that has ``writable_by``."""
+    tool_writes(ck, None, None)
 
 
-def button_write_refused(ck: Checker, path: Path, sid: str | None, sp: Any) -> bool:
-    """3.22: a `set:session.project.<x>` button whose field has `writable_by` may be tapped
-    only while a listed skill is active: the skill of a skill's responses.yml, or every
-    skill that delivers a response of the root responses.yml (at least one)."""
-    if ck.p.engine != V322 or sp.namespace != "project":
-        return False
-    f = ck.p.project_field(sp.entry)
-    allowed = writable_by(f) if f is not None else None
-    if allowed is None:
-        return False
-    users = {sid} if sid is not None else ck.response_users_of(sp)
-    refused = sorted(users - set(allowed))
-    if users and not refused:
-        return False
-    if not users:
-        why = "no skill delivers this response"
-    elif sid is not None:
-        why = f"skill `{sid}` is not listed"
-    else:
-        why = f"it is delivered by {', '.join(f'`{u}`' for u in refused)}, not listed"
-    ck.emit(
-        path,
-        sp.range,
-        "mantle.validation.response.not_writable_memory_key",
-        f"a button tap cannot write `project.{sp.entry}`: only {', '.join(allowed)} may "
-        f"write it (`writable_by`) and {why}",
-    )
-    return True
-
-
-def check_tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+def tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
     if ck.p.engine != V322:
         return
     modules = sk.tool_modules() if sk is not None else ck.p.shared_tool_files()
@@ -260,7 +255,7 @@ def check_tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
                     ck.emit(
                         pf.path,
                         call.literal_range,
-                        C_BARE_TWIN,
+                        "mantle.validation.tools.tool_bare_memory_set_writes_skill_not_project_warning",
                         f"`{name}` is declared on skill `{sid}` and on the project: the bare "
                         f"name writes the skill field; write `project.{name}` for the project one",
                     )

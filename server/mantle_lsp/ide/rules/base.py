@@ -1,0 +1,233 @@
+"""What every rule shares: the diagnostic record, the checker a rule emits through, and the
+``@rule`` declaration that registers a rule with the codes it emits and the files it reads.
+
+A rule is a function. Its declaration says:
+
+* ``codes``: every code it may emit (each code is emitted by exactly one rule, as a
+  literal in that rule's module, so ``grep CODE`` lands on it);
+* ``scope``: ``"skill"`` — run once per skill, ``fn(ck, sid, skill)``, for the skills whose
+  files are being checked; ``"project"`` — run once, ``fn(ck)``, when a file of a kind in
+  ``reports_on`` is being checked; ``"anchor"`` — like project, but it reports on the
+  project's anchor file (agent.yml, else integrations.yml, else the first skill.md);
+* ``reports_on``: the kinds of file it may report on (the engine runs a project rule only
+  when such a file is being checked);
+* ``reads``: the kinds of file whose content its answer depends on. A change to a file of
+  one of those kinds may change what the rule reports (see ``rules_reading``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from ...model.layout import FileKind
+from ...model.project import Project
+from ...model.semantics import Semantics, Unreadable, Unwritable
+from ...syntax.text import TextRange
+from ..codes import FAILED_TO_LOAD, Severity, info
+
+__all__ = [
+    "RULES",
+    "Checker",
+    "Diagnostic",
+    "Rule",
+    "describe_unreadable",
+    "describe_unwritable",
+    "did_you_mean",
+    "rule",
+    "rules_reading",
+]
+
+Scope = Literal["skill", "project", "anchor"]
+F = TypeVar("F", bound=Callable[..., None])
+
+# Tests run with MANTLE_LSP_STRICT_RULES=1: a rule that emits a code it did not declare
+# fails loudly there (in an editor it is reported as usual).
+STRICT = os.environ.get("MANTLE_LSP_STRICT_RULES") == "1"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: Path
+    range: TextRange
+    code: str
+    severity: Severity
+    message: str
+    # what a quick fix needs (the key it is about, the name meant, …): plain JSON data,
+    # never parsed from the message; carried to the editor as the LSP diagnostic's `data`
+    data: dict[str, Any] | None = field(default=None, hash=False)
+
+    @property
+    def engine_code(self) -> str | None:
+        """The code rasa-pro reports this problem under when it is not ``code`` (a skill's
+        compile errors: ``mantle.validation.skill.failed_to_load``), else None."""
+        return info(self.code).engine_code
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str  # module.function
+    codes: frozenset[str]
+    scope: Scope
+    reports_on: frozenset[FileKind]
+    reads: frozenset[FileKind]
+    fn: Callable[..., None]
+
+    @property
+    def summary(self) -> str:
+        doc = (self.fn.__doc__ or "").strip()
+        return doc.split("\n\n", 1)[0].replace("\n", " ")
+
+
+RULES: list[Rule] = []
+
+
+def rule(
+    *,
+    codes: Iterable[str],
+    scope: Scope,
+    reports_on: Iterable[FileKind],
+    reads: Iterable[FileKind],
+) -> Callable[[F], F]:
+    """Register the decorated function as a rule (see the module docstring)."""
+
+    def register(fn: F) -> F:
+        RULES.append(
+            Rule(
+                f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}",
+                frozenset(codes),
+                scope,
+                frozenset(reports_on),
+                frozenset(reads),
+                fn,
+            )
+        )
+        return fn
+
+    return register
+
+
+def rules_reading(kind: FileKind) -> list[Rule]:
+    """The rules whose answer may change when a file of ``kind`` changes."""
+    return [r for r in RULES if kind in r.reads]
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    m = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean `{m[0]}`?" if m else ""
+
+
+def best_match(name: str, candidates: Iterable[str]) -> str | None:
+    """The name the author probably meant (what did-you-mean suggests), or None."""
+    m = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return m[0] if m else None
+
+
+def describe_unreadable(u: Unreadable) -> str:
+    """Why a key cannot be read, in words (for messages)."""
+    key = f"{u.ns}.{u.entry}"
+    if u.kind == "system":
+        return f"`{key}`: the `system` namespace is engine-internal and never readable"
+    if u.kind == "no_project_field":
+        where = "the project memory.yml declares no" if u.has_project_memory else "there is no"
+        return f"`{key}`: {where} project field `{u.entry}`{did_you_mean(u.entry, u.candidates)}"
+    if u.kind == "undeclared":
+        return (
+            f"`{key}`: skill `{u.ns}` declares no field `{u.entry}`"
+            f"{did_you_mean(u.entry, u.candidates)}"
+        )
+    if u.kind == "private":
+        who = f"skill `{u.sid}`" if u.sid else "a project-wide responses.yml"
+        return (
+            f"`{key}`, a private field of skill `{u.ns}`: {who} cannot read it (make it "
+            "public in that skill's memory.yml, or read it from within that skill)"
+        )
+    if u.kind == "bundled_no_field":
+        return f"`{key}`: bundled skill `{u.ns}` has no public field `{u.entry}`" + did_you_mean(
+            u.entry, u.candidates
+        )
+    return (
+        f"`{key}`: there is no skill `{u.ns}` (namespaces are skill ids and `project`)"
+        f"{did_you_mean(u.ns, u.candidates)}"
+    )
+
+
+def unreadable_data(u: Unreadable) -> dict[str, Any]:
+    """The fix data of a diagnostic about an unreadable key: the key, why, and the name
+    the author probably meant (for did-you-mean and declare-the-field fixes)."""
+    wrong = u.ns if u.kind == "unknown_namespace" else u.entry
+    data: dict[str, Any] = {"key": [u.ns, u.entry], "why": u.kind}
+    meant = best_match(wrong, u.candidates)
+    if meant is not None:
+        data["meant"] = meant
+        data["wrong"] = wrong
+    return data
+
+
+def describe_unwritable(u: Unwritable) -> str:
+    """Why tool code cannot write a key, in words (for messages)."""
+    if u.kind == "no_project_field":
+        return f"names project field `{u.entry}`, which the project memory.yml does not declare"
+    if u.kind == "system":
+        return "writes the engine-internal `system` namespace"
+    if u.kind == "other_skill":
+        return (
+            f"writes another skill's field: a tool of `{u.sid}` may write only "
+            f"`{u.sid}` fields and project fields"
+        )
+    if u.kind == "undeclared":
+        return f"names `{u.entry}`, which skill `{u.ns}` does not declare"
+    if u.kind == "bare_undeclared":
+        return (
+            f"names `{u.name}`, which is declared neither in skill `{u.sid}` nor in the "
+            f"project memory.yml{did_you_mean(u.name, u.candidates)}"
+        )
+    return f"names `{u.name}`, which no skill and not the project declares"
+
+
+class Checker:
+    """What a rule emits through, with the project and its semantic answers."""
+
+    def __init__(self, project: Project) -> None:
+        self.p = project
+        self.sem = Semantics(project)
+        self.out: dict[Path, list[Diagnostic]] = {}
+        self.rule: Rule | None = None  # the rule running now
+        self.cache: dict[str, Any] = {}  # per-run values rules share (e.g. a regex)
+
+    def emit(
+        self,
+        path: Path,
+        rng: TextRange,
+        code: str,
+        message: str,
+        severity: Severity | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        if STRICT and self.rule is not None and code not in self.rule.codes:
+            raise AssertionError(f"rule {self.rule.name} emits {code}, which it does not declare")
+        ci = info(code)
+        if ci.engine_code == FAILED_TO_LOAD:
+            pf = self.p.files.get(path)
+            sid = pf.skill_id if pf is not None else None
+            message += (
+                f" (rasa-pro fails to load skill `{sid}` on this and drops the whole skill)"
+                if sid
+                else " (rasa-pro fails to load the skill on this and drops it whole)"
+            )
+        sev = severity or ci.severity
+        self.out.setdefault(path, []).append(Diagnostic(path, rng, code, sev, message, data))
+
+    def why_unreadable(self, sid: str | None, ns: str, entry: str) -> str | None:
+        """None when ``ns.entry`` is readable from skill ``sid`` (None = the project-root
+        responses file, which every skill may deliver); else the reason, for a message."""
+        u = self.sem.unreadable(sid, ns, entry)
+        return describe_unreadable(u) if u is not None else None
+
+    def why_unwritable(self, sid: str | None, name: str) -> str | None:
+        u = self.sem.unwritable(sid, name)
+        return describe_unwritable(u) if u is not None else None

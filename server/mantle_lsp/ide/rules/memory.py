@@ -1,0 +1,325 @@
+"""Memory: what steps write (``collect``, ``set_memory``) and ``execute_tool`` parameters
+read is declared and allowed; descriptions sit where the model can see them; field names
+can be referenced; and a hint on fields nothing refers to."""
+
+from __future__ import annotations
+
+import keyword
+import re
+from pathlib import Path
+
+from ...model.defaults import DEFAULT_SKILLS, EXECUTE_ONLY_TOOLS
+from ...model.layout import FileKind as K
+from ...model.project import Skill
+from ...model.symbols import execute_params
+from ...syntax.text import TextRange
+from ...syntax.yaml_tree import YMap
+from .base import Checker, did_you_mean, rule
+from .flow import where
+
+
+@rule(
+    codes=(
+        "mantle.validation.memory.undeclared_entry",
+        "mantle.validation.memory.collect_on_project",
+    ),
+    scope="skill",
+    reports_on=(K.SKILL_MD,),
+    reads=(K.SKILL_MD, K.SKILL_MEMORY, K.PROJECT_MEMORY),
+)
+def written_keys(ck: Checker, sid: str, sk: Skill) -> None:
+    """``collect:`` fills a field of this skill; ``set_memory`` keys are bare names this
+    skill or the project declares."""
+    doc = sk.doc
+    if doc is None or sk.skill_md is None:
+        return
+    path = sk.skill_md.path
+    for _, st in doc.steps():
+        if st.kind == "collect":
+            c = st.str_field("collect")
+            if c:
+                check_written_key(ck, path, sk, c[0], c[1].range, where(st), "collect")
+        elif st.kind == "set_memory":
+            sm = st.get("set_memory")
+            if isinstance(sm, YMap):
+                for k, _ in sm.pairs():
+                    if isinstance(k.value, str):
+                        check_written_key(ck, path, sk, k.value, k.range, where(st), "set_memory")
+
+
+def check_written_key(
+    ck: Checker, path: Path, sk: Skill, name: str, rng: TextRange, where: str, how: str
+) -> None:
+    if sk.field(name) is not None:
+        return
+    if ck.p.project_field(name) is not None:
+        if how == "collect":
+            ck.emit(
+                path,
+                rng,
+                "mantle.validation.memory.collect_on_project",
+                f"{where}: `collect: {name}` fills a project field; collect steps fill "
+                "this skill's own fields (declare it in the skill's memory.yml)",
+            )
+        return
+    cands = (
+        [*sk.field_names(), *(f.name for f in ck.p.project_memory.fields)]
+        if (ck.p.project_memory)
+        else sk.field_names()
+    )
+    what = "`collect:`" if how == "collect" else "`set_memory`"
+    ck.emit(
+        path,
+        rng,
+        "mantle.validation.memory.undeclared_entry",
+        f"{where}: {what} names `{name}`, which is declared neither in this skill's "
+        f"memory.yml nor in the project memory.yml{did_you_mean(name, cands)}",
+    )
+
+
+@rule(
+    codes=(
+        "mantle.validation.execute_step.invalid_session_parameter",
+        "mantle.validation.execute_step.unknown_memory_key",
+    ),
+    scope="skill",
+    reports_on=(K.SKILL_MD,),
+    reads=(K.SKILL_MD, K.SKILL_MEMORY, K.PROJECT_MEMORY),
+)
+def execute_parameters(ck: Checker, sid: str, sk: Skill) -> None:
+    """An ``execute_tool`` parameter starting with ``session.`` is one readable key (on
+    3.22 the parameters of an execute-only tool are refused and not checked further)."""
+    doc = sk.doc
+    if doc is None or sk.skill_md is None:
+        return
+    path, text = sk.skill_md.path, sk.skill_md.text
+    execute_only = EXECUTE_ONLY_TOOLS if ck.p.engine == "3.22" else ()
+    for _, st in doc.steps():
+        if st.kind != "execute_tool":
+            continue
+        t = st.str_field("execute_tool")
+        if t and t[0] in execute_only:
+            continue
+        for param in execute_params(text, st):
+            if param.ref is None:
+                ck.emit(
+                    path,
+                    param.range,
+                    "mantle.validation.execute_step.invalid_session_parameter",
+                    f"{where(st)}: parameter `{param.name}` starts with `session.` but is not "
+                    "exactly one `session.<ns>.<entry>` reference",
+                )
+                continue
+            why = ck.why_unreadable(sid, param.ref[0], param.ref[1])
+            if why is not None:
+                ck.emit(
+                    path,
+                    param.range,
+                    "mantle.validation.execute_step.unknown_memory_key",
+                    f"{where(st)}: parameter `{param.name}` reads {why}",
+                )
+
+
+@rule(
+    codes=(
+        "mantle.validation.memory.description_not_exposed",
+        "mantle.validation.memory.description_required",
+        "mantle.validation.memory.collect_description_overrides",
+    ),
+    scope="skill",
+    reports_on=(K.SKILL_MEMORY, K.SKILL_MD),
+    reads=(K.SKILL_MEMORY, K.SKILL_MD),
+)
+def field_descriptions(ck: Checker, sid: str, sk: Skill) -> None:
+    """A field the model can set (``llm_settable``, or filled by a collect step) has a
+    description, on the field or on the collect step but not both; one it cannot set has
+    none (nobody would see it)."""
+    md = sk.memdoc
+    if md is None or sk.memory is None:
+        return
+    path = sk.memory.path
+    collects = ck.sem.collect_steps(sk)
+    for f in md.fields:
+        eff = md.field(f.name)
+        if eff is not f:
+            continue  # a public twin shadowed by the private declaration
+        settable = f.llm_settable or f.name in collects
+        desc_node = f.attrs.get("description")
+        if f.description and not settable:
+            ck.emit(
+                path,
+                f.attr_keys["description"].range,
+                "mantle.validation.memory.description_not_exposed",
+                f"`{f.name}` has a description, but the model cannot set it (it is not "
+                "`llm_settable` and no `collect:` step fills it), so nobody sees it; "
+                "remove it or make the field settable",
+            )
+        if not settable or sk.is_default_override:
+            continue
+        steps = collects.get(f.name, [])
+        winning = steps[-1] if steps else None
+        step_desc = winning.str_field("description") if winning else None
+        step_has = bool(step_desc and step_desc[0].strip())
+        if not step_has and not f.description:
+            why = "`llm_settable`" if f.llm_settable else "filled by a `collect:` step"
+            ck.emit(
+                path,
+                f.key.range,
+                "mantle.validation.memory.description_required",
+                f"`{f.name}` is {why}, so the model needs a `description:` (on the "
+                "field, or on the collect step)",
+            )
+        elif step_has and f.description and desc_node is not None and sk.skill_md:
+            assert step_desc is not None
+            ck.emit(
+                sk.skill_md.path,
+                step_desc[1].range,
+                "mantle.validation.memory.collect_description_overrides",
+                f"this collect step's description replaces the one on field "
+                f"`{f.name}` in memory.yml; keep one of them",
+            )
+
+
+@rule(
+    codes=("mantle.validation.memory.description_not_exposed",),
+    scope="project",
+    reports_on=(K.PROJECT_MEMORY,),
+    reads=(K.PROJECT_MEMORY,),
+)
+def project_field_descriptions(ck: Checker) -> None:
+    """A project field has no description: the model never sets project fields."""
+    pf = ck.p.file_of_kind(K.PROJECT_MEMORY)
+    md = ck.p.project_memory
+    if pf is None or md is None:
+        return
+    for f in md.fields:
+        if f.description:
+            ck.emit(
+                pf.path,
+                f.attr_keys["description"].range,
+                "mantle.validation.memory.description_not_exposed",
+                f"project field `{f.name}` cannot have a description: the model never "
+                "sets project fields; use a YAML comment instead",
+            )
+
+
+@rule(
+    codes=("lsp.memory.unreachable_name",),
+    scope="skill",
+    reports_on=(K.SKILL_MEMORY,),
+    reads=(K.SKILL_MEMORY,),
+)
+def skill_field_names(ck: Checker, sid: str, sk: Skill) -> None:
+    """A field name some reference form can never reach."""
+    field_names(ck, sk)
+
+
+@rule(
+    codes=("lsp.memory.unreachable_name",),
+    scope="project",
+    reports_on=(K.PROJECT_MEMORY,),
+    reads=(K.PROJECT_MEMORY,),
+)
+def project_field_names(ck: Checker) -> None:
+    """A project field name some reference form can never reach."""
+    field_names(ck, None)
+
+
+def field_names(ck: Checker, sk: Skill | None) -> None:
+    """Entry names that some reference form can never reach (authoring-language §2.3)."""
+    md = sk.memdoc if sk is not None else ck.p.project_memory
+    pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
+    if md is None or pf is None:
+        return
+    for f in md.fields:
+        name = f.name
+        problems = []
+        if not name.isidentifier():
+            problems.append("conditions (`session.<ns>.<entry>` needs a Python identifier)")
+        elif keyword.iskeyword(name):
+            problems.append(f"conditions (`{name}` is a Python keyword)")
+        if not _PLACEHOLDER_NAME.match(name):
+            problems.append("response placeholders (`{entry}` takes ASCII letters, digits, _)")
+        if not _TOKEN_NAME.match(name):
+            problems.append("`@memory` tokens")
+        if problems:
+            ck.emit(
+                pf.path,
+                f.key.range,
+                "lsp.memory.unreachable_name",
+                f"`{name}` can never be referenced from " + "; nor from ".join(problems),
+            )
+
+
+_PLACEHOLDER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TOKEN_NAME = re.compile(r"[\w-]+\Z")
+_ALL_CODE = (K.SKILL_TOOLS, K.SHARED_TOOLS, K.HELPER)
+_EVERYTHING = (K.SKILL_MD, K.SKILL_MEMORY, K.SKILL_RESPONSES, K.PROJECT_MEMORY,
+               K.PROJECT_RESPONSES, K.AGENT, *_ALL_CODE)  # fmt: skip
+
+
+@rule(
+    codes=("lsp.memory.unused_field",),
+    scope="skill",
+    reports_on=(K.SKILL_MEMORY,),
+    reads=_EVERYTHING,
+)
+def skill_unused_fields(ck: Checker, sid: str, sk: Skill) -> None:
+    """A hint on a skill's fields that nothing in the project refers to."""
+    unused_fields(ck, sk)
+
+
+@rule(
+    codes=("lsp.memory.unused_field",),
+    scope="project",
+    reports_on=(K.PROJECT_MEMORY,),
+    reads=_EVERYTHING,
+)
+def project_unused_fields(ck: Checker) -> None:
+    """A hint on project fields that nothing in the project refers to."""
+    unused_fields(ck, None)
+
+
+def unused_fields(ck: Checker, sk: Skill | None) -> None:
+    """A hint on declared fields that no file of the project refers to by name.
+
+    It must never be wrong, so every writer and reader the code shows counts: references
+    in the index (literal keys, keys through constants and loops, `collect`, `set_memory`,
+    buttons, …), any key a shared tool or `lib/` helper names (a bare name there may be
+    any skill's field), `run_after_setting_<field>` tools; and where code uses memory with
+    keys that cannot be known, no field it could reach is reported: a shared tool or
+    helper reaches every field, a skill's tools its own fields, the project fields and
+    other skills' public fields."""
+    md = sk.memdoc if sk is not None else ck.p.project_memory
+    pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
+    if md is None or pf is None or (sk is not None and sk.id in DEFAULT_SKILLS):
+        return
+    facts = ck.sem.code_memory_facts()
+    if facts.anything:
+        return
+    ns = sk.id if sk is not None else "project"
+    if sk is not None:
+        hooks = {t.name for _, mod in sk.tool_modules() for t in mod.tools}
+        own_dynamic = sk.id in facts.dynamic_skills
+        others_dynamic = bool(facts.dynamic_skills - {sk.id})
+    else:
+        hooks = set(facts.tool_names)
+        own_dynamic = others_dynamic = bool(facts.dynamic_skills)
+    for f in md.fields:
+        if f.llm_settable or f.seed or f"run_after_setting_{f.name}" in hooks:
+            continue  # the model or the session start writes it
+        if own_dynamic or (others_dynamic and f.scope == "public"):
+            continue  # tools that use computed keys may reach it
+        if f.name in facts.shared_entries or f"{ns}.{f.name}" in facts.shared_entries:
+            continue
+        refs = ck.p.index.references_to(("field", ns, f.name))
+        if any(not r.soft for r in refs):
+            continue
+        ck.emit(
+            pf.path,
+            f.key.range,
+            "lsp.memory.unused_field",
+            f"no condition, token, placeholder, step, button or tool code of this project "
+            f"refers to `{ns}.{f.name}`",
+            "hint",
+        )

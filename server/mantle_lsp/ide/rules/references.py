@@ -1,0 +1,369 @@
+"""References by name to skills, tools and responses: each must name something that
+exists and that this skill may use (``@skill`` / ``call`` / ``link``; ``@tool``,
+``tool_constraints``, a block's ``tools``, ``import_tools``, ``execute_tool``; response names
+in steps, gates, ``utter`` triggers and agent.yml's cancel confirmation)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...model.defaults import EXECUTE_ONLY_TOOLS, FRAMEWORK_TOOLS, STEP_ACTIONS
+from ...model.layout import FileKind as K
+from ...model.project import Skill
+from ...syntax.skill_md import SkillDoc
+from ...syntax.yaml_tree import YScalar
+from .base import Checker, did_you_mean, rule
+from .flow import where
+
+
+# -- skills -------------------------------------------------------------------------------
+@rule(
+    codes=(
+        "skill.referenced.invalid_target",
+        "skill.prose.hidden_skill_reference",
+        "mantle.validation.flow.internal_not_callable",
+        "mantle.validation.skill.self_skill_not_callable",
+        "mantle.validation.flow.unresolved_call",
+        "mantle.validation.flow.unresolved_link",
+    ),
+    scope="skill",
+    reports_on=(K.SKILL_MD,),
+    reads=(K.SKILL_MD,),
+)
+def skill_references(ck: Checker, sid: str, sk: Skill) -> None:
+    """``@skill.<id>`` names a skill that prose may start; a ``call:`` / ``link:`` target is
+    another skill or a callable block of this one."""
+    doc = sk.doc
+    if doc is None or sk.skill_md is None:
+        return
+    path = sk.skill_md.path
+    for tok in doc.tokens:
+        if tok.kind == "skill":
+            target, trng = tok.parts[0]
+            if not ck.p.has_skill(target):
+                ck.emit(
+                    path,
+                    trng,
+                    "skill.referenced.invalid_target",
+                    f"`@skill.{target}` names no skill{did_you_mean(target, ck.p.catalog_ids())}",
+                )
+            else:
+                tsk = ck.p.skill(target)
+                if tsk is not None and tsk.doc is not None and tsk.doc.hidden:
+                    ck.emit(
+                        path,
+                        trng,
+                        "skill.prose.hidden_skill_reference",
+                        f"`@skill.{target}` names a hidden skill; hidden skills are "
+                        "started by `call:`/`link:`/`resolve_with`, not from prose",
+                    )
+    for _, st in doc.steps():
+        if st.kind in ("call", "link"):
+            t = st.str_field(st.kind)
+            if t:
+                check_call(ck, path, sid, doc, st.kind, t[0], t[1], where(st))
+
+
+def check_call(
+    ck: Checker,
+    path: Path,
+    sid: str,
+    doc: SkillDoc,
+    kind: str,
+    target: str,
+    node: YScalar,
+    where: str,
+) -> None:
+    own = f"{sid}__"
+    block_id = target[len(own) :] if target.startswith(own) else target
+    if doc.block(block_id) is not None:
+        if doc.has_prose:
+            ck.emit(
+                path,
+                node.range,
+                "mantle.validation.flow.internal_not_callable",
+                f"{where}: block '{block_id}' belongs to a skill with prose, so its "
+                "blocks are internal and cannot be called or linked; enter it from "
+                f"prose with `@block.{block_id}`",
+            )
+        return
+    if "__" in target:
+        return  # reported by the parser (invalid_step_target)
+    if target == sid:
+        ck.emit(
+            path,
+            node.range,
+            "mantle.validation.skill.self_skill_not_callable",
+            f"{where}: a skill cannot `{kind}` itself",
+        )
+        return
+    if not ck.p.has_skill(target):
+        blocks = [b.id for b in doc.blocks if b.id]
+        ck.emit(
+            path,
+            node.range,
+            f"mantle.validation.flow.unresolved_{kind}",
+            f"{where}: `{kind}: {target}` names no skill"
+            + (" or block of this skill" if blocks else "")
+            + did_you_mean(target, [*ck.p.catalog_ids(), *blocks]),
+        )
+        # the engine also reports the target among the skill's referenced skills
+        ck.emit(
+            path,
+            node.range,
+            "skill.referenced.invalid_target",
+            f"`{target}` is not a skill (referenced by `{kind}:` in {where})",
+        )
+
+
+# -- tools ---------------------------------------------------------------------------------
+@rule(
+    codes=(
+        "mantle.validation.tools.unresolved_tool",
+        "skill.import_tools.invalid_shared_tool",
+    ),
+    scope="skill",
+    reports_on=(K.SKILL_MD,),
+    reads=(K.SKILL_MD, K.SKILL_TOOLS, K.SHARED_TOOLS, K.INTEGRATIONS),
+)
+def tool_references(ck: Checker, sid: str, sk: Skill) -> None:
+    """Every tool a skill names is one it may use: ``@tool.<name>``, ``tool_constraints``
+    and block ``tools`` entries, ``import_tools`` (a shared tool, or an MCP server
+    configured in integrations.yml) and ``execute_tool`` steps."""
+    doc = sk.doc
+    if doc is None or sk.skill_md is None:
+        return
+    path = sk.skill_md.path
+    for tok in doc.tokens:
+        if tok.kind == "tool":
+            name, trng = tok.parts[0]
+            if name in FRAMEWORK_TOOLS:
+                continue
+            if sk is not None and not ck.sem.tool_visible(sk, doc, name):
+                ck.emit(
+                    path,
+                    trng,
+                    "mantle.validation.tools.unresolved_tool",
+                    f"`@tool.{name}` names no tool this skill can use"
+                    f"{did_you_mean(name, ck.sem.visible_tools(sk, doc))}",
+                )
+    for gt in [*doc.gate_tools, *(g for b in doc.blocks for g in b.tools)]:
+        if not ck.sem.tool_visible(sk, doc, gt.name):
+            ck.emit(
+                path,
+                gt.name_node.range,
+                "mantle.validation.tools.unresolved_tool",
+                f"tool `{gt.name}` is neither a tool of this skill nor a shared tool in "
+                f"tools/{did_you_mean(gt.name, ck.sem.visible_tools(sk, doc))}",
+            )
+    shared = ck.sem.shared_tools()
+    integ = ck.p.integrations
+    for item in doc.import_tools:
+        name = item.value
+        if name.startswith("mcp/"):
+            server = name[4:].split(":", 1)[0]
+            if integ is None or server not in integ.mcp_servers:
+                ck.emit(
+                    path,
+                    item.range,
+                    "skill.import_tools.invalid_shared_tool",
+                    f"MCP server `{server}` is not configured under `mcp_servers` in "
+                    "integrations.yml",
+                )
+            continue
+        if name in shared:
+            continue
+        owner = next((o for o, s in ck.p.skills.items() if name in ck.sem.local_tools(s)), None)
+        if owner is not None:
+            msg = (
+                f"`{name}` is a tool of skill `{owner}`, not a shared tool: only tools in "
+                "the project's tools/ folder can be imported"
+            )
+        else:
+            msg = f"`{name}` is not a shared tool in tools/*.py{did_you_mean(name, shared)}"
+        if not ck.sem.tool_visible(sk, None, name):
+            ck.emit(path, item.range, "skill.import_tools.invalid_shared_tool", msg)
+            # and, like the engine, as a tool the skill cannot see
+            ck.emit(
+                path,
+                item.range,
+                "mantle.validation.tools.unresolved_tool",
+                f"`{name}` is not a tool this skill can use",
+            )
+    import_collisions(ck, sk, doc)
+    execute_only = EXECUTE_ONLY_TOOLS if ck.p.engine == "3.22" else ()
+    for _, st in doc.steps():
+        t = st.str_field("execute_tool") if st.kind == "execute_tool" else None
+        if t and t[0] not in execute_only and not ck.sem.tool_visible(sk, doc, t[0]):
+            ck.emit(
+                path,
+                t[1].range,
+                "mantle.validation.tools.unresolved_tool",
+                f"{where(st)}: `execute_tool: {t[0]}` names no tool this skill can use"
+                f"{did_you_mean(t[0], ck.sem.visible_tools(sk, doc))}",
+            )
+
+
+def import_collisions(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
+    """An MCP import whose bare tool name is taken (twice, a framework tool, a tool of the
+    skill or a shared tool it uses); 3.22 also reserves the execute-only names."""
+    if sk.skill_md is None:
+        return
+    seen: dict[str, YScalar] = {}
+    local = ck.sem.local_tools(sk)
+    declared_shared = (
+        {g.name for g in doc.gate_tools}
+        | {g.name for b in doc.blocks for g in b.tools}
+        | {i.value for i in doc.import_tools if not i.value.startswith("mcp/")}
+    ) & ck.sem.shared_tools()
+    for item in doc.import_tools:
+        value = item.value
+        if not value.startswith("mcp/") or ":" not in value:
+            continue
+        bare = value.rsplit(":", 1)[1]
+        problem = None
+        if bare in seen:
+            problem = f"the MCP tool name `{bare}` is imported twice"
+        elif bare in FRAMEWORK_TOOLS:
+            problem = f"`{bare}` is a framework tool name"
+        elif bare in local:
+            problem = f"this skill already has a tool `{bare}`"
+        elif bare in declared_shared:
+            problem = f"this skill already uses the shared tool `{bare}`"
+        elif bare in EXECUTE_ONLY_TOOLS and ck.p.engine == "3.22":
+            problem = f"`{bare}` is reserved for the engine's execute-only tool (rasa-pro 3.22)"
+        seen.setdefault(bare, item)
+        if problem:
+            ck.emit(
+                sk.skill_md.path,
+                item.range,
+                "skill.import_tools.invalid_shared_tool",
+                f"cannot import `{value}`: {problem}; tools are addressed by their bare name",
+            )
+
+
+# -- responses -----------------------------------------------------------------------------
+_GATE = "mantle.validation.tool_constraint.unknown_on_success_or_failure"
+_CONFIRM = "mantle.validation.tool_constraint.unknown_requires_confirmation_response"
+
+
+@rule(
+    codes=(
+        "mantle.validation.response.missing",
+        "mantle.validation.action.unknown",
+        "mantle.validation.tool_constraint.unknown_on_success_or_failure",
+        "mantle.validation.tool_constraint.unknown_requires_confirmation_response",
+        "mantle.validation.verbatim_trigger.unknown_response",
+        "mantle.validation.response.empty_body",
+    ),
+    scope="skill",
+    reports_on=(K.SKILL_MD,),
+    reads=(K.SKILL_MD, K.SKILL_RESPONSES, K.PROJECT_RESPONSES),
+)
+def response_references(ck: Checker, sid: str, sk: Skill) -> None:
+    """Responses a skill names exist: step ``action`` / ``utterance``, gate
+    ``on_success`` / ``on_failure`` and confirmation responses, ``utter`` triggers; and the
+    ones gates and triggers name have no blank variant."""
+    doc = sk.doc
+    if doc is None or sk.skill_md is None:
+        return
+    path = sk.skill_md.path
+    for gt in [*doc.gate_tools, *(g for b in doc.blocks for g in b.tools)]:
+        for attr in ("on_success", "on_failure"):
+            n = getattr(gt, attr)
+            if isinstance(n, YScalar):
+                check_response_ref(ck, path, n, _GATE, f"`{attr}`")
+        if gt.confirmation_enabled:
+            for attr in ("utter_for_confirmation", "utter_on_user_denial"):
+                n = getattr(gt, attr)
+                if isinstance(n, YScalar):
+                    check_response_ref(ck, path, n, _CONFIRM, f"`{attr}`")
+    for trig in doc.utter:
+        check_response_ref(
+            ck,
+            path,
+            trig.name_node,
+            "mantle.validation.verbatim_trigger.unknown_response",
+            "`utter` trigger",
+        )
+    for _, st in doc.steps():
+        at = where(st)
+        if st.kind == "action":
+            a = st.str_field("action") or st.str_field("utter")
+            if a:
+                name, node = a
+                if name.startswith("utter_"):
+                    if not ck.sem.response_exists(name):
+                        ck.emit(
+                            path,
+                            node.range,
+                            "mantle.validation.response.missing",
+                            f"{at}: response `{name}` is not defined in any responses.yml"
+                            f"{did_you_mean(name, ck.sem.response_names())}",
+                        )
+                elif name not in STEP_ACTIONS:
+                    ck.emit(
+                        path,
+                        node.range,
+                        "mantle.validation.action.unknown",
+                        f"{at}: `action: {name}` must be a response name starting with "
+                        "`utter_`, `action_listen`, or `hangup`",
+                    )
+        elif st.kind == "collect":
+            u = st.str_field("utterance")
+            if u and u[0].startswith("utter_") and not ck.sem.response_exists(u[0]):
+                ck.emit(
+                    path,
+                    u[1].range,
+                    "mantle.validation.response.missing",
+                    f"{at}: response `{u[0]}` is not defined in any responses.yml"
+                    f"{did_you_mean(u[0], ck.sem.response_names())}",
+                )
+
+
+@rule(
+    codes=(
+        "mantle.validation.tool_constraint.unknown_requires_confirmation_response",
+        "mantle.validation.response.empty_body",
+    ),
+    scope="project",
+    reports_on=(K.AGENT,),
+    reads=(K.AGENT, K.SKILL_RESPONSES, K.PROJECT_RESPONSES),
+)
+def agent_response_references(ck: Checker) -> None:
+    """agent.yml's cancel confirmation names responses that exist and are not blank."""
+    apf, agent = ck.p.file_of_kind(K.AGENT), ck.p.agent
+    if apf is None or agent is None:
+        return
+    for n in agent.cancel_confirmation:
+        check_response_ref(ck, apf.path, n, _CONFIRM, "`cancel` confirmation")
+
+
+def check_response_ref(ck: Checker, path: Path, node: YScalar, code: str, what: str) -> None:
+    """A response named by a gate, trigger or cancel confirmation: it must exist, and
+    (like the engine checks for these references) have no blank variant."""
+    if not ck.sem.response_exists(node.value):
+        ck.emit(
+            path,
+            node.range,
+            code,
+            f"{what} names response `{node.value}`, which no responses.yml defines"
+            f"{did_you_mean(node.value, ck.sem.response_names())}",
+        )
+    else:
+        check_blank_referenced(ck, path, node, f"{what} response")
+
+
+def check_blank_referenced(ck: Checker, path: Path, node: YScalar, what: str) -> None:
+    r = ck.sem.effective_response(node.value)
+    if r is None:
+        return
+    blanks = r.blank_variants()
+    if blanks:
+        which = "" if len(r.variants) == 1 else f" (variant {blanks[0].index + 1})"
+        ck.emit(
+            path,
+            node.range,
+            "mantle.validation.response.empty_body",
+            f"{what} `{node.value}` has blank text{which}, so nothing would be said",
+        )

@@ -1,0 +1,252 @@
+"""Tool modules: memory reads and writes use declared keys the module's skill may
+write, nothing bypasses the memory manager, imports resolve, and tool names are not
+reserved (framework tools, ``set_*`` collect setters, Maestro-era hooks, memory
+validation tools)."""
+
+from __future__ import annotations
+
+from ...model.defaults import EXECUTE_ONLY_TOOLS, FRAMEWORK_TOOLS
+from ...model.layout import FileKind as K
+from ...model.project import ParsedFile, Skill
+from ...model.symbols import resolve_code_name
+from ...syntax.tools_py import ToolModule
+from .base import Checker, rule
+
+VALIDATION_PREFIX = "run_after_setting_"
+
+MODULE_CODES = (
+    "mantle.validation.tools.undeclared_memory_write",
+    "lsp.tools.undeclared_memory_write",
+    "lsp.tools.unknown_memory_read",
+    "mantle.validation.tools.memory_manager_bypass",
+    "lsp.tools.obsolete_import",
+    "lsp.tools.unresolved_import",
+)
+
+
+@rule(
+    codes=MODULE_CODES,
+    scope="skill",
+    reports_on=(K.SKILL_TOOLS,),
+    reads=(K.SKILL_TOOLS, K.SKILL_MEMORY, K.PROJECT_MEMORY, K.HELPER),
+)
+def skill_tool_modules(ck: Checker, sid: str, sk: Skill) -> None:
+    """A skill's tool modules: memory keys, bypasses, imports."""
+    for pf, mod in sk.tool_modules():
+        check_tool_module(ck, pf, mod, sid)
+
+
+@rule(
+    codes=MODULE_CODES,
+    scope="project",
+    reports_on=(K.SHARED_TOOLS,),
+    reads=(K.SHARED_TOOLS, K.SKILL_MEMORY, K.PROJECT_MEMORY, K.HELPER),
+)
+def shared_tool_modules(ck: Checker) -> None:
+    """The shared tool modules (``tools/*.py``): memory keys, bypasses, imports."""
+    for pf, mod in ck.p.shared_tool_files():
+        check_tool_module(ck, pf, mod, None)
+
+
+def check_tool_module(ck: Checker, pf: ParsedFile, mod: ToolModule, sid: str | None) -> None:
+    for call in mod.memory_calls:
+        if call.method == "set":
+            why = ck.why_unwritable(sid, call.entry)
+            if why is None:
+                continue
+            code = (
+                "mantle.validation.tools.undeclared_memory_write"
+                if call.engine_counted
+                else "lsp.tools.undeclared_memory_write"
+            )
+            ck.emit(pf.path, call.literal_range, code, f'`memory.set("{call.entry}")` {why}')
+        else:
+            key = resolve_code_name(ck.p, sid, call.entry)
+            why_r = ck.why_unreadable(sid, key[1], key[2])
+            if why_r is not None and not (sid is None and ck.sem.bare_resolves(None, key[2])):
+                ck.emit(
+                    pf.path,
+                    call.literal_range,
+                    "lsp.tools.unknown_memory_read",
+                    f'`memory.get("{call.entry}")` always returns the default: {why_r}',
+                )
+    for bp in mod.bypasses:
+        ck.emit(
+            pf.path,
+            bp.range,
+            "mantle.validation.tools.memory_manager_bypass",
+            "tools must use `context.memory.get/set`; reaching into the memory "
+            f"manager (`{bp.what}`) bypasses visibility and write rules",
+        )
+    for imp in mod.obsolete_imports:
+        if imp.guard == "none":
+            ck.emit(
+                pf.path,
+                imp.range,
+                "lsp.tools.obsolete_import",
+                f"`{imp.module}` does not exist in rasa-pro 3.21 (the engine fails to "
+                f"import this module); import from `{imp.replacement}`",
+            )
+        elif imp.guard == "function":  # try/except ImportError, TYPE_CHECKING: silent
+            ck.emit(
+                pf.path,
+                imp.range,
+                "lsp.tools.obsolete_import",
+                f"`{imp.module}` does not exist in rasa-pro 3.21: the module loads, but "
+                f"this function fails when it is called; import from `{imp.replacement}`",
+                "warning",
+            )
+    check_lib_imports(ck, pf, mod)
+
+
+def check_lib_imports(ck: Checker, pf: ParsedFile, mod: ToolModule) -> None:
+    """`lib.*` imports of project helper modules that do not exist: the engine fails to
+    import the tool module (it puts the project root on sys.path while loading tools).
+    An import under `try: … except ImportError:` or `if TYPE_CHECKING:` is silent, one in
+    a function body is a warning (the function fails when called), and a module that
+    changes `sys.path` may find `lib` elsewhere: silent too."""
+    if mod.sys_path_shim:
+        return
+    for imp in mod.project_imports:
+        if imp.guard not in ("none", "function"):
+            continue
+        dotted = imp.module
+        parts = dotted.split(".")
+        if ck.p.module_exists(dotted):
+            continue
+        where = "/".join(parts)
+        if imp.guard == "none":
+            ck.emit(
+                pf.path,
+                imp.range,
+                "lsp.tools.unresolved_import",
+                f"`{dotted}` does not exist in this project ({where}.py or a {where}/ "
+                "package), so the engine cannot import this module",
+            )
+        else:
+            ck.emit(
+                pf.path,
+                imp.range,
+                "lsp.tools.unresolved_import",
+                f"`{dotted}` does not exist in this project ({where}.py or a {where}/ "
+                "package): the module loads, but this function fails when it is called",
+                "warning",
+            )
+
+
+NAME_CODES = (
+    "mantle.validation.tools.reserved_name",
+    "mantle.validation.tools.invalid_memory_validation_tool",
+    "lsp.tools.reserved_prefix",
+    "lsp.legacy.syntax",
+)
+
+
+@rule(
+    codes=NAME_CODES,
+    scope="skill",
+    reports_on=(K.SKILL_TOOLS,),
+    reads=(K.SKILL_TOOLS, K.SKILL_MEMORY, K.SKILL_MD),
+)
+def skill_tool_names(ck: Checker, sid: str, sk: Skill) -> None:
+    """A skill's tool names: not reserved, memory validation tools name a settable field,
+    no Maestro-era hook names."""
+    tool_names(ck, sid, sk)
+    legacy_tool_names(ck, sk)
+
+
+@rule(
+    codes=NAME_CODES,
+    scope="project",
+    reports_on=(K.SHARED_TOOLS,),
+    reads=(K.SHARED_TOOLS,),
+)
+def shared_tool_names(ck: Checker) -> None:
+    """Shared tool names: not reserved, no ``set_*`` (dropped when the engine loads tools)."""
+    tool_names(ck, None, None)
+    legacy_tool_names(ck, None)
+
+
+def tool_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """Reserved framework names and memory validation tools (``run_after_setting_*``)."""
+    modules = sk.tool_modules() if sk is not None else ck.p.shared_tool_files()
+    settable = ck.sem.settable_fields(sk) if sk is not None else set()
+    for pf, mod in modules:
+        for t in mod.tools:
+            if t.kind == "possible":
+                continue
+            if t.name in FRAMEWORK_TOOLS:  # 3.22 adds the execute-only names (below)
+                ck.emit(
+                    pf.path,
+                    t.name_range,
+                    "mantle.validation.tools.reserved_name",
+                    f"`{t.name}` is a framework tool name and cannot be defined by a project "
+                    "(the engine refuses to load the tools); rename the function",
+                )
+            if not t.name.startswith(VALIDATION_PREFIX):
+                continue
+            entry = t.name[len(VALIDATION_PREFIX) :]
+            if sid is None:
+                ck.emit(
+                    pf.path,
+                    t.name_range,
+                    "mantle.validation.tools.invalid_memory_validation_tool",
+                    f"`{t.name}` is a shared tool, and memory validation tools never run from "
+                    "tools/: move it into the tools.py of the skill that owns "
+                    f"`{entry}`",
+                )
+            elif entry not in settable:
+                what = (
+                    "is not declared"
+                    if sk is None or sk.field(entry) is None
+                    else "is neither `llm_settable` nor collected by a `collect:` step"
+                )
+                ck.emit(
+                    pf.path,
+                    t.name_range,
+                    "mantle.validation.tools.invalid_memory_validation_tool",
+                    f"`{t.name}` validates `{sid}.{entry}`, which {what}, so it never runs",
+                )
+    # 3.22 refuses project tools named like an execute-only engine tool (3.21 accepts them)
+    if ck.p.engine != "3.22":
+        return
+    modules = sk.tool_modules() if sk is not None else ck.p.shared_tool_files()
+    for pf, mod in modules:
+        for t in mod.tools:
+            if t.kind != "possible" and t.name in EXECUTE_ONLY_TOOLS:
+                ck.emit(
+                    pf.path,
+                    t.name_range,
+                    "mantle.validation.tools.reserved_name",
+                    f"`{t.name}` is the name of an execute-only engine tool in rasa-pro 3.22, "
+                    "which refuses to load the tools; rename the function",
+                )
+
+
+def legacy_tool_names(ck: Checker, sk: Skill | None) -> None:
+    if sk is None:
+        for pf, mod in ck.p.shared_tool_files():
+            for t in mod.tools:
+                if t.name.startswith("set_") and t.kind != "possible":
+                    ck.emit(
+                        pf.path,
+                        t.name_range,
+                        "lsp.tools.reserved_prefix",
+                        f"shared tools named `set_*` are dropped when the engine loads tools "
+                        f"(the prefix is reserved for collect setters): rename `{t.name}`",
+                    )
+        return
+    fields = set(sk.field_names())
+    for pf, mod in sk.tool_modules():
+        for t in mod.tools:
+            for prefix in ("set_", "ask_"):
+                if t.name.startswith(prefix) and t.name[len(prefix) :] in fields:
+                    entry = t.name[len(prefix) :]
+                    ck.emit(
+                        pf.path,
+                        t.name_range,
+                        "lsp.legacy.syntax",
+                        f"`{t.name}` is a Maestro-era {prefix[:-1]} hook name, which the "
+                        f"engine no longer calls for `{entry}`; validate writes in "
+                        f"`run_after_setting_{entry}` instead",
+                    )
