@@ -1,9 +1,15 @@
 """Test support: a whole workspace in one string, with marked ranges.
 
-A fixture is split into files by ``//- <relative path>`` header lines. Inside a file,
-``«label:text»`` marks a range (``text`` stays in the file, the markers and the label go;
-``«a|b:text»`` expects two diagnostics on the same range)
-and ``$0`` marks a cursor. For diagnostics the label is the end of the expected code (for
+Marks (one dialect for every test): ``«text»`` marks a range and ``«label:text»`` a
+labelled one; ``text`` stays in the file, the guillemets and the label go. A label is
+letters, digits and ``_ . | @``, and its text follows the colon directly (``«a: b»`` is
+the text ``a: b``; ``«a|b:text»`` is one range under two labels, e.g. two diagnostics). A text
+that would read as a label takes the label ``_``: ``«_:set:x»`` marks ``set:x``. Marks
+may nest and touch; ranges are code-point offsets into the text without marks, in the
+order their ``«`` appears. ``marked(text)`` does this for one text (parser tests).
+
+A workspace fixture is split into files by ``//- <relative path>`` header lines; inside a
+file ``$0`` marks a cursor. For diagnostics the label is the end of the expected code (for
 example ``unknown_memory_key`` or ``prose.unknown_memory_key``).
 
 Unless the fixture defines them, a minimal valid ``agent.yml`` and ``integrations.yml``
@@ -24,6 +30,8 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +39,8 @@ from mantle_lsp.ide.completion import CompletionResult
 from mantle_lsp.ide.diagnostics import project_diagnostics
 from mantle_lsp.ide.hover import Hover
 from mantle_lsp.model.project import Project
+from mantle_lsp.syntax.errors import SyntaxIssue
+from mantle_lsp.syntax.text import TextRange
 
 DEFAULT_AGENT = """\
 agent:
@@ -55,7 +65,51 @@ description: An example skill.
 Help the customer.
 """
 
-_MARK = re.compile(r"«([^:«»]*):([^«»]*)»")
+OPEN, CLOSE = "«", "»"
+_LABEL = re.compile(r"([\w.|@]+):(?!\s)")
+
+
+def strip_marks(raw: str) -> tuple[str, list[tuple[str, int, int]]]:
+    """Remove the marks from ``raw``: the text, and ``(label, start, end)`` per mark ("" for
+    no label) in the order the marks open."""
+    out: list[str] = []
+    opened: list[tuple[int, str, int]] = []  # (order, label, start)
+    ranges: dict[int, tuple[str, int, int]] = {}
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == OPEN:
+            m = _LABEL.match(raw, i + 1)
+            label = m.group(1) if m else ""
+            opened.append((len(opened) + len(ranges), label, len(out)))
+            i = m.end() if m else i + 1
+            continue
+        if ch == CLOSE:
+            assert opened, f"unbalanced {CLOSE} in fixture"
+            order, label, start = opened.pop()
+            ranges[order] = (label, start, len(out))
+        else:
+            out.append(ch)
+        i += 1
+    assert not opened, f"unbalanced {OPEN} in fixture"
+    return "".join(out), [ranges[k] for k in sorted(ranges)]
+
+
+def marked(fixture: str, dedent: bool = True) -> tuple[str, list[TextRange]]:
+    """One text with marks (parser tests): the text without them and each mark's range
+    (labels are dropped). ``dedent`` first removes the common indentation."""
+    text, marks = strip_marks(textwrap.dedent(fixture) if dedent else fixture)
+    return text, [TextRange(start, end) for _, start, end in marks]
+
+
+def issue_list(issues: Iterable[SyntaxIssue]) -> list[tuple[str, str, TextRange]]:
+    """``(code, severity, range)`` of each issue, sorted by position then code."""
+    return sorted(((i.code, i.severity, i.range) for i in issues), key=lambda t: (t[2], t[0], t[1]))
+
+
+def only(issues: Iterable[SyntaxIssue], code: str) -> list[SyntaxIssue]:
+    """The issues with exactly this code, in report order."""
+    return [i for i in issues if i.code == code]
 
 
 @dataclass
@@ -86,20 +140,10 @@ def parse_fixture(fixture: str) -> tuple[dict[str, str], list[Mark], tuple[str, 
         if current is None:
             return
         raw = "\n".join(lines).strip("\n") + "\n"
-        out: list[str] = []
-        pos = 0
-        offset = 0
-        for m in _MARK.finditer(raw):
-            out.append(raw[pos : m.start()])
-            offset += m.start() - pos
-            text = m.group(2)
-            for label in m.group(1).split("|"):
-                marks.append(Mark(current, label, offset, offset + len(text)))
-            out.append(text)
-            offset += len(text)
-            pos = m.end()
-        out.append(raw[pos:])
-        text = "".join(out)
+        text, found = strip_marks(raw)
+        for labels, start, end in found:
+            for label in labels.split("|"):
+                marks.append(Mark(current, label, start, end))
         if "$0" in text:
             cursor = (current, text.index("$0"))
             # marks after the cursor shift left by two characters; a mark that contains
@@ -185,6 +229,7 @@ def check_diagnostics(
     diagnostics for further message assertions.
     """
     fx = write_fixture(tmp_path, fixture)
+    assert all(mk.label for mk in fx.marks), "a diagnostic mark needs its code: «code:text»"
     got = diagnostics_of(fx.root)
     got_keys = [(p, s, e, c) for p, s, e, c, _, _ in got]
     unmatched = list(got_keys)
@@ -266,3 +311,19 @@ def render_completions(result: CompletionResult, text: str) -> list[str]:
     if result.is_incomplete:
         out.append("(incomplete)")
     return out
+
+
+# Fragments that random documents for the "never raises" properties are built from.
+FRAGMENTS = [
+    "---\n", "description: x\n", ":::ordered_block id=m\n", ":::\n", "steps:\n", "  - id: a\n",
+    "    instructions: |\n", "      @memory.s.a @tool.x session.a.b\n", "    next:\n",
+    "      - if: x\n", "        then: a\n", "      - else: b\n", "if: x\n", "else:\n", "\n",
+    "  \n", "\t", "'", '"', "\\", "{", "}", "[", "]", ": ", "- ", "&a ", "*a ", "<<: ",
+    "!!str ", "|\n", ">-\n", "utter:\n", "  - u: {on: activate, when: x}\n",
+    "tool_constraints:\n", "  - t:\n", "      requires: x\n", "schema:\n", "  public:\n",
+    "    f: {type: text, seed: true}\n", "responses:\n", "  u:\n",
+    "    - text: {session.a.b} {x}\n", "      buttons:\n", "        - title: t\n",
+    "          payload: set:session.a.b=c\n", "agent:\n", "orchestrator:\n",
+    "  preconditions:\n", "    p: {satisfied_when: x, resolve_with: y}\n", "😀", "é", "#",
+    "--- \n", "...\n", "?", "@", "@block.zz", "`", "x",
+]  # fmt: skip

@@ -22,16 +22,13 @@ from mantle_lsp.syntax.conditions import (
     parse_condition,
 )
 from mantle_lsp.syntax.text import TextRange
+from support import marked
 
-OPEN, CLOSE = "«", "»"
 
-
-def unmark(marked: str) -> tuple[str, TextRange]:
-    """``"a «b» c"`` → ``("a b c", TextRange(2, 3))``."""
-    start = marked.index(OPEN)
-    end = marked.index(CLOSE) - len(OPEN)
-    text = marked.replace(OPEN, "", 1).replace(CLOSE, "", 1)
-    return text, TextRange(start, end)
+def unmark(text: str) -> tuple[str, TextRange]:
+    """``"a «b» c"`` → ``("a b c", TextRange(2, 3))``: one mark (``support.marked``)."""
+    source, (rng,) = marked(text, dedent=False)
+    return source, rng
 
 
 def check_ok(source: str) -> ParsedCondition:
@@ -42,9 +39,9 @@ def check_ok(source: str) -> ParsedCondition:
     return result
 
 
-def check_error(marked: str, code: str) -> ParsedCondition:
+def check_error(fixture: str, code: str) -> ParsedCondition:
     """Expect an issue with ``code`` covering exactly the «marked» part."""
-    source, expected = unmark(marked)
+    source, expected = unmark(fixture)
     result = parse_condition(source)
     assert not result.ok
     assert result.tree is None
@@ -56,9 +53,9 @@ def check_error(marked: str, code: str) -> ParsedCondition:
     return result
 
 
-def message_of(marked: str, code: str) -> str:
-    _, expected = unmark(marked)
-    result = check_error(marked, code)
+def message_of(fixture: str, code: str) -> str:
+    _, expected = unmark(fixture)
+    result = check_error(fixture, code)
     return next(e.message for e in result.errors if e.code == code and e.range == expected)
 
 
@@ -337,8 +334,8 @@ def test_messages_say_what_is_wrong_and_what_is_allowed() -> None:
     assert "parentheses" in message_of("session.a.x«\n»and session.b.y", SYNTAX)
     assert "lower case" in message_of("«SESSION.a.b»", INVALID_REF)
     assert ">=" in message_of("session.a.x «≥» 1", SYNTAX)
-    for marked, code in [("«len(x)» > 0", EXPRESSION), ("session.a.x «==»", SYNTAX)]:
-        assert "session.<skill_id|project>.<entry>" in message_of(marked, code)
+    for fixture, code in [("«len(x)» > 0", EXPRESSION), ("session.a.x «==»", SYNTAX)]:
+        assert "session.<skill_id|project>.<entry>" in message_of(fixture, code)
 
 
 def test_independent_errors_are_all_reported() -> None:

@@ -15,7 +15,7 @@ from mantle_lsp.syntax.config_yml import (
 )
 from mantle_lsp.syntax.text import TextRange
 from mantle_lsp.syntax.yaml_tree import YAML_DUPLICATE_KEY, YAML_SYNTAX
-from markers import FRAGMENTS, issue_list, marked
+from support import FRAGMENTS, issue_list, marked
 
 
 def agent(fixture: str) -> tuple[AgentDoc, list[TextRange]]:

@@ -13,8 +13,7 @@ from mantle_lsp.model.layout import FileKind, classify, hook_files
 from mantle_lsp.model.project import Project
 from mantle_lsp.model.source import source_from_text
 from mantle_lsp.syntax.hooks_py import DECORATORS, HOOK_POINTS, parse_hooks_module
-from markers import marked
-from support import check_clean, check_diagnostics, diagnostics_of, write_fixture
+from support import check_clean, check_diagnostics, diagnostics_of, marked, write_fixture
 
 IMPORTS = """\
 from rasa.mantle.hooks import (

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from mantle_lsp.syntax import memory_yml as M
 from mantle_lsp.syntax.memory_yml import MemoryDoc, parse_memory_yml
 from mantle_lsp.syntax.yaml_tree import YAML_DUPLICATE_KEY, YAML_SYNTAX
-from markers import FRAGMENTS, issue_list, marked
+from support import FRAGMENTS, issue_list, marked
 
 
 def project(fixture: str) -> tuple[MemoryDoc, list]:

@@ -10,7 +10,7 @@ from mantle_lsp.syntax import responses_yml as R
 from mantle_lsp.syntax.responses_yml import ResponsesDoc, parse_responses_yml
 from mantle_lsp.syntax.text import TextRange
 from mantle_lsp.syntax.yaml_tree import YAML_DUPLICATE_KEY, YAML_SYNTAX
-from markers import FRAGMENTS, issue_list, marked
+from support import FRAGMENTS, issue_list, marked
 
 
 def parse(fixture: str) -> tuple[ResponsesDoc, list[TextRange]]:
@@ -327,8 +327,8 @@ def test_set_payload_ranges_in_plain_and_quoted_scalars() -> None:
     "payload",
     [
         "'«set: reminder»'",
-        "«set:session.a.b»",
-        "«set:session.a.b=»",
+        "«_:set:session.a.b»",
+        "«_:set:session.a.b=»",
         "set:«sess.a.b»=x",
         "set:«session.a»=x",
         "set:«session.a.b.c»=x",

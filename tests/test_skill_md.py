@@ -1,6 +1,6 @@
 """Tests for the ``skill.md`` parser (``mantle_lsp.syntax.skill_md``), engine-rules §3.
 
-Fixtures mark expected ranges with ``«…»`` (see ``tests/markers.py``).
+Fixtures mark expected ranges with ``«…»`` (see ``tests/support.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mantle_lsp.syntax.skill_md import (
 )
 from mantle_lsp.syntax.text import BOM, TextRange, normalize_newlines
 from mantle_lsp.syntax.yaml_tree import YAML_DUPLICATE_KEY, YScalar
-from markers import FRAGMENTS, issue_list, marked, only
+from support import FRAGMENTS, issue_list, marked, only
 
 FM = "description: d"
 
@@ -645,7 +645,7 @@ def test_if_marker_variants() -> None:
 
 def test_prose_else_and_elif() -> None:
     doc, r = body(
-        "if: a\nbody\n\n«else:» fallback\n\n  «elif:» b\nmore @tool.t\n\nelsewhere: fine\n"
+        "if: a\nbody\n\n«_:else:» fallback\n\n  «_:elif:» b\nmore @tool.t\n\nelsewhere: fine\n"
     )
     assert issue_list(doc.issues) == [(S.C_ELSE, "error", r[0]), (S.C_ELIF, "error", r[1])]
     assert [p.kind for p in doc.paragraphs] == ["if", "else", "elif", "text"]
@@ -653,7 +653,7 @@ def test_prose_else_and_elif() -> None:
 
 
 def test_empty_if_condition_and_body() -> None:
-    doc, r = body("«if:»\nbody\n\n«if:   »\n\n«if: x»\n\n  «if:»  \n")
+    doc, r = body("«_:if:»\nbody\n\n«if:   »\n\n«if: x»\n\n  «_:if:»  \n")
     assert issue_list(doc.issues) == [
         (S.C_EMPTY_IF, "error", r[0]),
         (S.C_EMPTY_BODY, "error", r[1]),

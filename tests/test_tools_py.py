@@ -1,7 +1,7 @@
 """Tests for the static tool-module analyser (``mantle_lsp.syntax.tools_py``).
 
-Fixtures mark expected ranges inline with ``<<`` and ``>>`` (nesting allowed); :func:`marked`
-strips the markers and returns the ranges in the order their ``<<`` appears.
+Fixtures mark expected ranges inline with ``«…»`` (nesting allowed; ``support.marked``
+strips the marks and returns the ranges in the order their ``«`` appears).
 """
 
 from __future__ import annotations
@@ -30,34 +30,9 @@ from mantle_lsp.syntax.tools_py import (
     ToolModule,
     parse_tools_module,
 )
+from support import marked
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def marked(fixture: str) -> tuple[str, list[TextRange]]:
-    """Strip ``<<``/``>>`` markers; return the text and the marked ranges (by start order)."""
-    fixture = textwrap.dedent(fixture)
-    out: list[str] = []
-    opened: list[tuple[int, int]] = []  # (order, start)
-    ranges: dict[int, TextRange] = {}
-    order = 0
-    i = 0
-    length = 0
-    while i < len(fixture):
-        if fixture.startswith("<<", i):
-            opened.append((order, length))
-            order += 1
-            i += 2
-        elif fixture.startswith(">>", i):
-            index, start = opened.pop()
-            ranges[index] = TextRange(start, length)
-            i += 2
-        else:
-            out.append(fixture[i])
-            length += 1
-            i += 1
-    assert not opened, "unbalanced markers"
-    return "".join(out), [ranges[k] for k in sorted(ranges)]
 
 
 def parse_ok(text: str) -> ToolModule:
@@ -87,12 +62,12 @@ def test_decorated_tool_ranges_and_contract() -> None:
         """\
         from rasa.mantle.tools.decorator import ToolContext, tool
 
-        <<@tool(description="Look up " "orders")
-        async def <<list_orders>>(
+        «@tool(description="Look up " "orders")
+        async def «list_orders»(
             status: str, /, limit: int = 3, *rest, flag: bool = False,
             context: ToolContext = None, **extra,
         ) -> None:
-            pass>>
+            pass»
         """
     )
     (t,) = parse_ok(text).tools
@@ -159,18 +134,18 @@ def test_assigned_and_possible_tools() -> None:
         import logging
         import os
         from rasa.mantle.tools.decorator import tool
-        from lib.factory import make_tool, <<shared_lookup>>
-        from .sibling import helper as <<sibling_tool>>
+        from lib.factory import make_tool, «shared_lookup»
+        from .sibling import helper as «sibling_tool»
         from lib.star import *
 
         async def _impl(order_id: str, context=None): ...
 
-        <<<<wrapped>> = tool(description="Wrapped")(_impl)>>
-        <<<<plain>> = tool(_impl)>>
-        <<<<lam>> = tool(description="L")(lambda a, context: None)>>
+        ««wrapped» = tool(description="Wrapped")(_impl)»
+        ««plain» = tool(_impl)»
+        ««lam» = tool(description="L")(lambda a, context: None)»
         decorator_only = tool(description="x")
-        <<<<made>>: object = make_tool("made", description="Made by a factory")>>
-        <<<<alias>> = wrapped>>
+        ««made»: object = make_tool("made", description="Made by a factory")»
+        ««alias» = wrapped»
         logger = logging.getLogger(__name__)
         API = os.environ.get("API", "")
         CONSTANT = 3
@@ -260,8 +235,8 @@ def test_later_binding_wins() -> None:
         @tool(description="first")
         async def twice(): ...
 
-        <<@tool(description="second")
-        async def <<twice>>(x): ...>>
+        «@tool(description="second")
+        async def «twice»(x): ...»
 
         @tool(description="shadowed by a plain def")
         async def shadowed(): ...
@@ -293,9 +268,7 @@ def test_later_binding_wins() -> None:
 
 
 def test_def_name_after_continuation_and_async_spacing() -> None:
-    text, (name_r,) = marked(
-        "@tool(description='d')\nasync  \\\n  def \t<<spaced>>(context): ...\n"
-    )
+    text, (name_r,) = marked("@tool(description='d')\nasync  \\\n  def \t«spaced»(context): ...\n")
     (t,) = parse_ok(text).tools
     assert t.name_range == name_r
 
@@ -308,16 +281,16 @@ ENGINE_CASES = """\
 from rasa.mantle.tools.decorator import tool
 import operator
 
-redis_client.memory.set(<<"module_level">>, 1)
+redis_client.memory.set(«"module_level"», 1)
 
 @tool(description="d")
 async def a_tool(context, /, other, *args, kw_only=None, **kwargs):
-    context.memory.set(<<"param">>, 1)
-    other.memory.set(<<"pos_param">>, 1)
-    args.memory.set(<<"star_args">>, 1)
-    kw_only.memory.set(<<"kw_only">>, 1)
-    kwargs.memory.set(<<"star_kwargs">>, 1)
-    context.memory.set(value=1, entry=<<"entry_kw">>)
+    context.memory.set(«"param"», 1)
+    other.memory.set(«"pos_param"», 1)
+    args.memory.set(«"star_args"», 1)
+    kw_only.memory.set(«"kw_only"», 1)
+    kwargs.memory.set(«"star_kwargs"», 1)
+    context.memory.set(value=1, entry=«"entry_kw"»)
     context.memory.set(f"fstring_{other}", 1)
     context.memory.set(name_variable, entry="ignored_because_first_positional_wins")
     context.memory.set("con" + "cat", 1)
@@ -326,32 +299,32 @@ async def a_tool(context, /, other, *args, kw_only=None, **kwargs):
     mem = context.memory
     mem.set("alias_not_matched", 1)
     ctx2 = context
-    ctx2.memory.set(<<"alias_receiver">>, 1)
-    self.context.memory.set(<<"attribute_receiver">>, 1)
-    callback = lambda: context.memory.set(<<"lambda_body">>, 1)
-    own = lambda ctx: ctx.memory.set(<<"lambda_param">>, 1)
+    ctx2.memory.set(«"alias_receiver"», 1)
+    self.context.memory.set(«"attribute_receiver"», 1)
+    callback = lambda: context.memory.set(«"lambda_body"», 1)
+    own = lambda ctx: ctx.memory.set(«"lambda_param"», 1)
 
     def nested(x):
-        context.memory.set(<<"shadowed_by_nested_def">>, 1)
-        x.memory.set(<<"nested_param">>, 1)
+        context.memory.set(«"shadowed_by_nested_def"», 1)
+        x.memory.set(«"nested_param"», 1)
 
-    async def with_default(y=context.memory.set(<<"in_nested_default">>, 1)):
+    async def with_default(y=context.memory.set(«"in_nested_default"», 1)):
         pass
 
     class Local:
-        context.memory.set(<<"class_body_in_def">>, 1)
+        context.memory.set(«"class_body_in_def"», 1)
 
-    [context.memory.set(<<"comprehension">>, i) for i in range(2)]
-    value = context.memory.get(<<"read">>, None)
-    print(f"{context.memory.get(<<'read_in_fstring'>>)}")
-    session.memory.get(<<"read_other_receiver">>)
+    [context.memory.set(«"comprehension"», i) for i in range(2)]
+    value = context.memory.get(«"read"», None)
+    print(f"{context.memory.get(«'read_in_fstring'»)}")
+    session.memory.get(«"read_other_receiver"»)
 
 class Service:
     def method(self, context):
-        context.memory.set(<<"method_param">>, 1)
-    context.memory.set(<<"class_body">>, 1)
+        context.memory.set(«"method_param"», 1)
+    context.memory.set(«"class_body"», 1)
 
-lam = lambda context: context.memory.set(<<"module_lambda">>, 1)
+lam = lambda context: context.memory.set(«"module_lambda"», 1)
 """
 
 EXPECTED_COUNTED = {
@@ -406,10 +379,10 @@ def test_call_range_line_and_multiline_call() -> None:
         """\
         def helper(context):
             x = 1
-            <<context.memory.set(
-                <<'<<multi>>'>>,
+            «context.memory.set(
+                «'«multi»'»,
                 None,
-            )>>
+            )»
         """
     )
     (call,) = parse_ok(text).memory_calls
@@ -420,12 +393,12 @@ def test_entry_range_for_special_literals() -> None:
     text, ranges = marked(
         '''\
         def f(context):
-            context.memory.set(<<"esc\\taped">>, 1)
-            context.memory.set(<<"implicit" "_concat">>, 1)
-            context.memory.set(<<r"<<raw\\d>>">>, 1)
-            context.memory.set(<<"""<<triple>>""">>, 1)
-            context.memory.set(<<u'<<unicode_prefix>>'>>, 1)
-            context.memory.set(<<"<<>>">>, 1)
+            context.memory.set(«"esc\\taped"», 1)
+            context.memory.set(«"implicit" "_concat"», 1)
+            context.memory.set(«r"«raw\\d»"», 1)
+            context.memory.set(«"""«triple»"""», 1)
+            context.memory.set(«u'«unicode_prefix»'», 1)
+            context.memory.set(«"«»"», 1)
             context.memory.set(("implicit"
                                "multiline"), 1)
             context.memory.set(b"bytes_skipped", 1)
@@ -466,14 +439,14 @@ def test_bypass_cases() -> None:
         from operator import attrgetter
 
         async def f(context):
-            raw = <<context.memory._memory>>
-            <<getattr(context.memory, "_memory", None)>>
+            raw = «context.memory._memory»
+            «getattr(context.memory, "_memory", None)»
             getattr(context.memory, "memory")
-            <<attrgetter("_memory")>>(context.memory)
-            <<operator.attrgetter("_memory")>>
-            <<<<context.memory._memory>>.clear_entries()>>
+            «attrgetter("_memory")»(context.memory)
+            «operator.attrgetter("_memory")»
+            ««context.memory._memory».clear_entries()»
             clear_entries()
-            <<manager.clear_entries(["a"])>>
+            «manager.clear_entries(["a"])»
             context._memory
         """
     )
@@ -495,9 +468,9 @@ def test_skill_activations() -> None:
         from rasa.mantle.tools.result import ActivateSkill, ToolResult
         import rasa.mantle.tools.result as result
 
-        next_a = ActivateSkill(skill_id="<<check_balance>>", ordered_block='<<intro>>')
-        next_b = result.ActivateSkill(skill_id="<<transfer>>", ordered_block=None)
-        next_c = ActivateSkill("<<positional>>", "<<block>>")
+        next_a = ActivateSkill(skill_id="«check_balance»", ordered_block='«intro»')
+        next_b = result.ActivateSkill(skill_id="«transfer»", ordered_block=None)
+        next_c = ActivateSkill("«positional»", "«block»")
         next_d = ActivateSkill(skill_id=name)
         """
     )
@@ -512,19 +485,19 @@ def test_skill_activations() -> None:
 def test_obsolete_imports() -> None:
     text, ranges = marked(
         """\
-        from <<rasa.calm_v2.tools.decorator>> import tool, ToolContext
-        from <<rasa.calm_v2.tools.result>> import ToolResult
-        from <<rasa_sdk>> import tool, ToolContext, ToolResult
-        from <<rasa_sdk>> import ToolResult
-        from <<rasa_sdk.events>> import SlotSet
-        import os, <<rasa.calm_v2.tools>> as old_tools
+        from «rasa.calm_v2.tools.decorator» import tool, ToolContext
+        from «rasa.calm_v2.tools.result» import ToolResult
+        from «rasa_sdk» import tool, ToolContext, ToolResult
+        from «rasa_sdk» import ToolResult
+        from «rasa_sdk.events» import SlotSet
+        import os, «rasa.calm_v2.tools» as old_tools
         from \\
-            <<rasa . calm_v2>> import tools
+            «rasa . calm_v2» import tools
         from rasa.mantle.tools.decorator import tool
         from .rasa_sdk import relative_is_fine
 
         def late():
-            import <<rasa_sdk>>
+            import «rasa_sdk»
         """
     )
     found = parse_ok(text).obsolete_imports
@@ -547,13 +520,13 @@ def test_obsolete_imports() -> None:
 def test_non_ascii_before_nodes_on_the_same_line() -> None:
     text, ranges = marked(
         """\
-        note = "é😀"; <<<<made>> = make_tool("é😀")>>  # ünïcödé 😀
-        <<@tool(description="ça coûte 5 €")  # 😀😀
-        async def <<déjà_vu>>(context): s = "😀"; <<context.memory.set(<<"<<über>>">>, 1)>>>>
+        note = "é😀"; ««made» = make_tool("é😀")»  # ünïcödé 😀
+        «@tool(description="ça coûte 5 €")  # 😀😀
+        async def «déjà_vu»(context): s = "😀"; «context.memory.set(«"«über»"», 1)»»
 
         async def f(context):
             # 😀 comment lines do not matter, same-line text does:
-            x = "é😀ü"; <<<<c.memory._memory>>.clear_entries()>>; <<ActivateSkill("<<ß>>")>>
+            x = "é😀ü"; ««c.memory._memory».clear_entries()»; «ActivateSkill("«ß»")»
         """
     )
     made_def, made_name, tool_def, tool_name, call_r, lit_r, entry_r = ranges[:7]
@@ -583,7 +556,7 @@ def test_crlf_and_bom_offsets_refer_to_the_given_text() -> None:
 
 
 def test_nfkc_identifier_name_range() -> None:
-    text, (name_r,) = marked("@tool(description='d')\nasync def <<ﬁle>>(): ...\n")
+    text, (name_r,) = marked("@tool(description='d')\nasync def «ﬁle»(): ...\n")
     (t,) = parse_ok(text).tools
     assert t.name == "file"  # Python normalizes identifiers (NFKC)
     assert t.name_range == name_r
@@ -594,7 +567,7 @@ def test_nfkc_identifier_name_range() -> None:
 
 
 def test_syntax_error_range_after_non_ascii() -> None:
-    text, (err,) = marked('x = "é😀"\nok = 1\ns = "é😀"; a <<b>> c\n')
+    text, (err,) = marked('x = "é😀"\nok = 1\ns = "é😀"; a «b» c\n')
     module, issues = parse_tools_module(text)
     assert module == ToolModule()
     (issue,) = issues
@@ -605,19 +578,19 @@ def test_syntax_error_range_after_non_ascii() -> None:
 
 
 def test_syntax_error_never_closed_and_unterminated() -> None:
-    text, (err,) = marked('s = "é😀" + <<(>>\n')
+    text, (err,) = marked('s = "é😀" + «(»\n')
     (issue,) = parse_tools_module(text)[1]
     assert issue.range == err
     assert "never closed" in issue.message
 
-    text, (err,) = marked('s = "é😀"; t = <<">>é\n')
+    text, (err,) = marked('s = "é😀"; t = «"»é\n')
     (issue,) = parse_tools_module(text)[1]
     assert issue.range == err
     assert "unterminated string" in issue.message
 
 
 def test_syntax_error_with_bom() -> None:
-    text, (err,) = marked('\ufeffx = "é😀" <<$>>\n')
+    text, (err,) = marked('\ufeffx = "é😀" «$»\n')
     (issue,) = parse_tools_module(text)[1]
     assert issue.range == err
 

@@ -28,7 +28,7 @@ from mantle_lsp.syntax.yaml_tree import (
     scalar_value_map,
     to_python,
 )
-from markers import marked
+from support import marked
 
 
 def parse_ok(text: str, base: int = 0) -> YNode:
