@@ -78,7 +78,7 @@ Read «unknown_memory_reference:@memory.card.nope».
     )
     (d,) = _all(tmp_path)
     assert d.engine_code is None and "drops" not in d.message
-    assert convert.to_diagnostic(d, LineIndex(d.path.read_text())).data is None
+    assert "engine_code" not in (convert.to_diagnostic(d, LineIndex(d.path.read_text())).data or {})
     assert lsp.DiagnosticSeverity.Error == convert.to_diagnostic(d, LineIndex("")).severity
 
 

@@ -65,7 +65,8 @@ Files = list[tuple[Path, FileKind, str | None]]
 # must share it); an Export has the references by receiving worker
 Entries = tuple[list[Any], list[Any], dict[str, SkillFacts], dict[str, Any], str]
 Export = tuple[list[Any], list[list[Any]], dict[str, SkillFacts], dict[str, Any], str]
-Row = tuple[int, int, int, str, str, str]  # a Diagnostic as plain data (file, start, end, …)
+# a Diagnostic as plain data (file, start, end, code, severity, message, fix data)
+Row = tuple[int, int, int, str, str, str, "dict[str, Any] | None"]
 Found = dict[Path, list[Diagnostic]]
 
 
@@ -351,10 +352,10 @@ def lead(
     _import(proj, idx, _addressed(everyone, 0), files)
     out = apply_suppressions(proj, file_diagnostics(proj, owned[0]), owned[0])
     for ch in others:
-        for where, start, end, code, severity, message in receive(ch.answers):
+        for where, start, end, code, severity, message, data in receive(ch.answers):
             path = files[where][0]
             rng: TextRange = new_range(TextRange, (start, end))
-            out.setdefault(path, []).append(Diagnostic(path, rng, code, severity, message))
+            out.setdefault(path, []).append(Diagnostic(path, rng, code, severity, message, data))
     return proj, out
 
 
@@ -376,7 +377,7 @@ def work(
         _import(proj, idx, receive(down), files)
         ids = file_ids(files)
         rows: list[Row] = [
-            (ids[d.path], d.range.start, d.range.end, d.code, d.severity, d.message)
+            (ids[d.path], d.range.start, d.range.end, d.code, d.severity, d.message, d.data)
             for ds in apply_suppressions(proj, file_diagnostics(proj, owned[w]), owned[w]).values()
             for d in ds
         ]

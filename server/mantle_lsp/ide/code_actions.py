@@ -1,9 +1,11 @@
 """Code actions: quick fixes for the diagnostics the editor shows in a range.
 
 Plain data in (the project, a file, a range and the diagnostics of that range), plain data
-out (:class:`CodeAction` with a :class:`~mantle_lsp.ide.types.WorkspaceEdit`). Every fix
-is recomputed from the model (the index, the parsed files and their YAML trees); only the
-"did you mean" suggestion itself is read from the diagnostic's message.
+out (:class:`CodeAction` with a :class:`~mantle_lsp.ide.types.WorkspaceEdit`). A fix reads
+what it needs from the diagnostic's ``data`` (the name written and the one meant, the
+replacement, the type compared with), which the rule that made the diagnostic attached,
+and from the model (the index, the parsed files and their YAML trees); never from the
+message text.
 
 Edits insert or delete whole lines of YAML and never re-dump a file, so comments and
 formatting elsewhere stay untouched.
@@ -87,8 +89,6 @@ C_FORCE = "skill.step.outdated_force_collection"
 C_ENUM_VALUE = "lsp.condition.enum_value"
 C_TYPE_MISMATCH = "lsp.condition.type_mismatch"
 
-_DID_YOU_MEAN = re.compile(r"did you mean `([^`]+)`\?")
-_BACKTICKED = re.compile(r"`([^`\n]+)`")
 _PLAIN_SAFE = re.compile(r"[A-Za-z_][\w-]*(?: [\w-]+)*\Z")
 _YAML11_WORDS = frozenset(
     [
@@ -348,16 +348,16 @@ class _Fixer:
             yield from self.remove_attribute(d)
         if code in (C_LEGACY, C_UNKNOWN_ATTR, C_FORCE):
             yield from self.rename_key(d)
-        if code == C_UNRESOLVED_NEXT and "`END` is upper-case" in d.message:
-            yield from self.change_to(d, "END", safe=True)  # `end`: only one reading
+        data = d.data or {}
         if code == C_ENUM_VALUE:
             yield from self.enum_value(d)
         elif code == C_TYPE_MISMATCH:
             yield from self.literal_type(d)
-        else:
-            m = _DID_YOU_MEAN.search(d.message)
-            if m:
-                yield from self.change_to(d, m.group(1))
+        elif isinstance(data.get("replace_with"), str):
+            yield from self.replace_with(d, data["replace_with"])
+        elif isinstance(data.get("meant"), str):
+            # `end` → `END` has only one reading: safe; any other guess is not
+            yield from self.change_to(d, data["meant"], safe=bool(data.get("only_reading")))
 
     def action(
         self,
@@ -370,12 +370,13 @@ class _Fixer:
         return CodeAction(title, "quickfix", edit, (d.code,), preferred, safe)
 
     # -- did you mean -----------------------------------------------------------------
+    def replace_with(self, d: Diagnostic, value: str) -> Iterator[CodeAction]:
+        """Replace the diagnostic's whole range (memory.yml `name: text` → `{type: text}`)."""
+        key = self.text[_line_start(self.text, d.range.start) : d.range.start].strip()
+        edit = _ws_edit(self.path, TextEdit(d.range, value))
+        yield self.action(f"Change to `{key} {value}`", d, edit, preferred=True)
+
     def change_to(self, d: Diagnostic, suggestion: str, safe: bool = False) -> Iterator[CodeAction]:
-        if ": {type: " in suggestion:  # memory.yml `name: text` → `name: {type: text}`
-            value = suggestion.split(": ", 1)[1]
-            edit = _ws_edit(self.path, TextEdit(d.range, value))
-            yield self.action(f"Change to `{suggestion}`", d, edit, preferred=True)
-            return
         target = self.wrong_name_range(d, suggestion)
         if target is None:
             return
@@ -402,14 +403,11 @@ class _Fixer:
                     )
             elif r.form != "namespace":
                 cands.append(r.range)
-        if not cands:
+        wrong = (d.data or {}).get("wrong")
+        if not cands and isinstance(wrong, str) and wrong != suggestion:
             body = text[d.range.start : d.range.end]
-            for m in _BACKTICKED.finditer(d.message):
-                name = m.group(1)
-                if name == suggestion:
-                    continue
-                for hit in re.finditer(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", body):
-                    cands.append(TextRange(d.range.start + hit.start(), d.range.start + hit.end()))
+            for hit in re.finditer(rf"(?<![\w.-]){re.escape(wrong)}(?![\w-])", body):
+                cands.append(TextRange(d.range.start + hit.start(), d.range.start + hit.end()))
         cands = [c for c in dict.fromkeys(cands) if text[c.start : c.end] != suggestion]
         if not cands:
             return None
@@ -473,14 +471,15 @@ class _Fixer:
         lit = hit[0]
         if lit.kind != "str" or not isinstance(lit.value, str):
             return
-        if "is a bool" in d.message:
+        field_type = (d.data or {}).get("field_type")
+        if field_type == "bool":
             low = lit.value.strip().lower()
             new = {"true": "True", "yes": "True", "1": "True"}.get(low)
             new = new or {"false": "False", "no": "False", "0": "False"}.get(low)
         else:
             number = _literal_of_text(lit.value)
             ok = isinstance(number, (int, float)) and not isinstance(number, bool)
-            new = str(number) if ok and "is a number" in d.message else None
+            new = str(number) if ok and field_type == "number" else None
         if new is not None:
             edit = _ws_edit(self.path, TextEdit(d.range, new))
             yield self.action(f"Change to `{new}`", d, edit, preferred=True)

@@ -48,7 +48,7 @@ def run(project: Project, only: Iterable[Path] | None = None) -> dict[Path, list
     for pf in files:
         for issue in pf.issues:
             if profile.parse_issue_applies(ck, issue.code):
-                ck.emit(pf.path, issue.range, issue.code, issue.message, issue.severity)
+                ck.emit(pf.path, issue.range, issue.code, issue.message, issue.severity, issue.data)
     kinds = {pf.kind for pf in files}
     skills = {pf.skill_id for pf in files if pf.skill_id is not None}
     anchor = p.anchor_file()

@@ -168,21 +168,29 @@ _SEVERITY_BACK: dict[int, Severity] = {
 
 
 def to_diagnostic(d: Diagnostic, index: LineIndex) -> lsp.Diagnostic:
-    engine_code = d.engine_code
+    """Our diagnostic on the wire: its fix data and the engine's code travel in ``data``
+    (a client sends them back with a code-action request)."""
+    data = dict(d.data) if d.data else {}
+    if d.engine_code:
+        data["engine_code"] = d.engine_code
     return lsp.Diagnostic(
         range=to_range(index, d.range),
         message=d.message,
         severity=_SEVERITY.get(d.severity, lsp.DiagnosticSeverity.Warning),
         code=d.code,
         source=SOURCE,
-        data={"engine_code": engine_code} if engine_code else None,
+        data=data or None,
     )
 
 
 def from_diagnostic(d: lsp.Diagnostic, path: Path, index: LineIndex) -> Diagnostic:
-    """An editor's diagnostic (e.g. from a code-action context) back as plain data."""
+    """An editor's diagnostic (e.g. from a code-action context) back as plain data, with
+    the fix data it carries."""
     sev: Severity = _SEVERITY_BACK.get(int(d.severity), "warning") if d.severity else "warning"
-    return Diagnostic(path, to_text_range(index, d.range), str(d.code or ""), sev, d.message)
+    data = d.data if isinstance(d.data, dict) else None
+    if data is not None:
+        data = {k: v for k, v in data.items() if k != "engine_code"} or None
+    return Diagnostic(path, to_text_range(index, d.range), str(d.code or ""), sev, d.message, data)
 
 
 def code_matches(code: str, patterns: Iterable[str]) -> bool:

@@ -176,8 +176,15 @@ def parse_memory_yml(text: str, kind: Literal["skill", "project"]) -> MemoryDoc:
     return doc
 
 
-def _err(doc: MemoryDoc, code: str, msg: str, rng: TextRange, sev: str = "error") -> None:
-    doc.issues.append(SyntaxIssue(code, msg, rng, sev))  # type: ignore[arg-type]
+def _err(
+    doc: MemoryDoc,
+    code: str,
+    msg: str,
+    rng: TextRange,
+    sev: str = "error",
+    data: dict[str, Any] | None = None,
+) -> None:
+    doc.issues.append(SyntaxIssue(code, msg, rng, sev, data))  # type: ignore[arg-type]
 
 
 def _parse_project(doc: MemoryDoc, root: YNode) -> None:
@@ -225,6 +232,7 @@ def _parse_project(doc: MemoryDoc, root: YNode) -> None:
                 f"engine silently declares it with type `any`{hint}",
                 v.range,
                 "warning",
+                {"replace_with": f"{{type: {v.raw}}}"} if isinstance(v, YScalar) and hint else None,
             )
             continue
         _parse_attrs(doc, f, v)
@@ -382,7 +390,10 @@ def _parse_attrs(doc: MemoryDoc, f: MemoryField, node: YMap) -> None:
                 "correctable": " (3.20-era attribute)",
                 "required": "; mark the field as collected by a `collect:` step instead",
                 "default": "; use `initial_value:`",
-            }.get(name) or _did_you_mean(name, ATTRIBUTES + ATTRIBUTES_322)
+            }.get(name)
+            close = None if hint else _closest(name, ATTRIBUTES + ATTRIBUTES_322)
+            if close:
+                hint = f"; did you mean `{close}`?"
             if not hint:
                 hint = f" (allowed: {', '.join(ATTRIBUTES)})"
             _err(
@@ -391,6 +402,7 @@ def _parse_attrs(doc: MemoryDoc, f: MemoryField, node: YMap) -> None:
                 f"unknown attribute `{name}` is ignored by the engine{hint}",
                 k.range,
                 "warning",
+                {"wrong": name, "meant": close} if close else None,
             )
             continue
         _check_attr(doc, f, name, k, v, load_code)
@@ -434,15 +446,15 @@ def _check_attr(
             bad(f"must be a type name (found {describe(v)})")
             return
         if v.value not in CANONICAL_TYPES:
-            hint = _TYPE_HINTS.get(v.value.lower())
-            sugg = f"; did you mean `{hint}`?" if hint else _did_you_mean(v.value, CANONICAL_TYPES)
+            best = _TYPE_HINTS.get(v.value.lower()) or _closest(v.value, CANONICAL_TYPES)
             _err(
                 doc,
                 C_UNKNOWN_TYPE,
                 f"unknown type `{v.value}` (the engine accepts any string but only knows "
-                f"{', '.join(CANONICAL_TYPES)}){sugg}",
+                f"{', '.join(CANONICAL_TYPES)})" + (f"; did you mean `{best}`?" if best else ""),
                 v.range,
                 "warning",
+                {"wrong": v.value, "meant": best} if best else None,
             )
     elif name in ("llm_settable", "pii", "seed"):
         if isinstance(v, YScalar) and (v.is_null or lax_bool(v.value) is not None):
@@ -492,6 +504,6 @@ def _check_attr(
 
 
 # pydantic's lax booleans (the engine's field model): also the strings t/f and y/n
-def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
+def _closest(word: str, choices: tuple[str, ...]) -> str | None:
     close = difflib.get_close_matches(word.lower(), choices, n=1, cutoff=0.7)
-    return f"; did you mean `{close[0]}`?" if close else ""
+    return close[0] if close else None

@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from ...model.layout import FileKind
 from ...model.project import Project
@@ -38,6 +38,7 @@ __all__ = [
     "describe_unreadable",
     "describe_unwritable",
     "did_you_mean",
+    "meant",
     "rule",
     "rules_reading",
 ]
@@ -121,6 +122,13 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     return f"; did you mean `{m[0]}`?" if m else ""
 
 
+def meant(name: str, candidates: Iterable[str]) -> dict[str, Any] | None:
+    """The fix data of a did-you-mean: the name written and the one probably meant (what
+    :func:`did_you_mean` suggests), or None when nothing is close."""
+    m = best_match(name, candidates)
+    return {"wrong": name, "meant": m} if m is not None else None
+
+
 def best_match(name: str, candidates: Iterable[str]) -> str | None:
     """The name the author probably meant (what did-you-mean suggests), or None."""
     m = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
@@ -189,6 +197,13 @@ def describe_unwritable(u: Unwritable) -> str:
     return f"names `{u.name}`, which no skill and not the project declares"
 
 
+class Reason(NamedTuple):
+    """Why something is not allowed: the words for the message, the data for a fix."""
+
+    text: str
+    data: dict[str, Any]
+
+
 class Checker:
     """What a rule emits through, with the project and its semantic answers."""
 
@@ -222,12 +237,18 @@ class Checker:
         sev = severity or ci.severity
         self.out.setdefault(path, []).append(Diagnostic(path, rng, code, sev, message, data))
 
-    def why_unreadable(self, sid: str | None, ns: str, entry: str) -> str | None:
+    def unreadable(self, sid: str | None, ns: str, entry: str) -> Reason | None:
         """None when ``ns.entry`` is readable from skill ``sid`` (None = the project-root
-        responses file, which every skill may deliver); else the reason, for a message."""
+        responses file, which every skill may deliver); else why not, in words and as fix
+        data."""
         u = self.sem.unreadable(sid, ns, entry)
-        return describe_unreadable(u) if u is not None else None
+        return Reason(describe_unreadable(u), unreadable_data(u)) if u is not None else None
 
-    def why_unwritable(self, sid: str | None, name: str) -> str | None:
+    def unwritable(self, sid: str | None, name: str) -> Reason | None:
+        """None when tool code of skill ``sid`` may write ``name``; else why not."""
         u = self.sem.unwritable(sid, name)
-        return describe_unwritable(u) if u is not None else None
+        if u is None:
+            return None
+        data: dict[str, Any] = {"key": [u.ns, u.entry], "why": u.kind}
+        m = meant(u.name, u.candidates)
+        return Reason(describe_unwritable(u), {**data, **m} if m else data)

@@ -21,7 +21,7 @@ from ...syntax.conditions import (
 )
 from ...syntax.responses_yml import ResponsesDoc
 from ...syntax.sites import SITE_LABELS, ConditionSite
-from .base import Checker, did_you_mean, rule
+from .base import Checker, did_you_mean, meant, rule
 
 # Which code a condition problem gets, per site: (syntax code, readability code).
 _SITE_CODES: dict[str, tuple[str, str]] = {
@@ -116,11 +116,11 @@ def check_condition(
             ck.emit(path, rng, syntax_code, f"{label}: {err.message}{tail}")
         return
     for ref in parsed.refs:
-        why = ck.why_unreadable(sid, ref.namespace, ref.entry)
+        why = ck.unreadable(sid, ref.namespace, ref.entry)
         if why is None:
             continue
         rng = site.file_range(ref.range.start, ref.range.end)
-        ck.emit(path, rng, read_code, f"{label} reads {why}")
+        ck.emit(path, rng, read_code, f"{label} reads {why.text}", data=why.data)
     check_semantics(ck, path, site, parsed, sid)
 
 
@@ -202,6 +202,7 @@ def check_semantics(
                         f"({', '.join(enum)}), so this is always "
                         f"{'false' if op == '==' else 'true'}"
                         f"{did_you_mean(str(b.value), enum)}",
+                        data=meant(str(b.value), enum),
                     )
             elif ftype == "bool" and b.kind == "str":
                 ck.emit(
@@ -210,6 +211,7 @@ def check_semantics(
                     "lsp.condition.type_mismatch",
                     f"`{key}` is a bool but is compared with the string {b.value!r}; write "
                     "True or False (unquoted)",
+                    data={"field_type": "bool"},
                 )
             elif ftype in ("text", "categorical") and b.kind in ("int", "float", "bool"):
                 ck.emit(
@@ -218,6 +220,7 @@ def check_semantics(
                     "lsp.condition.type_mismatch",
                     f"`{key}` holds text but is compared with {b.value!r}; a string never "
                     "equals a number or a boolean (quote the value)",
+                    data={"field_type": "text"},
                 )
             elif ftype in ("int", "float") and b.kind == "str":
                 ck.emit(
@@ -226,4 +229,5 @@ def check_semantics(
                     "lsp.condition.type_mismatch",
                     f"`{key}` is a number but is compared with the string {b.value!r}; write "
                     "the number without quotes",
+                    data={"field_type": "number"},
                 )

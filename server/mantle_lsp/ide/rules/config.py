@@ -14,7 +14,7 @@ from ...syntax.config_yml import AgentDoc
 from ...syntax.language_tag import tag_problem
 from ...syntax.text import TextRange
 from ...syntax.yaml_tree import YMap, YScalar
-from .base import Checker, did_you_mean, rule
+from .base import Checker, did_you_mean, meant, rule
 
 # model-group references the engine's validator checks; others fail later (when training)
 _ENGINE_CHECKED = ("orchestrator.model_group", "knowledge_answering.embeddings")
@@ -67,6 +67,7 @@ def check_agent_config(ck: Checker, path: Path, agent: AgentDoc) -> None:
             else "lsp.config.unknown_model_group",
             f"`{setting}`: model group `{gid}` is not declared under `model_groups` in "
             f"integrations.yml{did_you_mean(gid, sorted(declared))}{tail}",
+            data=meant(gid, sorted(declared)),
         )
 
 
@@ -142,6 +143,7 @@ def skill_precondition(ck: Checker, sid: str, sk: Skill) -> None:
                 f"precondition `{name}` has no binding under "
                 "`orchestrator.preconditions` in agent.yml"
                 f"{did_you_mean(name, agent.preconditions)}",
+                data=meant(name, agent.preconditions),
             )
         elif agent is not None:
             binding = agent.preconditions[name]
@@ -232,4 +234,5 @@ def precondition_bindings(ck: Checker) -> None:
                 "mantle.validation.precondition.unknown_resolver",
                 f"`resolve_with: {rw.value}` names no skill"
                 f"{did_you_mean(rw.value, ck.p.catalog_ids())}",
+                data=meant(rw.value, ck.p.catalog_ids()),
             )

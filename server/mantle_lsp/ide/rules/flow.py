@@ -9,7 +9,7 @@ from ...model.semantics import Semantics
 from ...syntax.skill_md import Step
 from ...syntax.text import TextRange
 from ...syntax.yaml_tree import YMap
-from .base import Checker, did_you_mean, rule
+from .base import Checker, did_you_mean, meant, rule
 
 
 def where(st: Step) -> str:
@@ -37,17 +37,19 @@ def next_targets(ck: Checker, sid: str, sk: Skill) -> None:
         for st in blk.steps:
             for tgt in st.next_targets():
                 if tgt.value != "END" and tgt.value not in ids:
-                    hint = (
-                        " (`END` is upper-case)"
-                        if tgt.value.lower() == "end"
-                        else did_you_mean(tgt.value, ids)
-                    )
+                    upper = tgt.value.lower() == "end"
+                    hint = " (`END` is upper-case)" if upper else did_you_mean(tgt.value, ids)
                     ck.emit(
                         path,
                         tgt.range,
                         "mantle.validation.flow.unresolved_next",
                         f"{where(st)}: `{tgt.value}` is not a step of block '{blk.id}' nor "
                         f"`END`{hint}",
+                        data=(
+                            {"wrong": tgt.value, "meant": "END", "only_reading": True}
+                            if upper
+                            else meant(tgt.value, ids)
+                        ),
                     )
             if (
                 st.branches

@@ -17,7 +17,7 @@ from ...syntax.hooks_py import (
     Hook,
     HookModule,
 )
-from .base import Checker, did_you_mean, rule
+from .base import Checker, did_you_mean, meant, rule
 
 
 @rule(
@@ -53,6 +53,7 @@ def hooks(ck: Checker) -> None:
                     f"`{mp.func}` is registered for hook point `{mp.point}`, which does not "
                     f"exist (points: {', '.join(HOOK_POINTS)})"
                     + did_you_mean(mp.point, list(HOOK_POINTS)),
+                    data=meant(mp.point, list(HOOK_POINTS)),
                 )
         for h in mod.hooks:
             _check_hook(ck, pf.path, h)

@@ -14,7 +14,7 @@ from ...model.project import Skill
 from ...model.symbols import execute_params
 from ...syntax.text import TextRange
 from ...syntax.yaml_tree import YMap
-from .base import Checker, did_you_mean, rule
+from .base import Checker, did_you_mean, meant, rule
 from .flow import where
 
 
@@ -74,6 +74,7 @@ def check_written_key(
         "mantle.validation.memory.undeclared_entry",
         f"{where}: {what} names `{name}`, which is declared neither in this skill's "
         f"memory.yml nor in the project memory.yml{did_you_mean(name, cands)}",
+        data=meant(name, cands),
     )
 
 
@@ -110,13 +111,14 @@ def execute_parameters(ck: Checker, sid: str, sk: Skill) -> None:
                     "exactly one `session.<ns>.<entry>` reference",
                 )
                 continue
-            why = ck.why_unreadable(sid, param.ref[0], param.ref[1])
+            why = ck.unreadable(sid, param.ref[0], param.ref[1])
             if why is not None:
                 ck.emit(
                     path,
                     param.range,
                     "mantle.validation.execute_step.unknown_memory_key",
-                    f"{where(st)}: parameter `{param.name}` reads {why}",
+                    f"{where(st)}: parameter `{param.name}` reads {why.text}",
+                    data=why.data,
                 )
 
 

@@ -13,7 +13,7 @@ from ...model.project import Skill
 from ...syntax.memory_yml import C_ENGINE_322, MemoryField
 from ...syntax.text import TextRange
 from ...syntax.yaml_tree import YMap, YNode, YScalar, YSeq, describe, lax_bool, to_python
-from .base import Checker, did_you_mean, rule
+from .base import Checker, did_you_mean, meant, rule
 from .responses import writable_by
 
 V322 = "3.22"
@@ -105,6 +105,7 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
                     "mantle.validation.memory.writable_by_lists_unknown_skill",
                     f"`writable_by` of `{f.name}` names `{item.raw}`, which is not a skill"
                     f"{did_you_mean(item.raw, ck.p.catalog_ids())}",
+                    data=meant(item.raw, ck.p.catalog_ids()),
                 )
 
 

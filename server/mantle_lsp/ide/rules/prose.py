@@ -35,13 +35,14 @@ def prose_tokens(ck: Checker, sid: str, sk: Skill) -> None:
     for tok in doc.tokens:
         if tok.kind == "memory":
             (ns, _), (entry, _) = tok.parts
-            why = ck.why_unreadable(sid, ns, entry)
+            why = ck.unreadable(sid, ns, entry)
             if why is not None:
                 ck.emit(
                     path,
                     tok.range,
                     "mantle.validation.prose.unknown_memory_reference",
-                    f"`{tok.text}` cannot be substituted: {why}",
+                    f"`{tok.text}` cannot be substituted: {why.text}",
+                    data=why.data,
                 )
         elif tok.kind == "incomplete_memory":
             ck.emit(

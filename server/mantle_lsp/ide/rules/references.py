@@ -12,7 +12,7 @@ from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...syntax.skill_md import SkillDoc
 from ...syntax.yaml_tree import YScalar
-from .base import Checker, did_you_mean, rule
+from .base import Checker, did_you_mean, meant, rule
 from .flow import where
 
 
@@ -46,6 +46,7 @@ def skill_references(ck: Checker, sid: str, sk: Skill) -> None:
                     trng,
                     "skill.referenced.invalid_target",
                     f"`@skill.{target}` names no skill{did_you_mean(target, ck.p.catalog_ids())}",
+                    data=meant(target, ck.p.catalog_ids()),
                 )
             else:
                 tsk = ck.p.skill(target)
@@ -106,6 +107,7 @@ def check_call(
             f"{where}: `{kind}: {target}` names no skill"
             + (" or block of this skill" if blocks else "")
             + did_you_mean(target, [*ck.p.catalog_ids(), *blocks]),
+            data=meant(target, [*ck.p.catalog_ids(), *blocks]),
         )
         # the engine also reports the target among the skill's referenced skills
         ck.emit(
@@ -146,6 +148,7 @@ def tool_references(ck: Checker, sid: str, sk: Skill) -> None:
                     "mantle.validation.tools.unresolved_tool",
                     f"`@tool.{name}` names no tool this skill can use"
                     f"{did_you_mean(name, ck.sem.visible_tools(sk, doc))}",
+                    data=meant(name, ck.sem.visible_tools(sk, doc)),
                 )
     for gt in [*doc.gate_tools, *(g for b in doc.blocks for g in b.tools)]:
         if not ck.sem.tool_visible(sk, doc, gt.name):
@@ -155,6 +158,7 @@ def tool_references(ck: Checker, sid: str, sk: Skill) -> None:
                 "mantle.validation.tools.unresolved_tool",
                 f"tool `{gt.name}` is neither a tool of this skill nor a shared tool in "
                 f"tools/{did_you_mean(gt.name, ck.sem.visible_tools(sk, doc))}",
+                data=meant(gt.name, ck.sem.visible_tools(sk, doc)),
             )
     shared = ck.sem.shared_tools()
     integ = ck.p.integrations
@@ -182,7 +186,8 @@ def tool_references(ck: Checker, sid: str, sk: Skill) -> None:
         else:
             msg = f"`{name}` is not a shared tool in tools/*.py{did_you_mean(name, shared)}"
         if not ck.sem.tool_visible(sk, None, name):
-            ck.emit(path, item.range, "skill.import_tools.invalid_shared_tool", msg)
+            fix = meant(name, shared) if owner is None else None
+            ck.emit(path, item.range, "skill.import_tools.invalid_shared_tool", msg, data=fix)
             # and, like the engine, as a tool the skill cannot see
             ck.emit(
                 path,
@@ -201,6 +206,7 @@ def tool_references(ck: Checker, sid: str, sk: Skill) -> None:
                 "mantle.validation.tools.unresolved_tool",
                 f"{where(st)}: `execute_tool: {t[0]}` names no tool this skill can use"
                 f"{did_you_mean(t[0], ck.sem.visible_tools(sk, doc))}",
+                data=meant(t[0], ck.sem.visible_tools(sk, doc)),
             )
 
 
@@ -300,6 +306,7 @@ def response_references(ck: Checker, sid: str, sk: Skill) -> None:
                             "mantle.validation.response.missing",
                             f"{at}: response `{name}` is not defined in any responses.yml"
                             f"{did_you_mean(name, ck.sem.response_names())}",
+                            data=meant(name, ck.sem.response_names()),
                         )
                 elif name not in STEP_ACTIONS:
                     ck.emit(
@@ -318,6 +325,7 @@ def response_references(ck: Checker, sid: str, sk: Skill) -> None:
                     "mantle.validation.response.missing",
                     f"{at}: response `{u[0]}` is not defined in any responses.yml"
                     f"{did_you_mean(u[0], ck.sem.response_names())}",
+                    data=meant(u[0], ck.sem.response_names()),
                 )
 
 
@@ -349,6 +357,7 @@ def check_response_ref(ck: Checker, path: Path, node: YScalar, code: str, what: 
             code,
             f"{what} names response `{node.value}`, which no responses.yml defines"
             f"{did_you_mean(node.value, ck.sem.response_names())}",
+            data=meant(node.value, ck.sem.response_names()),
         )
     else:
         check_blank_referenced(ck, path, node, f"{what} response")

@@ -13,7 +13,7 @@ from ...model.project import ParsedFile, Skill
 from ...syntax.memory_yml import MemoryField
 from ...syntax.responses_yml import ResponsesDoc
 from ...syntax.yaml_tree import YScalar
-from .base import Checker, did_you_mean, rule
+from .base import Checker, did_you_mean, meant, rule
 
 CODES = (
     "lsp.responses.unknown_placeholder",
@@ -57,13 +57,14 @@ def project_responses(ck: Checker) -> None:
 def check_responses(ck: Checker, pf: ParsedFile, doc: ResponsesDoc, sid: str | None) -> None:
     for ph in doc.placeholders:
         if ph.kind == "qualified" and ph.namespace is not None:
-            why = ck.why_unreadable(sid, ph.namespace, ph.entry)
+            why = ck.unreadable(sid, ph.namespace, ph.entry)
             if why is not None:
                 ck.emit(
                     pf.path,
                     ph.range,
                     "lsp.responses.unknown_placeholder",
-                    f"`{{{ph.text}}}` is sent literally: {why}",
+                    f"`{{{ph.text}}}` is sent literally: {why.text}",
+                    data=why.data,
                 )
         elif ph.kind == "bare" and not ck.sem.bare_resolves(sid, ph.entry):
             where = f"skill `{sid}`" if sid else "any skill"
@@ -83,13 +84,14 @@ def check_responses(ck: Checker, pf: ParsedFile, doc: ResponsesDoc, sid: str | N
 
 
 def check_set_payload(ck: Checker, path: Path, sid: str | None, sp: Any) -> None:
-    why = ck.why_unreadable(sid, sp.namespace, sp.entry)
+    why = ck.unreadable(sid, sp.namespace, sp.entry)
     if why is not None:
         ck.emit(
             path,
             sp.range,
             "mantle.validation.response.unknown_memory_key",
-            f"button `set:` target {why}",
+            f"button `set:` target {why.text}",
+            data=why.data,
         )
         return
     fld: MemoryField | None
@@ -123,6 +125,11 @@ def check_set_payload(ck: Checker, path: Path, sid: str | None, sp: Any) -> None
             sp.value_range,
             "mantle.validation.response.invalid_set_memory_value",
             f"`{sp.value}` is not a valid value for `{sp.namespace}.{sp.entry}`: {problem}",
+            data=(
+                meant(sp.value, [str(e) for e in fld.enum_values])
+                if fld.type == "categorical"
+                else None
+            ),
         )
 
 

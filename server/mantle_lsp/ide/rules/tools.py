@@ -51,7 +51,7 @@ def shared_tool_modules(ck: Checker) -> None:
 def check_tool_module(ck: Checker, pf: ParsedFile, mod: ToolModule, sid: str | None) -> None:
     for call in mod.memory_calls:
         if call.method == "set":
-            why = ck.why_unwritable(sid, call.entry)
+            why = ck.unwritable(sid, call.entry)
             if why is None:
                 continue
             code = (
@@ -59,16 +59,18 @@ def check_tool_module(ck: Checker, pf: ParsedFile, mod: ToolModule, sid: str | N
                 if call.engine_counted
                 else "lsp.tools.undeclared_memory_write"
             )
-            ck.emit(pf.path, call.literal_range, code, f'`memory.set("{call.entry}")` {why}')
+            msg = f'`memory.set("{call.entry}")` {why.text}'
+            ck.emit(pf.path, call.literal_range, code, msg, data=why.data)
         else:
             key = resolve_code_name(ck.p, sid, call.entry)
-            why_r = ck.why_unreadable(sid, key[1], key[2])
+            why_r = ck.unreadable(sid, key[1], key[2])
             if why_r is not None and not (sid is None and ck.sem.bare_resolves(None, key[2])):
                 ck.emit(
                     pf.path,
                     call.literal_range,
                     "lsp.tools.unknown_memory_read",
-                    f'`memory.get("{call.entry}")` always returns the default: {why_r}',
+                    f'`memory.get("{call.entry}")` always returns the default: {why_r.text}',
+                    data=why_r.data,
                 )
     for bp in mod.bypasses:
         ck.emit(

@@ -1,0 +1,107 @@
+"""The rule package: every code is made in one place a newcomer can find with grep, every
+rule says what it emits, reports on and reads, and runs exactly where it should."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from mantle_lsp.ide.codes import REGISTRY
+from mantle_lsp.ide.diagnostics import file_diagnostics, project_diagnostics
+from mantle_lsp.ide.rules import RULES
+from mantle_lsp.model.project import Project
+from support import write_fixture
+
+SERVER = Path(__file__).resolve().parents[1] / "server" / "mantle_lsp"
+RULES_DIR = SERVER / "ide" / "rules"
+CODE = re.compile(r'"((?:mantle|skill|responses|config|lsp)\.[a-z_0-9.]+)"')
+
+# Codes two rule modules emit, because the engine uses one code for two checks.
+SHARED = {
+    # a response variant's condition (conditions) and a `set:` button target (responses)
+    "mantle.validation.response.unknown_memory_key": {"conditions", "responses"},
+    # no skill.md (structure), and a 3.22 attribute of the wrong type (profile)
+    "mantle.validation.skill.failed_to_load": {"structure", "profile"},
+    # a wrongly typed 3.22 attribute in the project file (profile); the parser's shapes
+    "lsp.memory.invalid_shape": {"profile"},
+}
+
+
+def _module(rule_name: str) -> str:
+    return rule_name.split(".", 1)[0]
+
+
+def test_each_code_is_declared_by_one_module_and_written_there_as_a_literal() -> None:
+    owners: dict[str, set[str]] = defaultdict(set)
+    for r in RULES:
+        src = (RULES_DIR / f"{_module(r.name)}.py").read_text(encoding="utf-8")
+        for code in r.codes:
+            owners[code].add(_module(r.name))
+            assert f'"{code}"' in src, f"{code} is not written as a literal in {r.name}"
+            assert code in REGISTRY, f"{r.name} declares {code}, which is not registered"
+    shared = {c: ms for c, ms in owners.items() if len(ms) > 1}
+    assert shared == {c: ms for c, ms in SHARED.items() if len(ms) > 1}
+
+
+def test_no_code_is_built_at_run_time() -> None:
+    for path in RULES_DIR.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.JoinedStr):
+                head = node.values[0] if node.values else None
+                if isinstance(head, ast.Constant) and isinstance(head.value, str):
+                    assert not CODE.match(f'"{head.value}'), f"{path.name}: {head.value}"
+
+
+def test_every_registered_code_has_a_maker() -> None:
+    """A code is made by a rule, or by a parser, the settings or the suppressions."""
+    declared = {c for r in RULES for c in r.codes}
+    elsewhere = set()
+    for path in SERVER.rglob("*.py"):
+        if RULES_DIR in path.parents or path.name == "codes.py":
+            continue
+        elsewhere |= set(CODE.findall(path.read_text(encoding="utf-8")))
+    orphans = sorted(set(REGISTRY) - declared - elsewhere)
+    assert orphans == []
+
+
+def test_rules_declare_what_they_report_on() -> None:
+    for r in RULES:
+        assert r.codes and r.reports_on and r.reads, r.name
+        assert r.scope in ("skill", "project", "anchor"), r.name
+        assert r.summary, f"{r.name} has no docstring"
+
+
+BROKEN = """\
+//- memory.yml
+tier:
+  type: text
+  description: Not exposed.
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+//- skills/card/skill.md
+---
+description: Card.
+---
+Read @memory.card.reasn and @memory.project.tir.
+//- skills/other/skill.md
+---
+description: Other.
+---
+if: session.card.nope
+Text.
+"""
+
+
+def test_a_file_gets_the_same_diagnostics_alone_as_in_the_whole_project(tmp_path: Path) -> None:
+    write_fixture(tmp_path, BROKEN)
+    proj = Project.load(tmp_path)
+    whole = project_diagnostics(proj)
+    assert sum(len(ds) for ds in whole.values()) >= 4
+    for path, ds in whole.items():
+        assert file_diagnostics(proj, [path]).get(path, []) == ds, path
