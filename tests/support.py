@@ -31,9 +31,10 @@ from __future__ import annotations
 import os
 import re
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from mantle_lsp.ide.completion import CompletionResult
 from mantle_lsp.ide.diagnostics import project_diagnostics
@@ -103,13 +104,20 @@ def marked(fixture: str, dedent: bool = True) -> tuple[str, list[TextRange]]:
 
 
 def issue_list(issues: Iterable[SyntaxIssue]) -> list[tuple[str, str, TextRange]]:
-    """``(code, severity, range)`` of each issue, sorted by position then code."""
-    return sorted(((i.code, i.severity, i.range) for i in issues), key=lambda t: (t[2], t[0], t[1]))
+    """``(code, severity, range)`` of each issue, sorted by position then code. A parser
+    test compares the whole list with the expected one: a passing test fired its codes."""
+    got = sorted(((i.code, i.severity, i.range) for i in issues), key=lambda t: (t[2], t[0], t[1]))
+    Coverage.fired |= {code for code, _, _ in got}
+    return got
 
 
 def only(issues: Iterable[SyntaxIssue], code: str) -> list[SyntaxIssue]:
-    """The issues with exactly this code, in report order."""
-    return [i for i in issues if i.code == code]
+    """The issues with exactly this code, in report order (compared, with their ranges, by
+    the test: a passing test with some fired the code)."""
+    got = [i for i in issues if i.code == code]
+    if got:
+        Coverage.fired.add(code)
+    return got
 
 
 @dataclass
@@ -220,20 +228,84 @@ def diagnostics_of(root: Path) -> list[tuple[str, int, int, str, str, str]]:
     return sorted(out)
 
 
+class Coverage:
+    """What the diagnostic helpers showed in the running test, for ``tests/test_codes.py``.
+
+    ``fired``: codes a check asserted on a marked range. ``silent``: codes a check asserted
+    are not reported (anywhere but on marked ranges) on a fixture written to exercise them:
+    named with ``check_clean(..., silent=[...])``, ``check_diagnostics(..., silent=[...])``
+    or, for every check in a test, ``@pytest.mark.silent("code", ...)``. Names are codes or
+    their unique ends (``unknown_memory_key``). ``tests/conftest.py`` keeps what a passing
+    test showed (``KEPT``) and drops the rest.
+    """
+
+    fired: ClassVar[set[str]] = set()
+    silent: ClassVar[set[str]] = set()
+    marked_silent: ClassVar[tuple[str, ...]] = ()  # the running test's @pytest.mark.silent
+    whole_suite: ClassVar[bool] = False  # the session runs every tests/test_*.py, unfiltered
+    KEPT: ClassVar[dict[str, dict[str, set[str]]]] = {"fired": {}, "silent": {}}  # -> test ids
+
+
+def registered(name: str) -> str:
+    """The registered code ``name`` is or ends (``.name``); exactly one."""
+    from mantle_lsp.ide.codes import REGISTRY
+
+    found = [c for c in REGISTRY if c == name or c.endswith("." + name)]
+    assert len(found) == 1, f"{name!r} names {found or 'no registered code'}"
+    return found[0]
+
+
+def shown(*, fired: Iterable[str] = (), silent: Iterable[str] = ()) -> None:
+    """For checks these helpers do not run (a settings file, suppressions): the test's own
+    exact assertions, made before this call, showed these codes fire / stay silent."""
+    Coverage.fired |= {registered(n) for n in fired}
+    Coverage.silent |= {registered(n) for n in silent}
+
+
+def assert_silent(
+    names: Iterable[str],
+    got: Iterable[tuple[str, int, int, str, str, str]],
+    marked: set[tuple[str, int, int, str]],
+) -> None:
+    """None of the ``names`` (and the test's ``@pytest.mark.silent`` codes) is in ``got``
+    but on an expected (``marked``) range; ``Coverage`` keeps them as silent."""
+    codes = {registered(n) for n in (*names, *Coverage.marked_silent)}
+    loud = [g for g in got if g[3] in codes and g[:4] not in marked]
+    assert not loud, "expected silent:\n  " + "\n  ".join(
+        f"{g[0]}:{g[1]}-{g[2]} {g[3]}: {g[5]}" for g in loud
+    )
+    Coverage.silent |= codes
+
+
 def check_diagnostics(
-    tmp_path: Path, fixture: str, severities: dict[str, str] | None = None
+    tmp_path: Path,
+    fixture: str,
+    severities: dict[str, str] | None = None,
+    silent: Iterable[str] = (),
+    *,
+    defaults: bool = True,
+    prepare: Callable[[Path], object] | None = None,
+    unmarked: Iterable[tuple[str, int, int, str]] = (),
 ) -> list[tuple[str, int, int, str, str, str]]:
     """Assert that the diagnostics are exactly the marked ranges with matching codes.
 
-    ``severities`` optionally maps a label to the expected severity. Returns the
-    diagnostics for further message assertions.
+    ``severities`` optionally maps a label to the expected severity; ``silent`` names codes
+    the fixture exercises without mistakes (reported nowhere else, hints included; see
+    ``Coverage``). ``defaults=False`` writes only the fixture's files; ``prepare(root)``
+    then changes the project on disk (a removed file, bytes that are not UTF-8 …), and
+    ``unmarked`` lists expected diagnostics no mark can show, as ``(path, start, end,
+    label)`` (on a missing file, say). Returns the diagnostics for message assertions.
     """
-    fx = write_fixture(tmp_path, fixture)
+    fx = write_fixture(tmp_path, fixture, defaults)
     assert all(mk.label for mk in fx.marks), "a diagnostic mark needs its code: «code:text»"
+    fx.marks += [Mark(path, label, start, end) for path, start, end, label in unmarked]
+    if prepare is not None:
+        prepare(fx.root)
     got = diagnostics_of(fx.root)
     got_keys = [(p, s, e, c) for p, s, e, c, _, _ in got]
     unmatched = list(got_keys)
     missing = []
+    hits = []
     for mk in fx.marks:
         hit = next(
             (
@@ -245,10 +317,11 @@ def check_diagnostics(
             None,
         )  # fmt: skip
         if hit is None:
-            text = fx.files[mk.path][mk.start : mk.end]
+            text = fx.files.get(mk.path, "")[mk.start : mk.end]
             missing.append(f"{mk.path}:{mk.start}-{mk.end} {mk.label} {text!r}")
         else:
             unmatched.remove(hit)
+            hits.append(hit)
             if severities and mk.label in severities:
                 sev = next(d[4] for d in got if d[:4] == hit)
                 assert sev == severities[mk.label], f"{mk.label}: severity {sev}"
@@ -266,14 +339,19 @@ def check_diagnostics(
         + "\nreported but not expected:\n  "
         + "\n  ".join(show(g) for g in unmatched)
     )
+    assert_silent(silent, got, set(hits))
+    Coverage.fired |= {h[3] for h in hits}
     return got
 
 
-def check_clean(tmp_path: Path, fixture: str) -> None:
-    """Assert a fixture produces no diagnostics (hints aside)."""
+def check_clean(tmp_path: Path, fixture: str, silent: Iterable[str] = ()) -> None:
+    """Assert a fixture produces no diagnostics (hints aside), and none at all of the
+    ``silent`` codes: the fixture exercises them without mistakes (see ``Coverage``)."""
     fx = write_fixture(tmp_path, fixture)
-    got = [g for g in diagnostics_of(fx.root) if g[4] != "hint"]
+    every = diagnostics_of(fx.root)
+    got = [g for g in every if g[4] != "hint"]
     assert got == [], "\n".join(f"{g[0]}:{g[1]}-{g[2]} {g[3]}: {g[5]}" for g in got)
+    assert_silent(silent, every, set())
 
 
 def render_hover(h: Hover | None, text: str) -> str:

@@ -87,6 +87,15 @@ privacy:
       cron: "0 2 * * *"
 """
         ),
+        silent=[
+            "invalid_agent_section",
+            "invalid_agent_privacy",
+            "lsp.config.ignored_key",
+            "config.session.invalid_section",
+            "invalid_expiration_time",
+            "lsp.config.unknown_model_group",
+            "mantle.validation.config.unknown_model_group",
+        ],
     )
 
 
@@ -545,6 +554,12 @@ model_groups:
         api_base: https://bedrock.example.com
 """,
         ),
+        silent=[
+            "invalid_model_group_credentials",
+            "invalid_model_group",
+            "duplicate_model_group_id",
+            "unused_model_group_models",
+        ],
     )
 
 
@@ -603,6 +618,7 @@ mcp_servers:
         client_secret: ${CRM_SECRET}
 """
         ),
+        silent=["invalid_mcp_server", "duplicate_mcp_server_name"],
     )
 
 
@@ -793,6 +809,21 @@ rasa_model_server:
   basic_auth: {username: agent, password: "${MODEL_SERVER_PASSWORD}"}
 """
         ),
+        silent=[
+            "invalid_tracing",
+            "invalid_metrics",
+            "invalid_event_broker",
+            "invalid_timer_store",
+            "invalid_tracker_store",
+            "invalid_lock_store",
+            "invalid_secrets_manager",
+            "invalid_recordings",
+            "invalid_model_server",
+            "literal_secret",
+            "type_env_placeholder",
+            "unknown_integration_key",
+            "unsupported_integration_key",
+        ],
     )
 
 

@@ -84,6 +84,15 @@ complete_when: >
   and session.other.shared
 :::
 """,
+        silent=[
+            "prose.unknown_memory_key",
+            "invalid_if_expression",
+            "response.invalid_condition",
+            "response.unknown_memory_key",
+            "lsp.condition.invalid",
+            "lsp.condition.unknown_memory_key",
+            "invalid_utter",
+        ],
     )
 
 

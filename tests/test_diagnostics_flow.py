@@ -73,6 +73,18 @@ steps:
   - id: END
 :::
 """,
+        silent=[
+            "unresolved_next",
+            "next_missing_else",
+            "unresolved_call",
+            "branch_if_ignored",
+            "duplicate_step_id",
+            "unreachable_step",
+            "invalid_session_parameter",
+            "execute_step.unknown_memory_key",
+            "action.unknown",
+            "response.missing",
+        ],
     )
 
 

@@ -57,6 +57,20 @@ steps:
       note: asked
 :::
 """,
+        silent=[
+            "description_required",
+            "description_not_exposed",
+            "collect_description_overrides",
+            "undeclared_entry",
+            "collect_on_project",
+            "skill_seed",
+            "project_llm_settable",
+            "unknown_attribute",
+            "unknown_type",
+            "public_and_private",
+            "missing_schema",
+            "field_not_mapping",
+        ],
     )
 
 

@@ -9,17 +9,16 @@ from pathlib import Path
 import pytest
 
 from mantle_lsp.model import source
-from support import check_clean, check_diagnostics, diagnostics_of, write_fixture
+from support import check_clean, check_diagnostics, diagnostics_of, shown, write_fixture
 
 
 def test_missing_agent_and_integrations(tmp_path: Path) -> None:
-    for missing, code in (
-        ("agent.yml", "mantle.validation.config.missing_agent_yml"),
-        ("integrations.yml", "mantle.validation.config.missing_integrations"),
+    for missing, shown_on, code in (
+        ("agent.yml", "integrations.yml", "mantle.validation.config.missing_agent_yml"),
+        ("integrations.yml", "agent.yml", "mantle.validation.config.missing_integrations"),
     ):
-        root = tmp_path / missing
-        fx = write_fixture(
-            root,
+        got = check_diagnostics(
+            tmp_path / missing,
             """\
 //- skills/a/skill.md
 ---
@@ -27,10 +26,10 @@ description: A.
 ---
 Text.
 """,
+            prepare=lambda root, missing=missing: (root / missing).unlink(),
+            unmarked=[(shown_on, 0, 0, code)],
         )
-        (fx.root / missing).unlink()
-        got = diagnostics_of(fx.root)
-        assert [(g[3], g[1], g[2]) for g in got] == [(code, 0, 0)], got
+        assert len(got) == 1, got  # not even a hint besides
 
 
 def test_skill_ids_and_default_flag(tmp_path: Path) -> None:
@@ -184,6 +183,16 @@ precondition: verified
 ---
 Text.
 """,
+        silent=[
+            "missing_binding",
+            "unknown_resolver",
+            "self_resolve",
+            "nested_resolver",
+            "precondition.cycle",
+            "invalid_satisfied_when",
+            "unused_precondition",
+            "skill.precondition.invalid",
+        ],
     )
 
 
@@ -202,18 +211,31 @@ def test_unreadable_file_via_a_directory_in_its_place(tmp_path: Path) -> None:
     src = source.read_source(tmp_path)
     assert [i.code for i in src.issues] == ["lsp.file.unreadable"]
     assert not src.analyzable
+    shown(fired=["lsp.file.unreadable"])
 
 
 def test_too_large_file_is_not_analysed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(source, "MAX_FILE_BYTES", 200)
-    fx = write_fixture(
+    check_diagnostics(
         tmp_path,
         "//- skills/a/skill.md\n---\ndescription: A.\n---\n" + "Text @memory.x. " * 40 + "\n",
+        severities={"lsp.file.too_large": "warning"},
+        unmarked=[("skills/a/skill.md", 0, 0, "lsp.file.too_large")],
     )
-    got = diagnostics_of(fx.root)
-    assert [(g[3], g[4]) for g in got if g[0] == "skills/a/skill.md"] == [
-        ("lsp.file.too_large", "warning")
-    ]
+
+
+def test_files_at_the_size_limit_in_utf8_and_readable_are_analysed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Non-ASCII UTF-8 text (accents, an emoji, a BOM) exactly at the size limit, readable:
+    no file-level diagnostic."""
+    skill = "\ufeff---\ndescription: Café ☕ und Grüße 😀.\n---\n" + "Help with the café.\n" * 8
+    monkeypatch.setattr(source, "MAX_FILE_BYTES", len(skill.encode()))
+    check_clean(
+        tmp_path,
+        "//- skills/a/skill.md\n" + skill,
+        silent=["lsp.file.too_large", "lsp.file.invalid_utf8", "lsp.file.binary", "unreadable"],
+    )
 
 
 def test_unresolved_lib_import(tmp_path: Path) -> None:
@@ -243,14 +265,15 @@ Use @tool.lock.
 
 
 def test_structure_mixed_layout_and_no_skills(tmp_path: Path) -> None:
-    fx = write_fixture(
-        tmp_path / "a", "//- skills/_draft/skill.md\n---\ndescription: D.\n---\nT.\n"
+    got = check_diagnostics(
+        tmp_path / "a",
+        "//- skills/_draft/skill.md\n---\ndescription: D.\n---\nT.\n",
+        unmarked=[("agent.yml", 0, 0, "config.project_structure.missing_skills")],
     )
-    got = diagnostics_of(fx.root)
-    assert [(g[0], g[3]) for g in got] == [("agent.yml", "config.project_structure.missing_skills")]
-    fx = write_fixture(
+    assert len(got) == 1, got
+    got = check_diagnostics(
         tmp_path / "b",
         "//- domain.yml\nslots: {}\n//- skills/a/skill.md\n---\ndescription: A.\n---\nT.\n",
+        unmarked=[("agent.yml", 0, 0, "config.project_structure.mixed_layout")],
     )
-    got = diagnostics_of(fx.root)
-    assert [(g[0], g[3]) for g in got] == [("agent.yml", "config.project_structure.mixed_layout")]
+    assert len(got) == 1, got

@@ -63,6 +63,15 @@ steps:
       Confirm @memory.card.pin privately. Mention @skill.anything freely here.
 :::
 """,
+        silent=[
+            "unknown_memory_reference",
+            "incomplete_memory_reference",
+            "incomplete_at_reference",
+            "session_reference_in_instructions",
+            "tools.unresolved_tool",
+            "invalid_block_reference",
+            "prose.unknown_memory_key",
+        ],
     )
 
 

@@ -69,6 +69,19 @@ description: Replace a card.
 ---
 Use @tool.ship.
 """,
+        silent=[
+            "unknown_placeholder",
+            "unqualified_placeholder",
+            "invalid_button_payload",
+            "invalid_set_memory_value",
+            "not_writable_memory_key",
+            "response.unknown_memory_key",
+            "mantle.validation.tools.undeclared_memory_write",
+            "lsp.tools.undeclared_memory_write",
+            "unknown_memory_read",
+            "registry.invalid_variant",
+            "empty_body",
+        ],
     )
 
 

@@ -44,6 +44,7 @@ B.
 if: session.card.name == 'x' and session.card.reason != None
 C.
 """,
+        silent=["type_mismatch", "ordering_on_non_numeric", "enum_value", "never_equal"],
     )
 
 

@@ -100,6 +100,14 @@ def helper(x, y):  # not a hook
     return x
 """
         ),
+        silent=[
+            "unknown_point",
+            "invalid_signature",
+            "non_async_handler",
+            "unsupported_control_signal",
+            "duplicate_modifier",
+            "import_failed",
+        ],
     )
 
 

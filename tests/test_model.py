@@ -10,7 +10,7 @@ from mantle_lsp.model import layout
 from mantle_lsp.model.project import Project
 from mantle_lsp.model.symbols import qualified_name
 from mantle_lsp.model.workspace import Workspace
-from support import write_fixture
+from support import check_diagnostics, write_fixture
 
 EVERY_FORM = """\
 //- memory.yml
@@ -201,25 +201,23 @@ def test_file_deleted_and_recreated_on_disk(tmp_path: Path) -> None:
 
 
 def test_unreadable_and_undecodable_files_are_diagnostics(tmp_path: Path) -> None:
-    fx = write_fixture(
+    def damage(root: Path) -> None:
+        (root / "skills/a/memory.yml").write_bytes(b"schema:\n  public:\n    x: {type: \xff}\n")
+        (root / "skills/a/responses.yml").write_bytes(b"\x00\x01binary")
+
+    bad = len("schema:\n  public:\n    x: {type: ")
+    check_diagnostics(
         tmp_path,
-        """\
-//- skills/a/skill.md
----
-description: A.
----
-Text.
-""",
+        "//- skills/a/skill.md\n---\ndescription: A.\n---\nText.\n",
+        severities={"lsp.file.invalid_utf8": "error"},
+        prepare=damage,
+        unmarked=[
+            ("skills/a/memory.yml", bad, bad + 1, "lsp.file.invalid_utf8"),
+            # the rest of the file is still analysed (the bad byte reads as U+FFFD)
+            ("skills/a/memory.yml", bad, bad + 1, "lsp.memory.unknown_type"),
+            ("skills/a/responses.yml", 0, 0, "lsp.file.binary"),
+        ],
     )
-    (fx.root / "skills/a/memory.yml").write_bytes(b"schema:\n  public:\n    x: {type: \xff}\n")
-    (fx.root / "skills/a/responses.yml").write_bytes(b"\x00\x01binary")
-    proj = Project.load(fx.root)
-    diags = project_diagnostics(proj)
-    # the rest of the file is still analysed (the bad byte reads as U+FFFD)
-    [bad] = [d for d in diags[fx.root / "skills/a/memory.yml"] if d.code == "lsp.file.invalid_utf8"]
-    assert bad.severity == "error"
-    assert bad.range.start == len("schema:\n  public:\n    x: {type: ")
-    assert [d.code for d in diags[fx.root / "skills/a/responses.yml"]] == ["lsp.file.binary"]
 
 
 def test_visibility_change_affects_readers_in_other_skills(tmp_path: Path) -> None:

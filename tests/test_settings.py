@@ -12,7 +12,7 @@ import pytest
 from mantle_lsp.cli.main import main
 from mantle_lsp.ide.codes import REGISTRY
 from mantle_lsp.model.settings import Overrides, discover, glob_match, load
-from support import write_fixture
+from support import shown, write_fixture
 
 # A project with one warning in agent.yml, one in a skill and a hint (unused field).
 PROJECT = """\
@@ -245,6 +245,7 @@ def test_the_documented_example_is_an_error(project: Path) -> None:
     assert [(e.line, e.start) for e in errors] == [(1, 0)]
     cfg.write_text('ignore = ["lsp.legacy.syntax"]\nmin-severity = "warning"\n')
     assert load(project, REGISTRY)[1] == []
+    shown(fired=["lsp.config.invalid_settings_file"], silent=["lsp.config.invalid_settings_file"])
 
 
 def test_unknown_code_on_the_command_line_is_a_usage_error(

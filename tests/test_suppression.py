@@ -13,7 +13,7 @@ from mantle_lsp.cli.main import main
 from mantle_lsp.ide.diagnostics import project_diagnostics
 from mantle_lsp.ide.suppression import INVALID, UNUSED, apply_suppressions
 from mantle_lsp.model.project import Project
-from support import write_fixture
+from support import assert_silent, shown, write_fixture
 
 Got = list[tuple[str, int, int, str, str, str]]
 
@@ -28,8 +28,9 @@ def suppressed(root: Path) -> Got:
     )
 
 
-def expect(tmp_path: Path, fixture: str) -> Got:
-    """The diagnostics after suppression are exactly the marked ones (hints included)."""
+def expect(tmp_path: Path, fixture: str, silent: tuple[str, ...] = ()) -> Got:
+    """The diagnostics after suppression are exactly the marked ones (hints included);
+    none of the ``silent`` codes is reported (``support.Coverage``)."""
     fx = write_fixture(tmp_path, fixture)
     got = suppressed(fx.root)
     want = sorted((m.path, m.start, m.end, m.label) for m in fx.marks)
@@ -40,6 +41,8 @@ def expect(tmp_path: Path, fixture: str) -> Got:
         for p, s, e, c, _, _ in got
     )
     assert have == want, got
+    shown(fired={g[3] for g in got})
+    assert_silent(silent, got, set())
     return got
 
 
@@ -71,6 +74,7 @@ orchestrator:
 colour: blue  # mantle-lsp: ignore[lsp.config.ignored_key]
 «ignored_key:size»: 3
 """,
+        silent=(UNUSED, INVALID),  # a well-formed suppression that silences something
     )
 
 
