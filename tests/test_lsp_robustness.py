@@ -12,7 +12,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from mantle_lsp.lsp import diagnostics as lsp_diagnostics
-from mantle_lsp.lsp.server import create_server
+from mantle_lsp.lsp.app import create_server
 from support import write_fixture
 from test_lsp_support import PATCHED_SERVER, copy_telecom, lsp_session, position_of, uri
 

@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "explain":
         return cmd_explain(args)
     if args.command == "serve":
-        from ..lsp.server import serve  # imports pygls: only for `serve`
+        from ..lsp.app import serve  # imports pygls: only for `serve`
 
         return serve(args)
     return EXIT_USAGE  # pragma: no cover

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types as lsp
 
@@ -30,9 +29,7 @@ from ..model.project import Project
 from ..model.settings import CONFIG_NAMES, Overrides, Settings, SettingsError, apply, load
 from ..syntax.text import LineIndex, TextRange
 from . import convert
-
-if TYPE_CHECKING:
-    from .server import MantleServer
+from .base import ServerBase
 
 INVALID_SETTINGS = "lsp.config.invalid_settings_file"
 CONFIG_GLOBS = tuple(f"**/{name}" for name in CONFIG_NAMES)  # watched (sync.py)
@@ -43,7 +40,7 @@ def is_config_file(path: Path) -> bool:
 
 
 class ProjectConfigs:
-    def __init__(self, server: MantleServer) -> None:
+    def __init__(self, server: ServerBase) -> None:
         self.server = server
         self._settings: dict[Path, Settings] = {}
         self._errors: dict[Path, list[SettingsError]] = {}  # per project root
@@ -137,25 +134,7 @@ class ProjectConfigs:
         )
 
 
-def config_changed(server: MantleServer) -> None:
-    """A configuration file changed (or the editor settings did): reload, republish."""
-    configs = server.configs
-    changed = configs.reload()
-    configs.publish_errors()
-    if not changed or not server.indexed:
-        return
-    publisher = server.diagnostics
-    publisher.seeded.clear()
-    if server.pull_diagnostics:
-        publisher.request_refresh()
-        return
-    for root in sorted(changed):
-        proj = server.model.projects.get(root)
-        if proj is not None:
-            publisher.publish_found(proj, publisher.raw_project(proj))
-
-
-def configured_roots(server: MantleServer, folders: list[Path], roots: list[Path]) -> list[Path]:
+def configured_roots(configs: ProjectConfigs, folders: list[Path], roots: list[Path]) -> list[Path]:
     """The projects to index for workspace ``folders`` as ``check`` would take them: a
     project found below a folder that its configuration excludes is left out, and the
     nested projects its ``include`` names are added (model/settings.py)."""
@@ -163,7 +142,7 @@ def configured_roots(server: MantleServer, folders: list[Path], roots: list[Path
     queue = list(roots)
     while queue:
         root = queue.pop(0)
-        st = server.configs.settings_for(root)
+        st = configs.settings_for(root)
         if root not in folders and st.excluded(root, is_dir=True):
             continue
         out.append(root)

@@ -20,7 +20,7 @@ import hashlib
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as lsp
 
@@ -28,9 +28,8 @@ from ..ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
 from ..ide.suppression import apply_suppressions
 from ..model.project import PendingFile, Project
 from . import convert
-
-if TYPE_CHECKING:
-    from .server import MantleServer
+from .base import ServerBase
+from .config import ProjectConfigs
 
 DELAY = 0.1  # seconds: coalescing delay for the files an edit affects
 MAX_WAIT = 0.5  # seconds: a pending batch is never postponed beyond this
@@ -50,8 +49,9 @@ _NONE_ID = result_id(())  # most files have nothing to report
 
 
 class DiagnosticsPublisher:
-    def __init__(self, server: MantleServer) -> None:
+    def __init__(self, server: ServerBase, configs: ProjectConfigs) -> None:
         self.server = server
+        self.configs = configs
         self.last: dict[Path, tuple[int | None, _Key]] = {}  # what the client shows
         # Pull mode: diagnostics a spread initial index computed (unfiltered), served to
         # pulls until a change may affect them (see seed).
@@ -69,16 +69,16 @@ class DiagnosticsPublisher:
     def filtered(self, project: Project, path: Path, diags: list[Diagnostic]) -> list[Diagnostic]:
         """What the project's settings let through (the configuration file with the editor
         settings over it, lsp/config.py), as ``check`` filters."""
-        return self.server.configs.filter(project, path, diags)
+        return self.configs.filter(project, path, diags)
 
     def raw(self, project: Project, paths: Iterable[Path]) -> dict[Path, list[Diagnostic]]:
         """Some files' diagnostics, their inline suppressions applied (once, here)."""
-        self.server.configs.prepare(project)  # the engine profile
+        self.configs.prepare(project)  # the engine profile
         paths = list(paths)
         return apply_suppressions(project, file_diagnostics(project, paths), paths)
 
     def raw_project(self, project: Project) -> dict[Path, list[Diagnostic]]:
-        self.server.configs.prepare(project)
+        self.configs.prepare(project)
         return apply_suppressions(project, project_diagnostics(project), project.files)
 
     def compute(self, project: Project, paths: Iterable[Path]) -> dict[Path, list[Diagnostic]]:
@@ -308,13 +308,9 @@ class DiagnosticsPublisher:
         return lsp.WorkspaceDiagnosticReport(items=items)
 
 
-def register(server: MantleServer) -> None:
-    """Push needs no handlers; pull handlers are added by :func:`register_pull` during
-    ``initialize`` when the client supports pulling."""
-
-
-def register_pull(server: MantleServer) -> None:
-    publisher = server.diagnostics
+def register_pull(server: ServerBase, publisher: DiagnosticsPublisher) -> None:
+    """The pull handlers, added during ``initialize`` when the client supports pulling
+    (push needs none)."""
 
     @server.request(
         lsp.TEXT_DOCUMENT_DIAGNOSTIC,

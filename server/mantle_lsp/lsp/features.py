@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as lsp
 
@@ -29,10 +29,8 @@ from ..ide.types import FeatureError, Location, WorkspaceEdit
 from ..model import layout
 from ..syntax.text import LineIndex, TextRange
 from . import convert
-from .server import FeatureFailed
-
-if TYPE_CHECKING:
-    from .server import MantleServer
+from .base import FeatureFailed
+from .server import MantleServer
 
 TRIGGER_CHARACTERS = [".", "@", "{", '"', "'", ":", " "]
 SHOW_REFERENCES = "editor.action.showReferences"

@@ -7,7 +7,7 @@ import asyncio
 import time
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types as lsp
 
@@ -18,12 +18,11 @@ from ..model.engine import PROFILES
 from ..model.project import Project, bulk_work
 from ..model.workspace import resolve
 from . import convert
-from .config import CONFIG_GLOBS, config_changed, configured_roots, is_config_file
+from .base import Settings
+from .config import CONFIG_GLOBS, configured_roots, is_config_file
 from .diagnostics import register_pull
-from .server import Settings
-
-if TYPE_CHECKING:
-    from .server import MantleServer
+from .server import MantleServer
+from .watch import SelfWatcher
 
 WATCHED_GLOBS = (
     "**/skill.md",
@@ -59,7 +58,7 @@ def register(server: MantleServer) -> None:
             server.start_workers(server.jobs - 1)
         if server.client_supports("text_document.diagnostic"):
             server.pull_diagnostics = True
-            register_pull(server)
+            register_pull(server, server.diagnostics)
 
     @server.notification(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:
@@ -158,7 +157,7 @@ def register(server: MantleServer) -> None:
         added = [p for f in params.event.added if (p := convert.uri_to_path(f.uri)) is not None]
         server.folders.extend(p for p in added if p not in server.folders)
         if server.watcher is not None:
-            server.watch_folders()
+            watch_folders(server)
         if added:
             await index_folders(server, added, initial=False)
         elif cleared and server.pull_diagnostics:
@@ -209,7 +208,7 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
     roots: list[Path] = []
     for folder in folders:
         roots.extend(r for r in layout.find_projects(folder) if r not in roots)
-    roots = configured_roots(server, folders, roots)
+    roots = configured_roots(server.configs, folders, roots)
     if token is not None:
         server.work_done_progress.begin(
             token,
@@ -317,7 +316,7 @@ def _load_spread(
 async def register_watchers(server: MantleServer) -> None:
     if not server.client_supports("workspace.did_change_watched_files.dynamic_registration"):
         # the client cannot watch files for us: we watch the workspace folders ourselves
-        server.watch_folders()
+        watch_folders(server)
         return
     watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in WATCHED_GLOBS]
     watchers.append(
@@ -439,3 +438,37 @@ def file_changed(server: MantleServer, path: Path) -> set[Path]:
             return model.sync_folder(owner, path)
         return set()
     return model.file_changed(path)
+
+
+def config_changed(server: MantleServer) -> None:
+    """A configuration file changed (or the editor settings did): reload, republish."""
+    configs = server.configs
+    changed = configs.reload()
+    configs.publish_errors()
+    if not changed or not server.indexed:
+        return
+    publisher = server.diagnostics
+    publisher.seeded.clear()
+    if server.pull_diagnostics:
+        publisher.request_refresh()
+        return
+    for root in sorted(changed):
+        proj = server.model.projects.get(root)
+        if proj is not None:
+            publisher.publish_found(proj, publisher.raw_project(proj))
+
+
+def watch_folders(server: MantleServer) -> None:
+    """Watch the workspace folders for changes made outside the editor (started when
+    the client cannot do it for us; follows the folders)."""
+    if server.watcher is None:
+        loop = asyncio.get_running_loop()
+        server.watcher = SelfWatcher(server, loop, lambda uris: files_changed(server, uris))
+    try:
+        server.watcher.watch(list(server.folders))
+    except Exception as exc:
+        server.log(
+            f"cannot watch the workspace for changes ({exc}): changes made outside "
+            "the editor are seen when the files are opened",
+            lsp.MessageType.Warning,
+        )

@@ -9,7 +9,7 @@ are not available (e.g. no inotify watches left) or when ``MANTLE_LSP_WATCH=poll
 for it. Only the paths that matter to a project are kept (Mantle files, tool and hook
 modules, skill folders); ``.git``, ``.venv``, ``node_modules`` and the other folders
 :data:`layout.SKIP_DIRS` names are ignored. Events are gathered for :data:`QUIET`
-seconds and handed to :func:`sync.files_changed` as one batch, on the event loop.
+seconds and handed to the server (:func:`sync.files_changed`) as one batch, on the event loop.
 """
 
 from __future__ import annotations
@@ -17,14 +17,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..model import layout
 from . import convert
-
-if TYPE_CHECKING:
-    from .server import MantleServer
+from .base import ServerBase
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +55,14 @@ def relevant(path: str, is_dir: bool, roots: list[Path]) -> bool:
 class SelfWatcher:
     """Watches folders with watchdog and feeds the changes to the server."""
 
-    def __init__(self, server: MantleServer, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        server: ServerBase,
+        loop: asyncio.AbstractEventLoop,
+        on_changes: Callable[[list[str]], None],
+    ) -> None:
         self.server = server
+        self.on_changes = on_changes  # the changed files' URIs, one batch (sync.files_changed)
         self.loop = loop
         self.folders: list[Path] = []
         self.polling = False
@@ -130,11 +135,9 @@ class SelfWatcher:
         paths, self._pending = list(self._pending), {}
         if not paths:
             return
-        from .sync import files_changed
-
         try:
             self.server.settle()
-            files_changed(self.server, [convert.path_to_uri(Path(p)) for p in paths])
+            self.on_changes([convert.path_to_uri(Path(p)) for p in paths])
         except Exception as exc:
             self.server.log_exception("watching files", exc)
 

@@ -1,0 +1,51 @@
+"""The composition root of the language server: :func:`create_server` builds the server
+and registers every handler; :func:`serve` runs it (``mantle-lsp serve``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from ..parallel import default_jobs
+from . import features, sync
+from .base import STATUS
+from .server import MantleServer
+
+
+def create_server() -> MantleServer:
+    server = MantleServer()
+
+    @server.request(STATUS, settle=False)
+    def status(params: Any) -> dict[str, Any]:
+        return server.status()
+
+    sync.register(server)
+    features.register(server)
+    return server
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the server (``mantle-lsp serve``): stdio by default, ``--tcp HOST:PORT``."""
+    level = getattr(logging, str(args.log_level).upper(), logging.WARNING)
+    handler: logging.Handler = (
+        logging.FileHandler(args.log_file, encoding="utf-8")
+        if args.log_file
+        else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(level)
+    server = create_server()
+    server.jobs = default_jobs() if args.jobs == "auto" else int(args.jobs)
+    if args.tcp:
+        host, _, port = str(args.tcp).rpartition(":")
+        if not port.isdigit():
+            print(f"mantle-lsp: error: --tcp wants HOST:PORT, got {args.tcp!r}", file=sys.stderr)
+            return 2
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0
