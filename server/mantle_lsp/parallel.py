@@ -9,7 +9,7 @@ of those files. The workers then exchange their entries reduced to plain tuples
 (``model.symbols.export_entries``: keys, places, skill, soft — what the checks read of
 other files' entries), and each computes the diagnostics of its own files. A file of
 another worker that a check does look at (a neighbour's memory.yml, a routing target's
-skill.md) is parsed on first use (``model.project.PendingFile``).
+skill.md) is parsed on first use (``model.files.PendingFile``).
 
 The result equals the serial :func:`~mantle_lsp.ide.diagnostics.project_diagnostics`,
 which is what a worker's :func:`~mantle_lsp.ide.diagnostics.file_diagnostics` promises

@@ -11,26 +11,25 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from ..syntax.config_yml import AgentDoc, IntegrationsDoc, parse_agent_yml, parse_integrations_yml
-from ..syntax.errors import SyntaxIssue
-from ..syntax.hooks_py import HookModule, parse_hooks_module
-from ..syntax.memory_yml import MemoryDoc, MemoryField, parse_memory_yml
-from ..syntax.responses_yml import ResponsesDoc, parse_responses_yml
-from ..syntax.skill_md import SkillDoc, parse_skill_md
-from ..syntax.tools_py import ToolModule, parse_tools_module
+from ..syntax.config_yml import AgentDoc, IntegrationsDoc
+from ..syntax.hooks_py import HookModule
+from ..syntax.memory_yml import MemoryDoc, MemoryField
+from ..syntax.tools_py import ToolModule
 from . import layout
 from .defaults import DEFAULT_SKILLS
 from .engine import DEFAULT_PROFILE, PROFILES, detect_profile
+from .files import ParsedFile as ParsedFile
+from .files import PendingFile as PendingFile
+from .files import Reader as Reader
+from .files import Skill as Skill
+from .files import parse_file as parse_file
 from .layout import FileKind
 from .source import C_UNREADABLE, Source, read_source
 from .symbols import CodeMemory, Index, SymbolKey, build_index, code_memory, update_files
-
-Reader = Callable[[Path], Source]
 
 
 @contextlib.contextmanager
@@ -53,58 +52,6 @@ def bulk_work(keep: bool = False) -> Iterator[None]:
             if keep:
                 gc.freeze()
             gc.enable()
-
-
-@dataclass(eq=False)
-class ParsedFile:
-    path: Path
-    kind: FileKind
-    skill_id: str | None
-    source: Source
-    doc: Any = None
-    issues: list[SyntaxIssue] = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        return self.source.text
-
-
-def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source) -> ParsedFile:
-    pf = ParsedFile(path, kind, skill_id, source, issues=list(source.issues))
-    if not source.analyzable:
-        return pf
-    text = source.text
-    doc: Any
-    if kind is FileKind.SKILL_MD:
-        doc = parse_skill_md(text, skill_id or "")
-        pf.issues.extend(doc.issues)
-    elif kind is FileKind.SKILL_MEMORY:
-        doc = parse_memory_yml(text, "skill")
-        pf.issues.extend(doc.issues)
-    elif kind is FileKind.PROJECT_MEMORY:
-        doc = parse_memory_yml(text, "project")
-        pf.issues.extend(doc.issues)
-    elif kind in (FileKind.SKILL_RESPONSES, FileKind.PROJECT_RESPONSES):
-        doc = parse_responses_yml(text)
-        pf.issues.extend(doc.issues)
-    elif kind in (FileKind.SKILL_TOOLS, FileKind.SHARED_TOOLS):
-        doc, issues = parse_tools_module(text)
-        pf.issues.extend(issues)
-    elif kind is FileKind.HELPER:
-        doc, _ = parse_tools_module(text)  # read for its memory use only: never reported on
-    elif kind is FileKind.AGENT:
-        doc = parse_agent_yml(text)
-        pf.issues.extend(doc.issues)
-    elif kind is FileKind.INTEGRATIONS:
-        doc = parse_integrations_yml(text)
-        pf.issues.extend(doc.issues)
-    elif kind is FileKind.HOOKS:
-        doc, issues = parse_hooks_module(text)
-        pf.issues.extend(issues)
-    else:
-        doc = None
-    pf.doc = doc
-    return pf
 
 
 def _referred_keys(index: Index, paths: Iterable[Path]) -> set[SymbolKey]:
@@ -142,110 +89,6 @@ def _field_facts(f: MemoryField | None) -> FieldFacts | None:
 def _declarations(sk: Skill, name: str) -> tuple[FieldFacts | None, FieldFacts | None]:
     """(public declaration, effective declaration) of field ``name`` of ``sk``, as facts."""
     return _field_facts(sk.public_field(name)), _field_facts(sk.field(name))
-
-
-class PendingFile(ParsedFile):
-    """A project file read and parsed only when first used.
-
-    A partial project (:meth:`Project.load_partial`, one worker of a parallel check) holds
-    the files of the other workers this way: most are never touched, and the few that are
-    (a neighbour's memory.yml, a routing target's skill.md) are parsed on demand. Reading
-    ``source`` does not parse; reading ``doc`` or ``issues`` does.
-    """
-
-    def __init__(self, path: Path, kind: FileKind, skill_id: str | None, reader: Reader) -> None:
-        # not ParsedFile.__init__: its fields are the properties below
-        self.path = path
-        self.kind = kind
-        self.skill_id = skill_id
-        self._reader = reader
-        self._source: Source | None = None
-        self._parsed: ParsedFile | None = None
-
-    def _file(self) -> ParsedFile:
-        if self._parsed is None:
-            self._parsed = parse_file(self.path, self.kind, self.skill_id, self.source)
-        return self._parsed
-
-    # The fields of ParsedFile, as properties (writable, like the fields they replace).
-    @property
-    def source(self) -> Source:
-        if self._source is None:
-            self._source = self._reader(self.path)
-        return self._source
-
-    @source.setter
-    def source(self, value: Source) -> None:
-        self._source = value
-
-    @property
-    def doc(self) -> Any:
-        return self._file().doc
-
-    @doc.setter
-    def doc(self, value: Any) -> None:
-        self._file().doc = value
-
-    @property
-    def issues(self) -> list[SyntaxIssue]:
-        return self._file().issues
-
-    @issues.setter
-    def issues(self, value: list[SyntaxIssue]) -> None:
-        self._file().issues = value
-
-
-@dataclass(eq=False)
-class Skill:
-    id: str
-    dir: Path
-    skill_md: ParsedFile | None = None
-    memory: ParsedFile | None = None
-    responses: ParsedFile | None = None
-    tools: list[ParsedFile] = field(default_factory=list)
-
-    @property
-    def doc(self) -> SkillDoc | None:
-        d = self.skill_md.doc if self.skill_md else None
-        return d if isinstance(d, SkillDoc) else None
-
-    @property
-    def memdoc(self) -> MemoryDoc | None:
-        d = self.memory.doc if self.memory else None
-        return d if isinstance(d, MemoryDoc) else None
-
-    @property
-    def respdoc(self) -> ResponsesDoc | None:
-        d = self.responses.doc if self.responses else None
-        return d if isinstance(d, ResponsesDoc) else None
-
-    @property
-    def is_default_override(self) -> bool:
-        return self.id in DEFAULT_SKILLS
-
-    def field(self, name: str) -> MemoryField | None:
-        md = self.memdoc
-        return md.field(name) if md else None
-
-    def field_names(self) -> list[str]:
-        md = self.memdoc
-        return list(dict.fromkeys(f.name for f in md.fields)) if md else []
-
-    def public_field(self, name: str) -> MemoryField | None:
-        md = self.memdoc
-        if not md:
-            return None
-        for f in md.fields:
-            if f.name == name and f.scope == "public":
-                return f
-        return None
-
-    def tool_modules(self) -> list[tuple[ParsedFile, ToolModule]]:
-        return [(pf, pf.doc) for pf in self.tools if isinstance(pf.doc, ToolModule)]
-
-    def files(self) -> list[ParsedFile]:
-        out = [f for f in (self.skill_md, self.memory, self.responses) if f is not None]
-        return out + list(self.tools)
 
 
 class Project:

@@ -16,10 +16,10 @@ Symbols are keyed by tuples:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from ..syntax.conditions import RefExpr, parse_condition
 from ..syntax.config_yml import AgentDoc, IntegrationsDoc
@@ -31,10 +31,23 @@ from ..syntax.text import TextRange, new_range
 from ..syntax.tools_py import ImportedKey, ToolModule
 from ..syntax.yaml_tree import YMap, YScalar, scalar_value_map
 from .defaults import DEFAULT_SKILLS, STEP_ACTIONS, SYSTEM_RESPONSES
+from .files import ParsedFile, Skill
 from .layout import FileKind
 
-if TYPE_CHECKING:
-    from .project import ParsedFile, Project
+
+class ProjectView(Protocol):
+    """What the index reads of a project (:class:`.project.Project` is one)."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def files(self) -> Mapping[Path, ParsedFile]: ...
+    @property
+    def skills(self) -> Mapping[str, Skill]: ...
+    def skill(self, sid: str) -> Skill | None: ...
+    def has_skill(self, sid: str) -> bool: ...
+    def project_field(self, name: str) -> MemoryField | None: ...
+
 
 SymbolKey = tuple[str, ...]
 
@@ -159,7 +172,7 @@ def _facts(obj: Any) -> tuple[object, ...]:
     return ()
 
 
-def resolve_code_name(project: Project, skill: str | None, name: str) -> SymbolKey:
+def resolve_code_name(project: ProjectView, skill: str | None, name: str) -> SymbolKey:
     """The field a tool-code name (``context.memory.get/set("…")``) or a bare response
     placeholder names: bare → the skill's own field, else the project field; ``project.x``
     → project; ``<skill>.<x>`` → that skill; an unknown prefix is part of a bare name."""
@@ -177,7 +190,7 @@ def resolve_code_name(project: Project, skill: str | None, name: str) -> SymbolK
 
 
 def module_for_import(
-    project: Project, importer: Path, module: str, level: int
+    project: ProjectView, importer: Path, module: str, level: int
 ) -> ParsedFile | None:
     """The parsed project file a ``from <module> import …`` in ``importer`` names (``level``
     leading dots), when the project has it (``x.py`` or ``x/__init__.py``)."""
@@ -197,7 +210,7 @@ def module_for_import(
     return None
 
 
-def resolve_imported(project: Project, importer: Path, ik: ImportedKey) -> str | None:
+def resolve_imported(project: ProjectView, importer: Path, ik: ImportedKey) -> str | None:
     """The string an imported memory-key constant holds, when the module it comes from is
     a project file that binds it once at top level to a string literal."""
     pf = module_for_import(project, importer, ik.module, ik.level)
@@ -219,7 +232,7 @@ class CodeMemory(NamedTuple):
     dynamic: bool
 
 
-def code_memory(project: Project, path: Path, mod: ToolModule) -> CodeMemory:
+def code_memory(project: ProjectView, path: Path, mod: ToolModule) -> CodeMemory:
     entries = {c.entry for c in mod.memory_calls}
     entries.update(c.entry for c in mod.indirect_calls)
     dynamic = bool(mod.dynamic_keys)
@@ -232,7 +245,7 @@ def code_memory(project: Project, path: Path, mod: ToolModule) -> CodeMemory:
     return CodeMemory(frozenset(entries), dynamic)
 
 
-def build_index(project: Project, owned: set[Path] | None = None) -> Index:
+def build_index(project: ProjectView, owned: set[Path] | None = None) -> Index:
     """The index of every file, or with ``owned`` of those files only (one worker of a
     parallel check; the other workers' entries are added with :func:`import_entries`)."""
     idx = Index()
@@ -284,7 +297,7 @@ def import_entries(
         idx.refer(Reference(key, paths[where], rng, form, skill, None, soft, via))
 
 
-def update_files(project: Project, idx: Index, paths: set[Path], bundled: bool) -> None:
+def update_files(project: ProjectView, idx: Index, paths: set[Path], bundled: bool) -> None:
     """Replace the entries of ``paths`` (and, with ``bundled``, of the bundled symbols)
     by what the project's current parsed files give."""
     if bundled:
@@ -306,7 +319,7 @@ def content_range(node: YScalar) -> TextRange:
     return node.range
 
 
-def define_bundled(project: Project, idx: Index) -> None:
+def define_bundled(project: ProjectView, idx: Index) -> None:
     """The engine's bundled default skills (unless overridden) and responses."""
     for sid, dflt in DEFAULT_SKILLS.items():
         # bundled responses stay in the registry even when a project overrides the skill
@@ -323,7 +336,7 @@ def define_bundled(project: Project, idx: Index) -> None:
         idx.define(Symbol(("response", rname), None, None, None))
 
 
-def define_file(project: Project, idx: Index, pf: ParsedFile) -> None:
+def define_file(project: ProjectView, idx: Index, pf: ParsedFile) -> None:
     """The symbols one file defines."""
     path, sid, doc = pf.path, pf.skill_id, pf.doc
     kind = pf.kind
@@ -370,7 +383,7 @@ class _Refs:
     """Collects the references of one file. Every reference range covers exactly the
     referenced name, so that renaming a symbol is replacing each of its ranges."""
 
-    def __init__(self, project: Project, idx: Index, pf: ParsedFile) -> None:
+    def __init__(self, project: ProjectView, idx: Index, pf: ParsedFile) -> None:
         self.p = project
         self.idx = idx
         self.pf = pf
@@ -621,7 +634,7 @@ class _Refs:
             self.name(("model_group", node.value), node, form)
 
 
-def _tool_key(project: Project, sid: str, name: str) -> SymbolKey:
+def _tool_key(project: ProjectView, sid: str, name: str) -> SymbolKey:
     sk = project.skill(sid)
     if sk is not None:
         for _, mod in sk.tool_modules():
@@ -669,10 +682,3 @@ def execute_params(text: str, st: Step) -> list[ExecuteParam]:
         else:
             out.append(ExecuteParam(str(k.value), v, None, v.range))
     return out
-
-
-def field_symbol(project: Project, key: SymbolKey) -> MemoryField | None:
-    for s in project.index.lookup(key):
-        if isinstance(s.obj, MemoryField):
-            return s.obj
-    return None

@@ -1,0 +1,221 @@
+"""The layering of ``server/mantle_lsp`` (docs/architecture.md), checked on the source.
+
+- No import cycles, counting every import: at module level, inside functions and under
+  ``TYPE_CHECKING`` (a cycle hidden in a function is still a cycle in the design).
+- ``ide/`` never imports pygls or lsprotocol (only ``lsp/`` speaks the protocol).
+- ``ide/`` does no file IO: it reads what the model holds (whose reader lets an open
+  editor buffer win over the disk), never the disk itself.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "server" / "mantle_lsp"
+
+# Modules still allowed in an import cycle, all members of the cycle must be listed here.
+# The diagnostic checks of ide/ are being moved into the rule package ide/rules/; when
+# that is done this list is empty and stays empty.
+CYCLE_ALLOWED: frozenset[str] = frozenset(
+    {
+        "mantle_lsp.ide.diagnostics",
+        "mantle_lsp.ide.parity_checks",
+        "mantle_lsp.ide.lint_checks",
+        "mantle_lsp.ide.profile_checks",
+        "mantle_lsp.ide.config_checks",
+        "mantle_lsp.ide.condition_semantics",
+    }
+)
+CYCLE_ALLOWED_PREFIXES = ("mantle_lsp.ide.rules",)
+
+# Known file IO in ide/ (module -> what it does), to be moved behind the model: empty it.
+IO_ALLOWED: dict[str, str] = {
+    # the documentation pages of our own codes, shipped with the package (not project files)
+    "mantle_lsp.ide.code_docs": "reads the packaged docs/diagnostics pages",
+}
+
+_PATH_IO = frozenset(
+    {
+        "read_text",
+        "read_bytes",
+        "write_text",
+        "write_bytes",
+        "open",
+        "is_file",
+        "is_dir",
+        "exists",
+        "iterdir",
+        "glob",
+        "rglob",
+        "stat",
+        "lstat",
+        "resolve",
+        "mkdir",
+        "unlink",
+        "touch",
+    }
+)
+_IO_MODULES = ("os", "os.path", "shutil", "glob", "pathlib")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@cache
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+@cache
+def _tree(name: str) -> ast.Module:
+    return ast.parse(_modules()[name].read_text(encoding="utf-8"))
+
+
+def _imported(name: str) -> Iterator[tuple[str, int]]:
+    """(imported module, line) for every import statement of module ``name``, anywhere."""
+    modules = _modules()
+    is_pkg = modules[name].name == "__init__.py"
+    for node in ast.walk(_tree(name)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_pkg else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module or ""
+            for alias in node.names:
+                sub = f"{prefix}.{alias.name}"
+                yield (sub if sub in modules else prefix), node.lineno
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {m: {d for d, _ in _imported(m) if d in modules and d != m} for m in modules}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _allowed_in_cycle(module: str) -> bool:
+    return module in CYCLE_ALLOWED or module.startswith(CYCLE_ALLOWED_PREFIXES)
+
+
+def test_no_import_cycles() -> None:
+    graph = _graph()
+    bad = [c for c in _cycles(graph) if not all(_allowed_in_cycle(m) for m in c)]
+    detail = [
+        " <-> ".join(c) + "\n    " + "; ".join(f"{m} -> {sorted(graph[m] & set(c))}" for m in c)
+        for c in bad
+    ]
+    assert not bad, "import cycles:\n" + "\n".join(detail)
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_ide_never_imports_the_protocol_libraries() -> None:
+    found = [
+        f"{m}:{line} imports {dep}"
+        for m in _modules()
+        if m.startswith("mantle_lsp.ide")
+        for dep, line in _imported(m)
+        if dep.split(".")[0] in ("pygls", "lsprotocol")
+    ]
+    assert not found, found
+
+
+def _file_io(tree: ast.Module) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                mods.append(node.module or "")
+            for m in mods:
+                if m in ("shutil", "glob") or m.startswith(("shutil.", "glob.")):
+                    yield f"line {node.lineno}: import {m}"
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Name) and f.id == "open":
+            yield f"line {node.lineno}: open(...)"
+        elif isinstance(f, ast.Attribute):
+            base = ast.unparse(f.value)
+            if base in _IO_MODULES:
+                yield f"line {node.lineno}: {base}.{f.attr}(...)"
+            elif f.attr in _PATH_IO:
+                yield f"line {node.lineno}: {ast.unparse(f)}(...)"
+
+
+def test_ide_does_no_file_io() -> None:
+    found = {
+        m: list(_file_io(_tree(m)))
+        for m in _modules()
+        if m.startswith("mantle_lsp.ide") and m not in IO_ALLOWED
+    }
+    found = {m: calls for m, calls in found.items() if calls}
+    assert not found, found
+
+
+def test_the_io_allow_list_names_modules_that_still_do_io() -> None:
+    # an entry whose module no longer does IO must go: the list only shrinks
+    stale = [m for m in IO_ALLOWED if m not in _modules() or not list(_file_io(_tree(m)))]
+    assert not stale, stale
+
+
+def test_the_io_finder_sees_the_usual_forms() -> None:
+    src = (
+        "import shutil\n"
+        "def f(p, os):\n"
+        "    open(p)\n"
+        "    p.read_text()\n"
+        "    p.is_file()\n"
+        "    os.listdir(p)\n"
+        "    os.path.exists(p)\n"
+    )
+    calls = list(_file_io(ast.parse(src)))
+    assert len(calls) == 6, calls
+    assert not list(_file_io(ast.parse("import io\nbuf = io.StringIO()\nd = {}.get('x')\n")))
