@@ -4,8 +4,8 @@ A copy of examples/telecom whose every Python file — skill tools (``tools.py``
 ``tools/*.py``), shared tools, ``hooks.py``, a ``lib/`` module the tools import — creates
 a marker file when imported, plus modules that shadow our dependencies (``yaml.py``,
 ``pygls/``, …) in the project root. ``mantle-lsp check``, ``mantle-lsp serve`` driven
-through every feature, ``python -m mantle_lsp.cli.main`` started from inside the project
-(what editors do) and direct calls must leave no marker behind.
+through every feature, ``python -m mantle_lsp`` (check and serve) started from inside the
+project (what editors do) and direct calls must leave no marker behind.
 
 The second half inspects the source: nothing under server/ may execute, import or
 unsafely load anything (``exec``/``eval``, ``importlib.import_module``, ``runpy``,
@@ -136,13 +136,38 @@ def test_check_never_imports_project_code(tmp_path: Path, how: str) -> None:
     cmd = (
         [str(CONSOLE_SCRIPT), "check", "."]
         if how == "console script"
-        else [sys.executable, "-m", "mantle_lsp.cli.main", "check", "."]
+        else [sys.executable, "-m", "mantle_lsp", "check", "."]
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
     run = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=60, env=env)
     assert "project" in run.stdout, (run.stdout, run.stderr)
     assert "Traceback" not in run.stderr, run.stderr
     assert left_behind(markers) == []
+
+
+def test_python_m_serve_from_the_project_folder_imports_no_shadow(tmp_path: Path) -> None:
+    """``python -m mantle_lsp serve`` as an editor starts it, in the workspace folder and
+    without safe-path flags: the server's own imports (pygls, lsprotocol, attrs, cattrs,
+    yaml, lark) come from the environment, never from the project's shadows."""
+    root, markers = hostile_project(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    cmd = [sys.executable, "-m", "mantle_lsp", "serve"]
+    run = subprocess.run(
+        cmd, cwd=root, input="", capture_output=True, text=True, timeout=60, env=env
+    )
+    assert "Traceback" not in run.stderr, run.stderr
+    assert left_behind(markers) == []
+
+
+def test_importing_the_package_leaves_sys_path_alone(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "before = list(sys.path)\n"
+        "import mantle_lsp, mantle_lsp.cli.main, mantle_lsp.lsp.app\n"
+        "assert sys.path == before, (before, sys.path)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
 
 
 @pytest.mark.timeout(60)

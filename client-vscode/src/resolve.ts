@@ -30,7 +30,7 @@ export const MIN_PYTHON: [number, number] = [3, 10];
  */
 export const SAFE_CWD = __dirname;
 export const SAFE_ENV: Record<string, string> = { PYTHONSAFEPATH: '1' };
-const MODULE = 'mantle_lsp.cli.main';
+const MODULE = 'mantle_lsp'; // __main__.py: drops the working directory from sys.path first
 const PROBE = [
   'import sys',
   'ok = sys.version_info >= (3, 10)',
