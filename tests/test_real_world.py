@@ -236,7 +236,52 @@ Hand the conversation to a human agent when asked, with @skill.billing as fallba
 
 
 def test_a_realistic_agent_is_clean(tmp_path: Path) -> None:
-    check_clean(tmp_path, REAL_AGENT)
+    # what it exercises: frontmatter, complete_when, utter triggers, tool constraints, prose
+    # `if:` paragraphs, an ordered block and its steps, import_tools, references, responses
+    check_clean(
+        tmp_path,
+        REAL_AGENT,
+        silent=[
+            "invalid_frontmatter",
+            "invalid_frontmatter_delimiter",
+            "unknown_frontmatter_key",
+            "missing_description",
+            "skill.complete_when.invalid",
+            "mapping_required",
+            "requires_prose",
+            "invalid_utter",
+            "verbatim_trigger.unknown_response",
+            "invalid_tool_constraints",
+            "unknown_on_success_or_failure",
+            "unknown_requires_confirmation_response",
+            "empty_prose_if_body",
+            "empty_prose_if_condition",
+            "invalid_if_expression",
+            "invalid_ordered_block",
+            "invalid_block_reference",
+            "missing_instructions",
+            "fence_not_recognised",
+            "skill.step.invalid",
+            "outdated_collect_tool",
+            "invalid_import_tools",
+            "invalid_shared_tool",
+            "skill.referenced.invalid_target",
+            "hidden_skill_reference",
+            "tools.unresolved_tool",
+            "obsolete_import",
+            "response.missing",
+            "invalid_variant_key",
+            "invalid_variant_shape",
+            "registry.invalid_variant",
+            "lsp.yaml.syntax_error",
+            "lsp.yaml.duplicate_key",
+            "invalid_mcp_server",
+            "unsupported_integration_key",
+            "invalid_integrations_yml",
+            "invalid_agent_yml",
+            "missing_agent_section",
+        ],
+    )
 
 
 def test_a_final_newline_is_not_needed(tmp_path: Path) -> None:
