@@ -582,3 +582,24 @@ def test_parsing_yaml_keeps_nothing_behind() -> None:
         )
     assert not yaml_tree._constructor.constructed_objects
     assert not yaml_tree._constructor.recursive_objects
+
+
+async def test_an_event_outside_every_folder_loads_no_project(tmp_path: Path) -> None:
+    """Found by the state machine: with its folder removed, a new skill.md reported by
+    the client loaded the project again and published its files."""
+    root = copy_telecom(tmp_path)
+    async with lsp_session(root) as s:
+        s.client.workspace_did_change_workspace_folders(
+            lsp.DidChangeWorkspaceFoldersParams(
+                event=lsp.WorkspaceFoldersChangeEvent(
+                    added=[], removed=[lsp.WorkspaceFolder(uri=uri(root), name="telecom")]
+                )
+            )
+        )
+        await flat(s, 0)
+        new = root / "skills" / "roaming_copy"
+        shutil.copytree(root / "skills" / "roaming_pass", new)
+        notify_files(s, (new / "skill.md", CREATED))
+        now = await flat(s, 0)
+        assert now["projects"] == []
+        assert not {u: d for u, d in s.client.diagnostics.items() if d}

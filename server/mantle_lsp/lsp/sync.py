@@ -429,6 +429,8 @@ def file_changed(server: MantleServer, path: Path) -> set[Path]:
         return set()
     model = server.model
     owner = _owner(server, path)
+    if owner is None and not any(f == path or f in path.parents for f in server.folders):
+        return set()  # outside every workspace folder: no project appears from it
     if owner is not None and layout.classify(path, owner.root) is None:
         # not a Mantle file: a folder created, deleted, moved or checked out (its files
         # may or may not be reported one by one, before or after it)?
