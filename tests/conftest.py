@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+# Every test runs the rules strictly: a rule that emits a code it does not declare fails
+# (ide/rules/base.py). Set before mantle_lsp is imported; server subprocesses inherit it.
+os.environ.setdefault("MANTLE_LSP_STRICT_RULES", "1")
+
 from support import Coverage
 
 TESTS = Path(__file__).resolve().parent
