@@ -6,7 +6,9 @@
 //   E2E_VSIX         the .vsix to install
 //   E2E_PYTHON       a Python with mantle-lsp installed (the repo's .venv) for mantle.interpreter
 // Optional: E2E_CHROMIUM (default /usr/bin/chromium), E2E_KEEP=1 keeps the temp folder,
-// E2E_SHOTS (default .cache/e2e/screenshots; `make screenshots` writes docs/screenshots).
+// E2E_SHOTS (default .cache/e2e/screenshots; `make screenshots` writes docs/screenshots),
+// E2E_ONLY=<regex> runs only the checks whose name matches (and the start-up checks), e.g.
+// `make e2e E2E_ONLY=rename`.
 // Prints one line per check and `e2e: N passed, M failed`; exits non-zero on any failure.
 import { spawn, execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -47,7 +49,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---- results ---------------------------------------------------------------------------
 const results = [];
-async function check(name, fn, { retries = 0 } = {}) {
+const ONLY = process.env.E2E_ONLY ? new RegExp(process.env.E2E_ONLY, 'i') : null;
+async function check(name, fn, { retries = 0, always = false } = {}) {
+  if (ONLY && !always && !ONLY.test(name)) {
+    console.log(`SKIP ${name}`);
+    return true;
+  }
   let last;
   for (let attempt = 0; attempt <= retries; attempt++) {
     try {
@@ -193,6 +200,8 @@ const SETTINGS = {
   'telemetry.telemetryLevel': 'off',
   'update.mode': 'none',
   'editor.hover.delay': 300,
+  'editor.stickyScroll.enabled': false, // clearer screenshots
+  'editor.showFoldingControls': 'always',
   'terminal.integrated.gpuAcceleration': 'off',
   'workbench.editor.enablePreview': false,
   'workbench.editor.enablePreviewFromQuickOpen': false,
@@ -363,6 +372,13 @@ async function openFile(rel) {
   await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().waitFor();
 }
 
+/** The page coordinates of the text cursor in the active editor (the middle of its line). */
+async function cursorPoint() {
+  const box = await page.locator('.editor-group-container.active .monaco-editor .cursors-layer .cursor').first().boundingBox();
+  assert(box, 'no text cursor on screen');
+  return { x: box.x + 2, y: box.y + box.height / 2 };
+}
+
 async function cursor() {
   return page.evaluate(() => (document.getElementById('status.editor.selection')?.textContent ?? '').trim());
 }
@@ -482,7 +498,7 @@ async function main() {
     await page.locator('.monaco-workbench').waitFor({ timeout: 120000 });
     await page.locator('.statusbar').waitFor({ timeout: 60000 });
     return `after ${elapsed()}`;
-  });
+  }, { always: true });
 
   await check('the extension activates and the server indexes the project', async () => {
     const s = await until('the Mantle status item to say ready', async () => {
@@ -491,7 +507,7 @@ async function main() {
     }, 90000);
     assert(s.includes('mantle.interpreter'), `the server was not started from mantle.interpreter: ${s}`);
     return s.split(' | ')[0];
-  });
+  }, { always: true });
 
   await check(`${skillRel} opens in the Mantle Skill language mode`, async () => {
     await openFile(skillRel);
@@ -501,7 +517,7 @@ async function main() {
     }, 20000);
     assert(mode === 'Mantle Skill', `language mode is "${mode}"`);
     return mode;
-  }, { retries: 2 });
+  }, { retries: 2, always: true });
 
   await check('a non-Mantle SKILL.md keeps the built-in skill mode; other Markdown stays Markdown', async () => {
     await openFile('.github/skills/release-notes/SKILL.md');
@@ -614,6 +630,243 @@ async function main() {
     await page.keyboard.press('Escape');
     return names.slice(0, 8).join(', ');
   }, { retries: 2 });
+
+  await check('semantic highlighting: the token inspector shows the server\'s token types', async () => {
+    await closePanel();
+    await openFile(skillRel);
+    // undo the text typed by the completion check (clean screenshots from here on)
+    const typed = lineOf("if: session.project.customer_tier == 'prepaid'");
+    await goTo(typed.line, 1);
+    const dirty = page.locator('.editor-group-container.active .view-line', { hasText: "'prepaid' and" });
+    await until('the typed text to be undone', async () => {
+      if ((await dirty.count()) === 0) {
+        return true;
+      }
+      await page.keyboard.press('Control+Z');
+      return false;
+    }, 10000, 300);
+    const at = lineOf('if: session.plan_change.target_plan != None and');
+    await goTo(at.line, at.column + 'if: session.'.length + 2); // in `plan_change`
+    await runCommand('Developer: Inspect Editor Tokens and Scopes');
+    const widget = page.locator('.token-inspect-widget').first();
+    const text = await until('the token inspector to show a semantic token type', async () => {
+      const t = (await widget.textContent({ timeout: 1000 })) ?? '';
+      return /semantic token type\s*namespace/.test(t) ? t : false;
+    }, 15000);
+    await shot('semantic-tokens');
+    await page.keyboard.press('Escape');
+    await widget.waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
+    return 'semantic token type: namespace';
+  }, { retries: 1 });
+
+  await check('a quick fix declares a missing memory field (Ctrl+.)', async (attempt) => {
+    const at = lineOf('if: session.plan_change.contract_end_date != None');
+    await goTo(at.line, at.column + 'if: session.plan_change.'.length + 2);
+    const rows = page.locator('.action-widget .monaco-list-row');
+    // the light bulb shows once the server's fixes for the squiggle under the cursor are known
+    await page
+      .locator('.editor-group-container.active .lightBulbWidget, .editor-group-container.active .codicon-light-bulb')
+      .first()
+      .waitFor({ state: 'visible', timeout: 15000 })
+      .catch(() => {});
+    if (attempt === 0 || !(await rows.first().isVisible())) {
+      await page.keyboard.press('Control+.');
+    }
+    const titles = await until('the quick-fix menu to offer to declare contract_end_date', async () => {
+      const t = await rows.allTextContents();
+      return t.some((x) => /Declare .?contract_end_date.? in skills\/plan_change\/memory\.yml \(private\)/.test(x)) ? t : false;
+    }, 15000);
+    await sleep(300);
+    await shot('code-actions');
+    await rows.filter({ hasText: /\(private\)/ }).first().click();
+    await rows.first().waitFor({ state: 'hidden', timeout: 5000 });
+    // the server re-checks skill.md against the edited (unsaved) memory.yml: the finding goes
+    await showProblems();
+    await filterProblems('contract_end_date');
+    await until('the contract_end_date findings to disappear', async () => {
+      const left = (await problemRows()).filter((r) => /declares no field .?contract_end_date/.test(r.text));
+      return left.length === 0;
+    }, 20000);
+    await filterProblems('');
+    await closePanel();
+    return titles.map((t) => t.trim()).filter((t) => t.includes('Declare')).join(' / ');
+  }, { retries: 1 });
+
+  await check('find references (Shift+F12) on a memory field lists its readers in every file', async () => {
+    const at = lineOf('if: session.plan_change.target_plan != None and');
+    await goTo(at.line, at.column + 'if: session.plan_change.'.length + 2); // in `target_plan`
+    await page.keyboard.press('Shift+F12');
+    const peek = page.locator('.editor-group-container.active .peekview-widget').first();
+    await peek.waitFor({ state: 'visible', timeout: 15000 });
+    const files = await until('the references peek to list skill.md, memory.yml and responses.yml', async () => {
+      const rows = await peek.locator('.ref-tree .monaco-list-row').allTextContents();
+      const names = rows.map((r) => r.trim());
+      return ['skill.md', 'memory.yml', 'responses.yml'].every((f) => names.some((n) => n.startsWith(f))) ? names : false;
+    }, 15000);
+    const head = ((await peek.locator('.peekview-title').first().textContent()) ?? '').trim();
+    await sleep(300);
+    await shot('references');
+    await page.keyboard.press('Escape');
+    await peek.waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
+    const counts = files.map((f) => /^(\S+\.(?:md|yml|py))skills\/\w+(\d+)$/.exec(f)).filter(Boolean);
+    return `${head.match(/References \(\d+\)/)?.[0] ?? head}: ${counts.map((m) => `${m[1]} ${m[2]}`).join(', ')}`;
+  }, { retries: 1 });
+
+  await check('rename (F2) of a memory field previews the edits in memory.yml, skill.md and responses.yml', async () => {
+    const discard = page.locator('.part.panel .monaco-button', { hasText: 'Discard' }).first();
+    if (await discard.isVisible()) {
+      await discard.click(); // a preview left open by a failed attempt
+    }
+    await closePanel();
+    const at = lineOf('if: session.plan_change.target_plan != None and');
+    await goTo(at.line, at.column + 'if: session.plan_change.'.length + 2);
+    await page.keyboard.press('F2');
+    const input = page.locator('.rename-box input, .rename-box .rename-input').first();
+    await input.waitFor({ state: 'visible', timeout: 10000 });
+    assert((await input.inputValue()) === 'target_plan', `the rename box holds "${await input.inputValue()}"`);
+    await input.fill('chosen_plan');
+    await sleep(300);
+    await shot('rename');
+    await page.keyboard.press('Control+Enter'); // preview instead of applying
+    await discard.waitFor({ state: 'visible', timeout: 15000 });
+    // the whole preview on screen (its rows are virtual): maximize the panel
+    await runCommand('View: Toggle Maximized Panel');
+    const files = await until('the refactor preview to list the four files', async () => {
+      const rows = await page.locator('.part.panel .monaco-list-row[aria-level="1"]').allTextContents();
+      const names = rows.map((r) => r.trim().match(/^\S+\.(?:md|yml|py)/)?.[0]);
+      return ['memory.yml', 'responses.yml', 'skill.md', 'tools.py'].every((f) => names.includes(f)) ? names : false;
+    }, 15000);
+    await sleep(300);
+    await shot('rename-preview');
+    await runCommand('View: Toggle Maximized Panel');
+    await discard.click();
+    await discard.waitFor({ state: 'hidden', timeout: 10000 });
+    await closePanel();
+    const line = await page
+      .locator('.editor-group-container.active .view-line', { hasText: 'if: session.plan_change.target_plan != None and' })
+      .count();
+    assert(line === 1, 'the discarded rename changed skill.md');
+    return `previewed in ${files.join(', ')}, discarded`;
+  }, { retries: 1 });
+
+  await check('folding: the frontmatter, a paragraph and an ordered block fold to one line each', async () => {
+    await closePanel();
+    const block = lineOf(':::ordered_block id=apply_change');
+    const para = lineOf('Help the customer find a monthly plan');
+    const hidden = [lineOf('name: Change price plan').line, para.line + 1, lineOf('  - id: explain_quote').line];
+    const editor = page.locator('.editor-group-container.active .monaco-editor').first();
+    const numbers = async () => editor.locator('.margin-view-overlays .line-numbers').allTextContents();
+    for (const line of [block.line, para.line, 1]) {
+      await goTo(line, 1);
+      await page.keyboard.press('Control+Shift+BracketLeft'); // Fold
+    }
+    await until('the three folds', async () => {
+      const nums = await numbers();
+      const folded = await editor.locator('.margin-view-overlays .codicon-folding-collapsed').count();
+      return folded >= 3 && [1, para.line, block.line].every((n) => nums.includes(String(n))) && !hidden.some((n) => nums.includes(String(n)));
+    }, 10000);
+    await sleep(300);
+    await shot('folding');
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+J'); // Unfold All
+    await until('everything to unfold', async () => {
+      const nums = await numbers(); // the view is at the top: lines 2 and 32 are on screen again
+      return hidden.slice(0, 2).every((n) => nums.includes(String(n)));
+    }, 10000);
+    return `lines 1, ${para.line} and ${block.line} folded`;
+  }, { retries: 1 });
+
+  await check('the Outline view lists the skill, its if: paragraphs, the block and its steps', async () => {
+    await runCommand('Explorer: Focus on Outline View');
+    const outline = page.locator('.outline-pane').first();
+    await outline.waitFor({ state: 'visible', timeout: 10000 });
+    // collapse the folder tree above it: room for the whole outline (its rows are virtual)
+    const folders = page.locator('.explorer-viewlet .pane-header[aria-label^="Explorer Section"]').first();
+    if ((await folders.getAttribute('aria-expanded')) === 'true') {
+      await folders.click();
+    }
+    const expected = ['apply_change', 'quote', 'explain_quote', 'decide', 'apply', 'keep_plan'];
+    const names = await until(`the outline to list ${expected.join(', ')}`, async () => {
+      const rows = await outline.locator('.monaco-list-row').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') ?? ''));
+      return expected.every((n) => rows.some((r) => r.split(/[ ,]/)[0] === n)) ? rows : false;
+    }, 15000);
+    await sleep(300);
+    await shot('outline');
+    if ((await folders.getAttribute('aria-expanded')) === 'false') {
+      await folders.click();
+    }
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    return names.slice(0, 6).join(' / ').slice(0, 140);
+  }, { retries: 1 });
+
+  await check('a document link: Ctrl+click on an import_tools entry opens the shared tool\'s module', async () => {
+    await openFile(skillRel);
+    const at = lineOf('  - lookup_account_summary');
+    await goTo(at.line, at.column + 6);
+    const link = page.locator('.editor-group-container.active .monaco-editor .detected-link-active').first();
+    await page.keyboard.down('Control');
+    try {
+      const { x, y } = await cursorPoint();
+      await page.mouse.move(x - 20, y);
+      await page.mouse.move(x, y, { steps: 3 });
+      const text = await until('the link under the mouse to be underlined', async () => {
+        if (!(await link.isVisible())) {
+          await page.mouse.move(x + 2, y, { steps: 2 }); // the detector reacts to mouse moves
+          return false;
+        }
+        return (await link.textContent()) ?? '';
+      }, 10000);
+      assert(text.includes('lookup_account_summary'), `the underlined link is "${text}"`);
+      await page.locator('.monaco-hover', { hasText: /ctrl \+ click|follow link/i }).first().waitFor({ timeout: 3000 }).catch(() => {});
+      await shot('document-link');
+      await page.mouse.click(x, y);
+    } finally {
+      await page.keyboard.up('Control');
+    }
+    await until('tools/account_lookup.py to be the active editor', async () => {
+      const crumbs = (await page.locator('.editor-group-container.active .breadcrumbs-control').first().textContent({ timeout: 1000 })) ?? '';
+      return (await page.title()).includes('account_lookup.py') && crumbs.includes('tools');
+    }, 15000);
+    return 'tools/account_lookup.py opened';
+  }, { retries: 2 });
+
+  await check('go to definition (F12) from an @memory token lands on the field in memory.yml', async () => {
+    await openFile(skillRel);
+    const at = lineOf('@memory.plan_change.plan_quote');
+    await goTo(at.line, at.column + '@memory.plan_change.'.length + 3);
+    // Peek Definition (Ctrl+Shift+F10 on Linux) shows the declaration inside skill.md, F12 goes there
+    await page.keyboard.press('Control+Shift+F10');
+    const peek = page.locator('.editor-group-container.active .peekview-widget').first();
+    await peek.waitFor({ state: 'visible', timeout: 15000 });
+    const head = await until('the peek to show memory.yml', async () => {
+      const t = ((await peek.locator('.peekview-title').first().textContent()) ?? '').trim();
+      return t.startsWith('memory.yml') ? t : false;
+    }, 10000);
+    await sleep(300);
+    await shot('definition');
+    await page.keyboard.press('Escape');
+    await peek.waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
+    assert(head.includes('plan_change'), `peek title: ${head}`);
+    await page.keyboard.press('F12');
+    await until('memory.yml to be the active editor, the cursor on plan_quote', async () => {
+      const crumbs = (await page.locator('.editor-group-container.active .breadcrumbs-control').first().textContent({ timeout: 1000 })) ?? '';
+      return (await page.title()).includes('memory.yml') && crumbs.includes('plan_change') && (await cursor()).startsWith('Ln 13,');
+    }, 15000);
+    return `skills/plan_change/memory.yml ${await cursor()}`;
+  }, { retries: 1 });
+
+  await check('code lenses count the references of each memory field', async () => {
+    await openFile('skills/plan_change/memory.yml');
+    await goTo(1, 1);
+    const lenses = page.locator('.editor-group-container.active .codelens-decoration a');
+    const titles = await until('a reference-count lens on every field', async () => {
+      const t = (await lenses.allTextContents()).map((s) => s.trim());
+      return t.filter((s) => /^\d+ references?/.test(s)).length >= 5 ? t : false;
+    }, 20000);
+    await sleep(300);
+    await shot('code-lens');
+    return titles.join(' | ');
+  }, { retries: 1 });
 
   await check('Mantle: Check Workspace runs `mantle-lsp check` in a terminal', async () => {
     await runCommand('Mantle: Check Workspace');
