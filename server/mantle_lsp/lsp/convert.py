@@ -143,10 +143,6 @@ def to_range(index: LineIndex, rng: TextRange) -> lsp.Range:
     return lsp.Range(start=to_position(index, rng.start), end=to_position(index, rng.end))
 
 
-def offset_line(index: LineIndex, offset: int) -> int:
-    return index.line_of(offset)
-
-
 def to_location(loc: Location, index_of: IndexOf, uri_of: Callable[[Path], str]) -> lsp.Location:
     return lsp.Location(uri=uri_of(loc.path), range=to_range(index_of(loc.path), loc.range))
 

@@ -85,11 +85,6 @@ class DiagnosticsPublisher:
         found = self.raw(project, paths)
         return {p: self.filtered(project, p, ds) for p, ds in found.items()}
 
-    def compute_project(self, project: Project) -> dict[Path, list[Diagnostic]]:
-        found = self.raw_project(project)
-        out = {p: self.filtered(project, p, found.get(p, [])) for p in project.files}
-        return out
-
     # -- pushing ------------------------------------------------------------------------
     def refresh(self, paths: Iterable[Path]) -> None:
         """Recompute ``paths`` and publish what changed, now."""
@@ -131,7 +126,7 @@ class DiagnosticsPublisher:
                 self.publish(p, [], None)
 
     def publish_found(self, proj: Project, found: dict[Path, list[Diagnostic]]) -> set[Path]:
-        """Publish a project's diagnostics computed just now (by :meth:`compute_project` or
+        """Publish a project's diagnostics computed just now (by :meth:`raw_project` or
         a spread load); returns its files."""
         for p, pf in proj.files.items():
             # a file another process parsed is not open in the editor (open ones stay here)
@@ -166,10 +161,6 @@ class DiagnosticsPublisher:
             )
         )
         return True
-
-    def forget(self, path: Path) -> None:
-        self.last.pop(path, None)
-        self.seeded.pop(path, None)
 
     def seed(self, found: dict[Path, list[Diagnostic]]) -> None:
         """Pull mode: keep what a spread initial index computed, so that the first pulls

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ENGINE_VERSION = "3.21"
-
 
 @dataclass(frozen=True)
 class DefaultField:
@@ -84,10 +82,6 @@ SYSTEM_RESPONSES = (
     "utter_model_request_hook_error",
     "utter_tool_call_hook_error",
     "utter_model_call_error",
-)
-
-BUNDLED_RESPONSES: frozenset[str] = frozenset(
-    SYSTEM_RESPONSES + tuple(r for s in DEFAULT_SKILLS.values() for r in s.responses)
 )
 
 FRAMEWORK_TOOLS: dict[str, str] = {

@@ -560,6 +560,3 @@ class Project:
             with bulk_work():
                 self._index = build_index(self)
         return self._index
-
-    def all_files(self) -> Iterable[ParsedFile]:
-        return self.files.values()

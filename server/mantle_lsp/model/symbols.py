@@ -141,9 +141,6 @@ class Index:
     def referencing_files(self, key: SymbolKey) -> set[Path]:
         return set(self._refs_by_key.get(key, ()))
 
-    def exports_of(self, path: Path) -> set[SymbolKey]:
-        return {s.key for s in self._defs_by_path.get(path, ())}
-
     def signature_of(self, path: Path) -> set[tuple[SymbolKey, tuple[object, ...]]]:
         """What other files may depend on in ``path``: each symbol it defines, with the
         facts that other files' diagnostics read (a field's scope and type, …)."""

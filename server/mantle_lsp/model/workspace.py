@@ -80,13 +80,6 @@ class Workspace:
         proj = self.projects.get(root)
         return proj if proj is not None else self._load(root)
 
-    def remove_folder(self, folder: Path) -> list[Path]:
-        folder = resolve(folder)
-        gone = [r for r in self.projects if r == folder or folder in r.parents]
-        for r in gone:
-            del self.projects[r]
-        return gone
-
     def project_for(self, path: Path) -> Project | None:
         """The innermost known project whose layout includes ``path``: as written (a file
         in a skill folder that is a symbolic link, as the project lists it), else with

@@ -57,7 +57,6 @@ from .text import TextRange
 # ---------------------------------------------------------------------------------------
 # Layout post-lexer
 
-_LAYOUT_TYPES = frozenset({"WS", "COMMENT", "CONTINUATION", "NEWLINE"})
 _OPENERS = {"LPAR": "(", "LSQB": "[", "LBRACE": "{"}
 _CLOSERS = {"RPAR": ")", "RSQB": "]", "RBRACE": "}"}
 _MATCHING = {"RPAR": "LPAR", "RSQB": "LSQB", "RBRACE": "LBRACE"}
