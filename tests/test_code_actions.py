@@ -916,8 +916,8 @@ steps:
 # memory.yml attributes
 
 
-def test_remove_a_folded_description(tmp_path: Path) -> None:
-    check_code_action(
+def test_folded_description_becomes_a_comment(tmp_path: Path) -> None:
+    action = check_code_action(
         tmp_path,
         """\
 //- skills/card/memory.yml
@@ -928,16 +928,73 @@ schema:
       desc$0ription: >
         Nobody can set this,
         so nobody reads this.
+
+          An indented line.
       pii: false   # keep
 """,
-        "Remove the description",
+        "Turn the description into a comment",
         """\
 //- skills/card/memory.yml
 schema:
   public:
     label:
       type: text
+      # Nobody can set this,
+      # so nobody reads this.
+      #
+      #   An indented line.
       pii: false   # keep
+""",
+    )
+    assert not action.preferred and not action.safe  # or make it settable: two readings
+
+
+def test_project_description_becomes_a_comment(tmp_path: Path) -> None:
+    action = check_code_action(
+        tmp_path,
+        """\
+//- memory.yml
+authenticated:
+  type: bool
+  description$0: "Set by the login hook: true once the user is known."  # why
+user_country:
+  type: text
+  description: |-
+    ISO code
+""",
+        "Turn the description into a comment",
+        """\
+//- memory.yml
+authenticated:
+  type: bool
+  # Set by the login hook: true once the user is known.
+  # why
+user_country:
+  type: text
+  description: |-
+    ISO code
+""",
+    )
+    assert action.preferred and action.safe
+
+
+def test_multi_line_plain_description_becomes_a_comment(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- memory.yml
+user_country:
+    description$0: The country
+      the user lives in
+    type: text
+""",
+        "Turn the description into a comment",
+        """\
+//- memory.yml
+user_country:
+    # The country
+    # the user lives in
+    type: text
 """,
     )
 
@@ -996,7 +1053,7 @@ authenticated:
   type: bool
   description$0: Never shown.
 """
-    assert titles_at(tmp_path, fixture) == ["Remove the description"]
+    assert titles_at(tmp_path, fixture) == ["Turn the description into a comment"]
 
 
 def test_add_description(tmp_path: Path) -> None:
@@ -1148,6 +1205,195 @@ steps:
     description: The card number.
     ask_before_filling: true
 :::
+""",
+    )
+
+
+def test_remove_an_ignored_attribute(tmp_path: Path) -> None:
+    action = check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+      correct$0able: true
+      pii: false
+""",
+        "Remove `correctable`",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+      pii: false
+""",
+    )
+    assert action.preferred and action.safe
+
+
+def test_a_misspelt_attribute_is_renamed_first(tmp_path: Path) -> None:
+    fixture = """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+      llm_setable$0: true
+"""
+    _, _, actions = actions_at(tmp_path, fixture)
+    assert [(a.title, a.preferred, a.safe) for a in actions] == [
+        ("Change to `llm_settable`", True, False),
+        ("Remove `llm_setable`", False, False),
+    ]
+
+
+def test_constraints_move_into_the_prose(tmp_path: Path) -> None:
+    action = check_code_action(
+        tmp_path,
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+constr$0aints:
+  - text: Never promise a delivery date.
+  - text: >-
+      Ask for the card number
+      before anything else.
+hidden: false
+---
+Help the user replace a lost card.
+""",
+        "Move the constraints into the prose",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+hidden: false
+---
+- Never promise a delivery date.
+- Ask for the card number before anything else.
+
+Help the user replace a lost card.
+""",
+    )
+    assert action.preferred and action.safe
+
+
+def test_constraints_of_another_shape_are_left_to_the_author(tmp_path: Path) -> None:
+    fixture = """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+constr$0aints:
+  - text: Never promise a delivery date.
+    when: always
+---
+Help.
+"""
+    assert titles_at(tmp_path, fixture) == []
+
+
+def test_bare_skill_mention_becomes_a_reference(tmp_path: Path) -> None:
+    fixture = """\
+//- skills/billing/skill.md
+---
+description: Explain fees.
+---
+Explain the fee.
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+If the user asks about the fee, hand over to bill$0ing.
+"""
+    action = check_code_action(
+        tmp_path,
+        fixture,
+        "Change to `@skill.billing`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+If the user asks about the fee, hand over to @skill.billing.
+""",
+    )
+    assert not action.safe
+
+
+ENUM_FIELDS = """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: categorical
+      enum_values: ['lost', 'stolen']   # the card's fate
+    delivery:
+      type: categorical
+      enum_values:
+        - express
+        - standard
+"""
+
+
+def test_add_a_value_to_a_flow_enum_list_keeps_the_quotes(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        ENUM_FIELDS
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.reason == "dama$0ged"
+Apologise.
+""",
+        "Add `damaged` to enum_values of `reason` (skills/card/memory.yml)",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: categorical
+      enum_values: ['lost', 'stolen', 'damaged']   # the card's fate
+    delivery:
+      type: categorical
+      enum_values:
+        - express
+        - standard
+""",
+    )
+
+
+def test_add_a_value_to_a_block_enum_list(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        ENUM_FIELDS
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.card.delivery == "same day$0"
+Hurry.
+""",
+        "Add `same day` to enum_values of `delivery` (skills/card/memory.yml)",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: categorical
+      enum_values: ['lost', 'stolen']   # the card's fate
+    delivery:
+      type: categorical
+      enum_values:
+        - express
+        - standard
+        - same day
 """,
     )
 

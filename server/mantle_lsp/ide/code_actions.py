@@ -88,6 +88,8 @@ C_UNKNOWN_ATTR = "lsp.memory.unknown_attribute"
 C_FORCE = "skill.step.outdated_force_collection"
 C_ENUM_VALUE = "lsp.condition.enum_value"
 C_TYPE_MISMATCH = "lsp.condition.type_mismatch"
+C_BARE_MENTION = "skill.prose.bare_skill_mention"
+C_UNKNOWN_FM_KEY = "skill.markdown.unknown_frontmatter_key"
 
 _PLAIN_SAFE = re.compile(r"[A-Za-z_][\w-]*(?: [\w-]+)*\Z")
 _YAML11_WORDS = frozenset(
@@ -348,6 +350,12 @@ class _Fixer:
             yield from self.remove_attribute(d)
         if code in (C_LEGACY, C_UNKNOWN_ATTR, C_FORCE):
             yield from self.rename_key(d)
+        if code == C_UNKNOWN_ATTR:
+            yield from self.remove_unknown_attribute(d)
+        if code == C_BARE_MENTION:
+            yield from self.wrap_mention(d)
+        if code == C_UNKNOWN_FM_KEY:
+            yield from self.constraints_to_prose(d)
         data = d.data or {}
         if code == C_ENUM_VALUE:
             yield from self.enum_value(d)
@@ -463,6 +471,50 @@ class _Fixer:
                 continue
             edit = _ws_edit(self.path, TextEdit(inner, v))
             yield self.action(f"Change to `{v}`", d, edit, preferred=v in best)
+        add = self.add_enum_value(f, ref, str(lit.value))
+        if add is not None:
+            where = "project" if ref.namespace == "project" else f"skills/{ref.namespace}"
+            title = f"Add `{lit.value}` to enum_values of `{f.name}` ({where}/memory.yml)"
+            yield self.action(title, d, add)
+
+    def add_enum_value(self, f: MemoryField, ref: MemoryRef, value: str) -> WorkspaceEdit | None:
+        """``value`` appended to ``f``'s ``enum_values`` list, written like its items (flow
+        or block list, the quotes the items use)."""
+        if ref.namespace == "project":
+            pf = self.p.file_of_kind(FileKind.PROJECT_MEMORY)
+        else:
+            sk = self.p.skill(ref.namespace)
+            pf = sk.memory if sk is not None else None
+        seq = f.attrs.get("enum_values")
+        if pf is None or not pf.source.analyzable or not isinstance(seq, YSeq) or not value:
+            return None
+        text = pf.text
+        items = [i for i in seq.items if isinstance(i, YScalar)]
+        if len(items) != len(seq.items):
+            return None
+        quotes = [i.style for i in items if i.style in ("'", '"')]
+        if quotes and "\n" not in value:
+            q = quotes[-1] or "'"
+            written = q + (value.replace("'", "''") if q == "'" else json.dumps(value)[1:-1]) + q
+        else:
+            written = yaml_scalar(value)
+        if _is_flow(text, seq):
+            if not items:
+                close = text.rfind("]", seq.range.start, seq.range.end)
+                if close < 0:
+                    return None
+                return _ws_edit(pf.path, TextEdit(TextRange(close, close), written))
+            end = items[-1].range.end
+            return _ws_edit(pf.path, TextEdit(TextRange(end, end), f", {written}"))
+        if not items:
+            return None
+        last = items[-1]
+        dash = text.rfind("-", 0, last.range.start)
+        if dash < 0 or text[_line_start(text, dash) : dash].strip():
+            return None
+        pad = " " * _column(text, dash)
+        line = f"{pad}- {written}"
+        return _ws_edit(pf.path, _insert_lines(text, _content_end(text, last), [line]))
 
     def literal_type(self, d: Diagnostic) -> Iterator[CodeAction]:
         hit = self.compared_literal(d.range)
@@ -483,6 +535,52 @@ class _Fixer:
         if new is not None:
             edit = _ws_edit(self.path, TextEdit(d.range, new))
             yield self.action(f"Change to `{new}`", d, edit, preferred=True)
+
+    # -- frontmatter `constraints:` (3.20) -----------------------------------------------
+    def constraints_to_prose(self, d: Diagnostic) -> Iterator[CodeAction]:
+        """Each `- text: <rule>` becomes a bullet at the top of the prose body, and the key
+        goes (3.21 refuses to load a skill with it)."""
+        doc = self.pf.doc
+        text = self.text
+        if not isinstance(doc, SkillDoc) or doc.frontmatter is None:
+            return
+        if doc.frontmatter_range is None:
+            return
+        hit = next(((k, v) for k, v in doc.frontmatter.pairs() if k.range == d.range), None)
+        if hit is None or hit[0].value != "constraints":
+            return
+        k, v = hit
+        if _is_flow(text, doc.frontmatter):
+            return
+        rules = _constraint_texts(v)
+        if rules is None:
+            return
+        rm = _delete_lines(text, k.range.start, max(_content_end(text, v), k.range.end))
+        if rm is None:
+            return
+        tail = text[max(_content_end(text, v), k.range.end) : rm.range.end].strip()
+        if tail and not tail.startswith("#"):
+            return
+        at = _after_line(text, doc.frontmatter_range.end)
+        bullets = "".join(f"- {r}\n" for r in rules)
+        if bullets and at < len(text) and text[at : _after_line(text, at)].strip():
+            bullets += "\n"  # its own paragraph: the rules apply whatever follows
+        if bullets and at == len(text) and not text.endswith("\n"):
+            bullets = "\n" + bullets
+        edits = [rm] + ([TextEdit(TextRange(at, at), bullets)] if bullets else [])
+        safe = "#" not in text[rm.range.start : rm.range.end]
+        title = "Move the constraints into the prose" if rules else "Remove `constraints:`"
+        yield self.action(title, d, _ws_edit(self.path, *edits), preferred=True, safe=safe)
+
+    # -- a skill id as a plain word --------------------------------------------------------
+    def wrap_mention(self, d: Diagnostic) -> Iterator[CodeAction]:
+        name = self.text[d.range.start : d.range.end]
+        target = self.p.skill(name)
+        if target is None or (target.doc is not None and target.doc.hidden):
+            return  # `@skill.` of a hidden skill is an error
+        new = f"@skill.{name}"
+        # the model then may switch to that skill: a change of behaviour, never unasked
+        yield self.action(f"Change to `{new}`", d, _ws_edit(self.path, TextEdit(d.range, new)))
 
     # -- session.a.b in prose ------------------------------------------------------------
     def session_to_memory(self, d: Diagnostic) -> Iterator[CodeAction]:
@@ -592,14 +690,41 @@ class _Fixer:
         hit = self.attribute_at(d.range)
         if hit is None:
             return
-        f, attr = hit
-        rm = self.remove_attr_edit(f, attr)
-        if rm is not None:
-            yield self.action("Remove the description", d, _ws_edit(self.path, rm))
+        f = hit[0]
+        edit = self.description_to_comment(f)
+        if edit is not None:
+            # a project field's description has one reading (a note for the reader); a
+            # skill field's may also mean "let the model set it"
+            project = self.pf.kind is FileKind.PROJECT_MEMORY
+            title = "Turn the description into a comment"
+            action = self.action(title, d, _ws_edit(self.path, edit), project, project)
+            yield action
         if self.pf.kind is FileKind.SKILL_MEMORY:
             edit = self.set_attribute(f, "llm_settable", "true")
             if edit is not None:
                 yield self.action(f"Make `{f.name}` llm_settable", d, _ws_edit(self.path, edit))
+
+    def description_to_comment(self, f: MemoryField) -> TextEdit | None:
+        """Replace ``description: …`` (all its lines) by comment lines holding its text,
+        at the column of the attribute."""
+        text = self.text
+        k, v = f.attr_keys["description"], f.attrs["description"]
+        if not isinstance(f.node, YMap) or _is_flow(text, f.node) or not isinstance(v, YScalar):
+            return None
+        if len(f.attrs) == 1 and self.pf.kind is FileKind.SKILL_MEMORY:
+            return None  # `name:` with nothing after it fails to load in a skill
+        end = _content_end(text, v)
+        rm = _delete_lines(text, k.range.start, end)
+        if rm is None:
+            return None
+        tail = text[end : rm.range.end].strip()
+        if tail and not tail.startswith("#"):
+            return None  # something else follows on the last line
+        pad = " " * _column(text, k.range.start)
+        lines = [f"{pad}# {line}".rstrip() for line in _description_lines(text, v)]
+        if tail:
+            lines.append(f"{pad}{tail}")
+        return TextEdit(rm.range, "".join(line + "\n" for line in lines))
 
     def add_description(self, d: Diagnostic) -> Iterator[CodeAction]:
         md = self.memdoc()
@@ -647,6 +772,22 @@ class _Fixer:
             edit = _ws_edit(self.path, rm)
             yield self.action(f"Remove `{attr}`", d, edit, preferred=True, safe=safe)
 
+    def remove_unknown_attribute(self, d: Diagnostic) -> Iterator[CodeAction]:
+        """`correctable: true`, `required:`, … : the engine ignores them."""
+        hit = self.attribute_at(d.range)
+        if hit is None:
+            return
+        f, attr = hit
+        rm = self.remove_attr_edit(f, attr)
+        if rm is None:
+            return
+        # removing what the engine ignores keeps the meaning; not when a known attribute
+        # was probably meant (a typo: "did you mean") or a comment would go with it
+        meant = isinstance((d.data or {}).get("meant"), str)
+        safe = not meant and "#" not in self.text[rm.range.start : rm.range.end]
+        edit = _ws_edit(self.path, rm)
+        yield self.action(f"Remove `{attr}`", d, edit, preferred=not meant, safe=safe)
+
     # -- legacy attribute / key names -----------------------------------------------------
     def rename_key(self, d: Diagnostic) -> Iterator[CodeAction]:
         written = self.text[d.range.start : d.range.end]
@@ -661,6 +802,47 @@ class _Fixer:
         # nothing, `enum_values:` does: a change of behaviour
         safe = new == "ask_before_filling"
         yield self.action(f"Rename `{written}` to `{new}`", d, edit, preferred=True, safe=safe)
+
+
+def _constraint_texts(v: YNode | None) -> list[str] | None:
+    """The rules of a 3.20 ``constraints:`` list (``- text: …`` items, or strings); None
+    when an item is anything else (the author must move it by hand)."""
+    if v is None or (isinstance(v, YScalar) and v.is_null):
+        return []
+    if not isinstance(v, YSeq):
+        return None
+    out: list[str] = []
+    for item in v.items:
+        node: YNode | None = item
+        if isinstance(item, YMap):
+            if [k.value for k, _ in item.items if isinstance(k, YScalar)] != ["text"]:
+                return None
+            node = item.get("text")
+        if not isinstance(node, YScalar) or not isinstance(node.value, str):
+            return None
+        rule = " ".join(node.value.split())
+        if rule:
+            out.append(rule)
+    return out
+
+
+def _description_lines(text: str, v: YScalar) -> list[str]:
+    """The lines of a description's text as the author wrote them: a block scalar's lines
+    without their common indentation, a plain scalar's lines stripped, a quoted one's
+    value."""
+    if v.style in ("|", ">"):
+        body = text[v.range.start : _content_end(text, v)].split("\n")[1:]
+        width = min((len(x) - len(x.lstrip()) for x in body if x.strip()), default=0)
+        lines = [x[width:].rstrip() for x in body]
+    elif v.style is None:
+        lines = [x.strip() for x in text[v.range.start : _content_end(text, v)].split("\n")]
+    else:
+        lines = [x.strip() for x in str(v.value or "").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return lines or [""]
 
 
 def _collected_without_description(sk: Skill, name: str) -> bool:
