@@ -1538,6 +1538,7 @@ Call the police.
         "Change to `stolen`",
         "Change to `lost`",
         "Change to `damaged`",
+        "Add `stoln` to enum_values of `reason` (skills/card/memory.yml)",
     ]
     action = check_code_action(
         tmp_path,
