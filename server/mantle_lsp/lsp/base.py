@@ -163,6 +163,15 @@ class MantleProtocol(LanguageServerProtocol):
 
         super()._execute_handler(msg_id, handler, done, args, kwargs)
 
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        """A ``$/cancelRequest`` for a request already answered is routine (VS Code cancels
+        its diagnostic pulls on every keystroke, often after the answer went out): pygls
+        logs each one as a warning, which VS Code shows as an error line. Debug here."""
+        if msg_id not in self._request_futures:
+            log.debug("cancel for %r: already answered", msg_id)
+            return
+        super()._handle_cancel_notification(msg_id)
+
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> None:
         """Apply the changes with the protocol's line breaks (``convert.apply_change``),

@@ -3,8 +3,10 @@ diagnostics scheduler, each project's configuration file, our own file watcher).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from ..model.engine import explain_profile
 from .base import ServerBase, rss_kb
 from .config import ProjectConfigs
 from .diagnostics import DiagnosticsPublisher
@@ -22,11 +24,34 @@ class MantleServer(ServerBase):
         if self.watcher is not None:
             self.watcher.stop()
 
+    def profile_reason(self, root: Path) -> str:
+        """Which rule profile applies to a project and why (the settings that force one,
+        else its rasa-pro pin): for the log and the editor's status tooltip."""
+        st = self.configs.settings_for(root)
+        forced = st.engine_override
+        origin = st.origins.get("engine", "")
+        if origin == "editor settings":
+            origin = "mantle.engineVersion in the editor settings"
+        elif origin:
+            origin = f'engine = "{forced}" in {origin}'
+        return explain_profile(root, forced, origin)
+
     # -- state, for tests and bug reports (`mantle/status`) ------------------------------
     def status(self) -> dict[str, Any]:
         """What a long session could accumulate: the protocol's pending futures, this
-        process's resident memory, the diagnostics batch still to go out, the projects."""
+        process's resident memory, the diagnostics batch still to go out, the projects;
+        and, for the editor's status tooltip, whether the initial index is done and each
+        project's rule profile with the reason for it."""
         return {
+            "indexed": self.indexed,
+            "profiles": [
+                {
+                    "root": str(r),
+                    "engine": self.configs.prepare(p).engine_override or p.engine,
+                    "reason": self.profile_reason(r),
+                }
+                for r, p in sorted(self.model.projects.items())
+            ],
             "pendingFutures": len(self.protocol._request_futures),
             "rssKb": rss_kb(),
             "pendingDiagnostics": len(self.diagnostics.pending),

@@ -87,6 +87,7 @@ def register(server: MantleServer) -> None:
         apply_engine(server)
         server.configs.reload()  # the editor settings are layered over each project's file
         if server.settings != before and server.indexed:
+            log_profiles(server, list(server.model.projects))
             server.diagnostics.seeded.clear()  # the engine profile may have changed
             if server.pull_diagnostics:
                 server.diagnostics.request_refresh()
@@ -171,6 +172,13 @@ def apply_engine(server: MantleServer) -> None:
     server.model.engine_override = engine if engine in PROFILES else None
 
 
+def log_profiles(server: MantleServer, roots: list[Path]) -> None:
+    """Say which rule profile applies to each project and why (model/engine.py)."""
+    for root in roots:
+        if root in server.model.projects:
+            server.log(f"rule profile of {root}: {server.profile_reason(root)}")
+
+
 async def load_settings(server: MantleServer) -> None:
     if not server.client_supports("workspace.configuration"):
         return
@@ -235,6 +243,7 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
         server.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=summary))
     where = ", ".join(str(f) for f in folders) or "no workspace folder"
     server.log(f"{'initial index' if initial else 'added folders'} ({where}): {summary}")
+    log_profiles(server, roots)
     server.stop_workers()
     server.settle_in_background()
     server.configs.publish_errors()  # a malformed configuration file of these projects

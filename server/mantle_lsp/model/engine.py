@@ -14,12 +14,14 @@ from __future__ import annotations
 import os
 import re
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 PROFILES = ("3.21", "3.22")
 DEFAULT_PROFILE = "3.21"
 
 _REQ = re.compile(r"rasa[-_]pro\s*(?:\[[^\]]*\])?[\s\"'=:<>~^!]*(\d+)\.(\d+)", re.I)
+_VERSION = re.compile(r"\d+\.\d+(?:\.?[0-9A-Za-z]+)*")  # as written: 3.20.0.dev1, 3.22.0rc2
 MAX_PIN_FILE_BYTES = 1024 * 1024
 _FILES = ("requirements.txt", "requirements-dev.txt", "pyproject.toml", "Pipfile", "setup.cfg")
 
@@ -28,8 +30,23 @@ def profile_for(major: int, minor: int) -> str:
     return "3.22" if (major, minor) >= (3, 22) else "3.21"
 
 
-def detect_profile(root: Path, max_up: int = 3) -> str | None:
-    """The profile named by the first ``rasa-pro`` pin found at or above ``root``."""
+@dataclass(frozen=True)
+class Pin:
+    """A ``rasa-pro`` requirement: where it is, the version as written, its profile."""
+
+    file: Path
+    line: int  # 0-based
+    version: str  # "3.20.0.dev1", "3.21" (the first version the requirement names)
+    profile: str
+
+    @property
+    def supported(self) -> bool:
+        """The pinned minor version is one a profile is measured against."""
+        return ".".join(self.version.split(".")[:2]) in PROFILES
+
+
+def find_pin(root: Path, max_up: int = 3) -> Pin | None:
+    """The first ``rasa-pro`` pin found at or above ``root``."""
     folder = root
     for _ in range(max_up + 1):
         names = sorted({*_FILES, *(p.name for p in _glob_requirements(folder))})
@@ -39,11 +56,44 @@ def detect_profile(root: Path, max_up: int = 3) -> str | None:
                 continue
             m = _REQ.search(text)
             if m:
-                return profile_for(int(m.group(1)), int(m.group(2)))
+                v = _VERSION.match(text, m.start(1))
+                version = v.group(0) if v else f"{m.group(1)}.{m.group(2)}"
+                profile = profile_for(int(m.group(1)), int(m.group(2)))
+                return Pin(folder / name, text.count("\n", 0, m.start()), version, profile)
         if (folder / ".git").exists() or folder.parent == folder:
             break
         folder = folder.parent
     return None
+
+
+def detect_profile(root: Path, max_up: int = 3) -> str | None:
+    """The profile named by the first ``rasa-pro`` pin found at or above ``root``."""
+    pin = find_pin(root, max_up)
+    return pin.profile if pin is not None else None
+
+
+def explain_profile(root: Path, forced: str | None = None, forced_by: str = "") -> str:
+    """Which rule profile applies to the project at ``root`` and why, in one line:
+    ``rasa-pro 3.20.0.dev1 pinned in requirements.txt → 3.21 rules (3.20 not supported)``.
+    ``forced`` is a profile the settings force (``forced_by`` says where: a configuration
+    file's ``engine``, ``--engine``, the editor setting)."""
+    if forced in PROFILES:
+        return f"{forced} rules ({forced_by or 'forced by the settings'})"
+    pin = find_pin(root)
+    if pin is None:
+        return (
+            f"no rasa-pro pin in requirements*.txt, pyproject.toml, Pipfile or setup.cfg "
+            f"→ {DEFAULT_PROFILE} rules (the default)"
+        )
+    try:
+        shown = pin.file.relative_to(root).as_posix()
+    except ValueError:
+        shown = str(pin.file)
+    line = f"rasa-pro {pin.version} pinned in {shown}:{pin.line + 1} → {pin.profile} rules"
+    if not pin.supported:
+        minor = ".".join(pin.version.split(".")[:2])
+        line += f" ({minor} not supported)"
+    return line
 
 
 def _read_small(path: Path) -> str | None:
