@@ -60,7 +60,7 @@ def message_of(fixture: str, code: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# Accepted (authoring-language §4.6 / §4.7, engine-rules §4.2 / §4.3)
+# Accepted (docs/language/conditions.md#grammar, #what-is-rejected)
 
 ACCEPTED = [
     "session.project.authenticated",
@@ -106,7 +106,7 @@ ACCEPTED = [
     "0 > session.accounts.balance",
     "session.card_disambiguation.selected_card_eligible and session.project.authenticated",
     "session.card_replace.replacement_submitted\n",
-    # engine-rules §4.2 / §4.3
+    # docs/language/conditions.md#grammar, #what-is-rejected
     "session.a.b",
     "not session.a.b",
     "session.a.b == 'x'",
@@ -546,7 +546,7 @@ def test_results_are_memoised_and_immutable() -> None:
 # ---------------------------------------------------------------------------------------
 # Differential property test against Python's own parser
 #
-# The reference below restates the engine's rules (engine-rules §4) on top of
+# The reference below restates the engine's rules (docs/language/conditions.md) on top of
 # `ast.parse(src, mode="eval")`: a condition is accepted iff Python parses it and every
 # node is a constant, an `and`/`or`, a `not`, a comparison with == != < <= > >= only, or an
 # attribute node of exactly the shape session.<ns>.<entry> (whose inner nodes are not

@@ -1,5 +1,5 @@
-"""agent.yml and integrations.yml: every engine config rule (engine-rules §7.9, authoring-language
-§1.6, §1.7, §7.8) fires on the narrowest range that shows the cause, and valid files stay silent."""
+"""agent.yml and integrations.yml: every engine config rule (docs/language/config.md)
+fires on the narrowest range that shows the cause, and valid files stay silent."""
 
 from __future__ import annotations
 

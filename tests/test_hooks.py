@@ -1,5 +1,6 @@
 """Hook modules (``hooks.py``, ``hooks/**/*.py``): the static analysis in
-``mantle_lsp.syntax.hooks_py`` and the six engine hook rules (engine-rules §7.10), each on
+``mantle_lsp.syntax.hooks_py`` and the six engine hook rules (docs/language/config.md#hooks), each
+on
 the narrowest range that shows the cause. Hook modules are never imported."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Tests for the ``memory.yml`` parser (``mantle_lsp.syntax.memory_yml``), engine-rules §2."""
+"""Tests for the ``memory.yml`` parser (``mantle_lsp.syntax.memory_yml``),
+docs/language/memory.md."""
 
 from __future__ import annotations
 

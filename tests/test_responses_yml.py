@@ -1,4 +1,5 @@
-"""Tests for the ``responses.yml`` parser (``mantle_lsp.syntax.responses_yml``), engine-rules §6."""
+"""Tests for the ``responses.yml`` parser (``mantle_lsp.syntax.responses_yml``),
+docs/language/responses.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests for the ``skill.md`` parser (``mantle_lsp.syntax.skill_md``), engine-rules §3.
+"""Tests for the ``skill.md`` parser (``mantle_lsp.syntax.skill_md``), docs/language/skill-md.md.
 
 Fixtures mark expected ranges with ``«…»`` (see ``tests/support.py``).
 """
@@ -612,7 +612,8 @@ def test_paragraph_splitting_and_kinds() -> None:
 
 
 def test_two_whitespace_only_lines_hide_the_if_marker() -> None:
-    """engine-rules §3.3.2: the split eats one blank line, the next paragraph starts blank."""
+    """docs/language/skill-md.md#prose-paragraphs: the split eats one blank line, the next
+    paragraph starts blank."""
     doc, r = body("para\n  \n«  \nif: x\nbody»\n")
     clean(doc)
     assert [p.kind for p in doc.paragraphs] == ["text", "text"]

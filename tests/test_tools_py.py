@@ -274,7 +274,7 @@ def test_def_name_after_continuation_and_async_spacing() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Memory calls: engine rule cases (engine-rules §5.4)
+# Memory calls: engine rule cases (docs/language/tools.md#what-the-engine-counts)
 
 
 ENGINE_CASES = """\

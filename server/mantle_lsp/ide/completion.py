@@ -1,4 +1,4 @@
-"""Context-aware completion (authoring-language Appendix A.2).
+"""Context-aware completion (docs/features/completion.md).
 
 :func:`complete` looks at the text around the cursor and offers what may be written
 there: memory namespaces and entries in conditions, ``@`` tokens in prose, placeholders in
@@ -294,7 +294,7 @@ def _partial(before: str, pattern: re.Pattern[str] = _WORD_RE) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# Memory: the readable set (engine-rules §5.2)
+# Memory: the readable set (docs/language/memory.md#visibility)
 # ---------------------------------------------------------------------------------------
 
 
@@ -572,7 +572,7 @@ def _add_entries(o: _Out, fields: Iterable[_Field], prefix: str = "", suffix: st
 
 
 # ---------------------------------------------------------------------------------------
-# Conditions (engine-rules §4)
+# Conditions (docs/language/conditions.md)
 # ---------------------------------------------------------------------------------------
 
 _COND_KEYS = frozenset({"requires", "if", "complete_when", "when", "condition", "satisfied_when"})

@@ -1,4 +1,5 @@
-"""Hover: a compact Markdown card for the symbol under the cursor (authoring-language A.4).
+"""Hover: a compact Markdown card for the symbol under the cursor (docs/features/navigation.md,
+"Hover").
 
 Memory fields, skills (also when hovering the namespace part of ``session.card.x``),
 ordered blocks, steps, responses, tools, preconditions, MCP servers and model groups.
@@ -347,7 +348,8 @@ def _following_step(project: Project, sid: str, bid: str, st: Step) -> str:
 
 
 def _response_rank(project: Project, sym: Symbol) -> tuple[int, str]:
-    """Precedence of a defining place (engine-rules §6.1): bundled < skill files in
+    """Precedence of a defining place (docs/language/responses.md#registry-and-precedence): bundled
+    < skill files in
     folder order < the root file."""
     if sym.path is None:
         return (0, "")

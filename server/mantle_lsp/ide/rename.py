@@ -1,4 +1,4 @@
-"""Rename (authoring-language A.3): one symbol, every place that spells it.
+"""Rename (docs/features/navigation.md, "Rename"): one symbol, every place that spells it.
 
 Every reference in the index covers exactly the referenced name, so a rename replaces
 each range. On top of the index a rename also updates what the index does not model as

@@ -1,5 +1,6 @@
 """What the engine merges into every project: bundled default skills, their public memory
-and responses, framework tool names (engine-rules §1.4). Written from the rules, not copied.
+and responses, framework tool names (docs/language/layout.md#bundled-default-skills). Written from
+the rules, not copied.
 """
 
 from __future__ import annotations

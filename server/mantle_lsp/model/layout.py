@@ -1,6 +1,7 @@
 """Project layout: which files belong to a Mantle project and what each one is.
 
-Detection follows the engine (engine-rules §1.1): a directory is a project when at least
+Detection follows the engine (docs/language/layout.md#project-detection): a directory is a project
+when at least
 two of ``agent.yml``, ``integrations.yml`` and a ``skills/<dir>/skill.md`` (``<dir>`` not
 starting with ``_``) exist. Projects may be nested (an examples folder inside a repository
 that is itself an agent); a file belongs to the innermost project that contains it, but a

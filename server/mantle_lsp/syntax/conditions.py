@@ -4,7 +4,7 @@ response ``condition``, precondition ``satisfied_when``, branch ``if``).
 The engine parses a condition with Python's ``ast.parse(expr, mode="eval")`` and walks the
 tree with an allow-list: ``or`` / ``and`` / ``not``, chained ``== != < <= > >=``, memory
 references ``session.<namespace>.<entry>`` (exactly three segments) and constants. This
-module accepts exactly that language (engine-rules §4, authoring-language §4) and
+module accepts exactly that language (docs/language/conditions.md) and
 explains everything else with a precise range.
 
 How it works (this module holds the public tree and the entry point; simple conditions

@@ -1,10 +1,10 @@
 """Parsers for ``agent.yml`` and ``integrations.yml``: what project detection, preconditions
 and tool imports need, plus the shape rules of every section the engine checks
-(engine-rules §7.9, authoring-language §1.6, §1.7, §7.8).
+(docs/language/config.md).
 
 Each rule reports on the narrowest node that shows the cause: the offending key, the
 value, or the list item. Rules that need another file (a model group named in agent.yml)
-live in :mod:`mantle_lsp.ide.config_checks`.
+live in :mod:`mantle_lsp.ide.rules.config`.
 """
 
 from __future__ import annotations
@@ -510,7 +510,7 @@ def _string_items(issues: list[SyntaxIssue], code: str, node: YNode, path: str) 
 
 
 # =============================================================================================
-# agent.yml sections (authoring-language §1.6)
+# agent.yml sections (docs/language/config.md#agentyml)
 
 
 def _check_agent_sections(doc: AgentDoc, root: YMap) -> None:
@@ -858,7 +858,7 @@ def _check_privacy(issues: list[SyntaxIssue], privacy: YMap) -> None:
 
 
 # =============================================================================================
-# integrations.yml sections (authoring-language §1.7, engine-rules §7.9)
+# integrations.yml sections (docs/language/config.md#integrationsyml)
 
 
 def _check_integrations(doc: IntegrationsDoc, root: YMap) -> None:
@@ -1313,7 +1313,8 @@ def _check_knowledge_stores(doc: IntegrationsDoc, node: YNode | None) -> None:
 
 
 # =============================================================================================
-# integrations.yml runtime sections: the settings each component accepts (engine-rules §7.9)
+# integrations.yml runtime sections: the settings each component accepts
+# (docs/language/config.md#integrationsyml)
 #
 # The engine validates each section in two steps: the value of every known key (a section
 # whose keys all fit is then checked as a whole: required keys, the `type`, combinations).

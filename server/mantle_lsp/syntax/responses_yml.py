@@ -1,6 +1,7 @@
 """Parser for ``responses.yml`` (project root or a skill folder).
 
-Reports the per-file rules of engine-rules §6.2–§6.3 and §6.5 (payload grammar) with
+Reports the per-file rules of docs/language/responses.md (#shape, #default-variant, #set-buttons:
+the payload grammar) with
 ranges; readability, writability and value coercion need other files and live in the
 diagnostics layer.
 """

@@ -1,6 +1,7 @@
 """Parser for ``skills/<id>/skill.md``: frontmatter, prose paragraphs, tokens, ordered blocks.
 
-The framing follows the engine exactly (engine-rules §3): the whole file is stripped, the
+The framing follows the engine exactly (docs/language/skill-md.md#framing): the whole file is
+stripped, the
 first line must be ``---``, the frontmatter runs to the next line that strips to ``---``,
 the body is split into prose chunks and ``:::ordered_block`` fences, prose chunks into
 paragraphs at blank lines, and each paragraph is classified by its first line.
@@ -122,7 +123,7 @@ _FENCE_RE = re.compile(
 _FENCE_WORD_RE = re.compile(r":::ordered_block")
 _PARA_BREAK_RE = re.compile(r"\n[ \t]*\n+")
 
-# Instruction-text tokens (engine-rules §3.3.3), in our own words.
+# Instruction-text tokens (docs/language/skill-md.md#tokens), in our own words.
 _ID = r"[\w-]+"
 MEMORY_TOKEN_RE = re.compile(rf"(?<!\w)@memory\.({_ID})\.({_ID})(?![\w-])(?!\.[\w-])")
 MEMORY_LOOKALIKE_RE = re.compile(rf"(?<!\w)@memory(?:\.{_ID})*")

@@ -3,13 +3,13 @@
 The module text is parsed with :mod:`ast` and inspected; it is **never** imported or
 executed. What is extracted:
 
-* tool definitions (engine-rules §5.6; authoring-language §1.4, §6.1): module-level
+* tool definitions (docs/language/tools.md#discovery): module-level
   ``@tool``-decorated functions, ``NAME = tool(...)(fn)`` / ``NAME = tool(fn)`` bindings, and
   *possible* tools (other module-level ``NAME = <call>(...)`` bindings, factory-made tools,
   project-local imports) whose nature cannot be known statically;
 * ``<receiver>.memory.get/set("<literal>", ...)`` calls, each marked with whether the engine's
-  train-time write check counts it (engine-rules §5.4);
-* memory-manager bypasses (engine-rules §5.4 bypass lint);
+  train-time write check counts it (docs/language/tools.md#what-the-engine-counts);
+* memory-manager bypasses (docs/language/tools.md#bypassing-the-memory-api);
 * ``ActivateSkill(skill_id=..., ordered_block=...)`` calls with literal arguments;
 * memory calls whose key is not a literal: resolved through a module-level string constant,
   a loop over a literal container, or a name imported from another module of the project
@@ -94,7 +94,8 @@ class MemoryCall:
     """A ``<receiver>.memory.get/set("<literal>", ...)`` call.
 
     ``engine_counted`` is True exactly when the call has the shape the engine's write check
-    counts (engine-rules §5.4): a plain-name receiver that is a parameter of the innermost
+    counts (docs/language/tools.md#what-the-engine-counts): a plain-name receiver that is a
+    parameter of the innermost
     enclosing ``def``/``async def``. For ``get`` calls the same shape test is applied (the
     engine does not check reads at all).
     """

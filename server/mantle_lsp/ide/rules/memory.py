@@ -228,7 +228,8 @@ def project_field_names(ck: Checker) -> None:
 
 
 def field_names(ck: Checker, sk: Skill | None) -> None:
-    """Entry names that some reference form can never reach (authoring-language §2.3)."""
+    """Entry names that some reference form can never reach
+    (docs/language/memory.md#entry-names)."""
     md = sk.memdoc if sk is not None else ck.p.project_memory
     pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
     if md is None or pf is None:
