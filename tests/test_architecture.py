@@ -16,26 +16,12 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "server" / "mantle_lsp"
 
-# Modules still allowed in an import cycle, all members of the cycle must be listed here.
-# The diagnostic checks of ide/ are being moved into the rule package ide/rules/; when
-# that is done this list is empty and stays empty.
-CYCLE_ALLOWED: frozenset[str] = frozenset(
-    {
-        "mantle_lsp.ide.diagnostics",
-        "mantle_lsp.ide.parity_checks",
-        "mantle_lsp.ide.lint_checks",
-        "mantle_lsp.ide.profile_checks",
-        "mantle_lsp.ide.config_checks",
-        "mantle_lsp.ide.condition_semantics",
-    }
-)
-CYCLE_ALLOWED_PREFIXES = ("mantle_lsp.ide.rules",)
+# Modules allowed in an import cycle (every member of the cycle listed here): none.
+CYCLE_ALLOWED: frozenset[str] = frozenset()
+CYCLE_ALLOWED_PREFIXES: tuple[str, ...] = ()
 
-# Known file IO in ide/ (module -> what it does), to be moved behind the model: empty it.
-IO_ALLOWED: dict[str, str] = {
-    # the documentation pages of our own codes, shipped with the package (not project files)
-    "mantle_lsp.ide.code_docs": "reads the packaged docs/diagnostics pages",
-}
+# Known file IO in ide/ (module -> what it does): none; project files are read by model/.
+IO_ALLOWED: dict[str, str] = {}
 
 _PATH_IO = frozenset(
     {

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from mantle_lsp.cli import code_docs
+from mantle_lsp.cli.code_docs import Page, load_page, page_codes, parse_page, resolve_code
 from mantle_lsp.cli.main import main
-from mantle_lsp.ide import code_docs
-from mantle_lsp.ide.code_docs import Page, load_page, page_codes, parse_page, resolve_code
 from mantle_lsp.ide.codes import REGISTRY, markdown_table
 from mantle_lsp.ide.diagnostics import project_diagnostics
 from mantle_lsp.model.project import Project
@@ -261,7 +261,7 @@ def test_explain_ambiguous_or_unknown_code_exits_two(
 def test_explain_without_a_page_prints_the_registry_entry(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("mantle_lsp.ide.code_docs.load_page", lambda code: None)
+    monkeypatch.setattr("mantle_lsp.cli.code_docs.load_page", lambda code: None)
     rc, out, _ = run(capsys, "explain", "lsp.flow.branch_if_ignored")
     assert rc == 0 and out.startswith("lsp.flow.branch_if_ignored  (warning; reported by")
 

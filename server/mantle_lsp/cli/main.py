@@ -532,7 +532,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if not args.code:
         print("mantle-lsp: error: explain needs a CODE (or --markdown)", file=sys.stderr)
         return EXIT_USAGE
-    from ..ide.code_docs import load_page, resolve_code  # only `explain` reads the pages
+    from .code_docs import load_page, resolve_code  # only `explain` reads the pages
 
     code, candidates = resolve_code(args.code, sorted(REGISTRY))
     if code is None:
