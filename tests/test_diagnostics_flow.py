@@ -33,7 +33,7 @@ from rasa.mantle.tools.decorator import ToolContext, tool
 
 
 @tool(description="Look it up.")
-async def lookup(card: str, context: ToolContext = None):
+async def lookup(card: str, mode: str = "", other: str = "", context: ToolContext = None):
     return None
 //- skills/card/responses.yml
 responses:

@@ -28,6 +28,7 @@ from mantle_lsp.syntax.tools_py import (
     SourcePositions,
     ToolDef,
     ToolModule,
+    ToolParam,
     parse_tools_module,
 )
 from support import issue_list, marked
@@ -80,7 +81,25 @@ def test_decorated_tool_ranges_and_contract() -> None:
         has_description_kw=True,
         params=("status", "limit", "flag"),
         def_range=def_r,
+        signature=(
+            ToolParam("status", "str", None, True, _name_at(text, "status")),
+            ToolParam("limit", "int", "3", False, _name_at(text, "limit")),
+            ToolParam("flag", "bool", "False", False, _name_at(text, "flag")),
+        ),
+        var_keyword=True,
+        exact=True,
     )
+    assert [p.required for p in t.signature] == [True, False, False]
+
+
+def _name_at(text: str, name: str) -> TextRange:
+    start = text.index(f"{name}:")
+    return TextRange(start, start + len(name))
+
+
+def _core(t: ToolDef) -> ToolDef:
+    """A tool without its signature details (asserted on their own)."""
+    return dataclasses.replace(t, signature=(), var_keyword=False, exact=False, imported=None)
 
 
 def test_decorator_forms() -> None:
@@ -183,19 +202,47 @@ def test_assigned_and_possible_tools() -> None:
     assert tools["shared_lookup"].kind == "possible"
     assert tools["shared_lookup"].name_range == shared_r
     assert tools["sibling_tool"].name_range == sibling_r
-    assert tools["wrapped"] == ToolDef(
+    assert _core(tools["wrapped"]) == ToolDef(
         "wrapped", wrapped_name, "assigned", "Wrapped", True, True, ("order_id",), wrapped_def
     )
-    assert tools["plain"] == ToolDef(
+    assert _core(tools["plain"]) == ToolDef(
         "plain", plain_name, "assigned", None, True, False, ("order_id",), plain_def
     )
-    assert tools["lam"] == ToolDef("lam", lam_name, "assigned", "L", False, True, ("a",), lam_def)
+    assert _core(tools["lam"]) == ToolDef(
+        "lam", lam_name, "assigned", "L", False, True, ("a",), lam_def
+    )
     assert tools["made"] == ToolDef(
         "made", made_name, "possible", "Made by a factory", False, True, (), made_def
     )
-    assert tools["alias"] == ToolDef(
+    assert _core(tools["alias"]) == ToolDef(
         "alias", alias_name, "assigned", "Wrapped", True, True, ("order_id",), alias_def
     )
+    # the signature of the def a tool wraps; a call the engine makes on exactly that def
+    order_id = ToolParam("order_id", "str", None, False, _name_at(text, "order_id"))
+    for name in ("wrapped", "plain", "alias"):
+        assert (tools[name].signature, tools[name].exact) == ((order_id,), True), name
+    assert [p.name for p in tools["lam"].signature] == ["a"] and tools["lam"].exact
+    # names imported from project modules keep where they come from (a module is no tool)
+    assert tools["shared_lookup"].imported == ("lib.factory", 0, "shared_lookup")
+    assert tools["sibling_tool"].imported == ("sibling", 1, "helper")
+    assert (tools["made"].exact, tools["wrapped"].imported) == (False, None)
+
+
+def test_a_tool_under_another_decorator_is_not_exact() -> None:
+    text = textwrap.dedent(
+        """        @tool(description="x")
+        @retry
+        async def wrapped(a, context=None): ...
+
+        @retry
+        async def _impl(a, context=None): ...
+
+        again = tool(description="y")(_impl)
+        """
+    )
+    tools = tools_by_name(parse_ok(text))
+    assert [p.name for p in tools["wrapped"].signature] == ["a"]
+    assert not tools["wrapped"].exact and not tools["again"].exact
 
 
 def test_only_module_level_bindings_define_tools() -> None:

@@ -558,6 +558,14 @@ _ALL = [
         "readable (it always returns the default)",
     ),
     _l(
+        "lsp.tools.unknown_parameter",
+        "an `execute_tool` step passes a parameter the tool's `def` does not take",
+    ),
+    _l(
+        "lsp.tools.missing_parameter",
+        "an `execute_tool` step does not pass a parameter the tool's `def` requires",
+    ),
+    _l(
         "lsp.tools.obsolete_import",
         "a tool module imports an obsolete engine path (the engine cannot import it)",
         "error",

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from ..syntax.memory_yml import MemoryField
 from ..syntax.responses_yml import Response, ResponsesDoc
 from ..syntax.skill_md import Block, SkillDoc, Step
+from ..syntax.tools_py import ToolDef, ToolModule
 from .defaults import DEFAULT_SKILLS, DefaultField
-from .project import FieldFacts, Project, Skill
+from .project import FieldFacts, ParsedFile, Project, Skill
 from .symbols import code_memory
 
 __all__ = [
@@ -113,6 +115,7 @@ class Semantics:
         self._shared: set[str] | None = None
         self._visible: dict[str, set[str]] = {}
         self._code: CodeMemoryFacts | None = None
+        self._tools_in: dict[Path, list[ToolDef]] = {}
 
     # -- reading memory ------------------------------------------------------------------
     def scope(self, sid: str | None, ns: str) -> Scope:
@@ -333,14 +336,68 @@ class Semantics:
         return self._code
 
     # -- tools ----------------------------------------------------------------------------
+    def imports_module(self, importer: Path, t: ToolDef) -> bool:
+        """``t`` is a name imported from a project package that is itself a module of the
+        project (``from lib import user_location`` with ``lib/user_location.py``): a
+        module, never a tool."""
+        if t.imported is None:
+            return False
+        module, level, name = t.imported
+        if not level:
+            return self.p.module_exists(f"{module}.{name}" if module else name)
+        base = importer.parent
+        for _ in range(level - 1):
+            base = base.parent
+        target = base.joinpath(*[part for part in module.split(".") if part], name)
+        py, init = target.with_suffix(".py"), target / "__init__.py"
+        return py in self.p.files or init in self.p.files or py.is_file() or target.is_dir()
+
+    def tools_in(self, pf: ParsedFile, mod: ToolModule) -> list[ToolDef]:
+        """The tools (and possible tools) a tool module defines: its bindings that may hold
+        a tool, without the project modules it imports by name."""
+        cached = self._tools_in.get(pf.path)
+        if cached is None:
+            cached = self._tools_in[pf.path] = [
+                t for t in mod.tools if not self.imports_module(pf.path, t)
+            ]
+        return cached
+
+    def tool_defs(self, sk: Skill, doc: SkillDoc | None, name: str) -> list[ToolDef]:
+        """The definitions ``name`` may stand for in skill ``sk``: its own tools of that
+        name, else the shared ones (when the skill may use them); MCP and framework tools
+        have none."""
+        own = [t for pf, mod in sk.tool_modules() for t in self.tools_in(pf, mod) if t.name == name]
+        if own:
+            return own
+        if name not in self.visible_tools(sk, doc):
+            return []
+        return [
+            t
+            for pf, mod in self.p.shared_tool_files()
+            for t in self.tools_in(pf, mod)
+            if t.name == name
+        ]
+
+    def tool_signature(self, sk: Skill, doc: SkillDoc | None, name: str) -> ToolDef | None:
+        """The one definition of tool ``name`` (as skill ``sk`` sees it) whose parameters
+        the module shows; None for an MCP or framework tool, a factory-made or imported
+        one, or a name defined more than once."""
+        defs = self.tool_defs(sk, doc, name)
+        if len(defs) != 1 or defs[0].kind == "possible":
+            return None
+        t = defs[0]
+        return t if t.exact or t.signature else None
+
     def local_tools(self, sk: Skill) -> set[str]:
         """The tools defined in skill ``sk``'s own tool modules."""
-        return {t.name for _, mod in sk.tool_modules() for t in mod.tools}
+        return {t.name for pf, mod in sk.tool_modules() for t in self.tools_in(pf, mod)}
 
     def shared_tools(self) -> set[str]:
         """The tools defined in the project's ``tools/`` folder."""
         if self._shared is None:
-            self._shared = {t.name for _, mod in self.p.shared_tool_files() for t in mod.tools}
+            self._shared = {
+                t.name for pf, mod in self.p.shared_tool_files() for t in self.tools_in(pf, mod)
+            }
         return self._shared
 
     @staticmethod
@@ -376,8 +433,8 @@ class Semantics:
         ("possible" bindings) of its own or the shared modules are never reported missing."""
         if name in self.visible_tools(sk, doc):
             return True
-        for _, mod in [*sk.tool_modules(), *self.p.shared_tool_files()]:
-            if any(t.name == name and t.kind == "possible" for t in mod.tools):
+        for pf, mod in [*sk.tool_modules(), *self.p.shared_tool_files()]:
+            if any(t.name == name and t.kind == "possible" for t in self.tools_in(pf, mod)):
                 return True
         return False
 

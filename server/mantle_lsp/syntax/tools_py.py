@@ -49,6 +49,7 @@ __all__ = [
     "SkillActivation",
     "ToolDef",
     "ToolModule",
+    "ToolParam",
     "parse_tools_module",
 ]
 
@@ -69,6 +70,24 @@ ImportGuard = Literal["none", "try", "type_checking", "function"]
 
 
 @dataclass(frozen=True)
+class ToolParam:
+    """One parameter of a tool's ``def`` (``context`` and ``*args``/``**kwargs`` aside):
+    its annotation and default as written (source text; None when absent), whether it can
+    only be passed by position (then an ``execute_tool`` step cannot pass it by name) and
+    the range of its name."""
+
+    name: str
+    annotation: str | None
+    default: str | None
+    positional_only: bool
+    range: TextRange
+
+    @property
+    def required(self) -> bool:
+        return self.default is None
+
+
+@dataclass(frozen=True)
 class ToolDef:
     """A module-level binding that is (or may be) a tool.
 
@@ -77,6 +96,13 @@ class ToolDef:
     ``"assigned"`` for ``NAME = tool(...)(fn)`` / ``NAME = tool(fn)`` (and ``NAME = <tool>``
     aliases of a known tool), ``"possible"`` for bindings that may hold a tool (factory calls,
     project-local imports). ``params`` excludes ``context`` and ``*args``/``**kwargs``.
+
+    ``signature`` has the details of ``params`` when the tool's ``def`` (or lambda) is in
+    the module; ``var_keyword`` says it takes ``**kwargs``. ``exact`` is True when the
+    engine calls exactly that ``def``: a ``@tool`` (or ``tool(fn)``) on it and no other
+    decorator that could change what it accepts. ``imported`` is, for a name imported from
+    a project module, ``(module, level, name)`` as the import wrote it: the model tells
+    whether it names a module (``from lib import user_location``), which is never a tool.
     """
 
     name: str
@@ -87,6 +113,10 @@ class ToolDef:
     has_description_kw: bool
     params: tuple[str, ...]
     def_range: TextRange
+    signature: tuple[ToolParam, ...] = ()
+    var_keyword: bool = False
+    exact: bool = False
+    imported: tuple[str, int, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -262,6 +292,10 @@ def _new_tool_def(
     has_description_kw: bool,
     params: tuple[str, ...],
     def_range: TextRange,
+    signature: tuple[ToolParam, ...] = (),
+    var_keyword: bool = False,
+    exact: bool = False,
+    imported: tuple[str, int, str] | None = None,
 ) -> ToolDef:
     tool: ToolDef = _object_new(ToolDef)
     _object_setattr(
@@ -276,6 +310,10 @@ def _new_tool_def(
             "has_description_kw": has_description_kw,
             "params": params,
             "def_range": def_range,
+            "signature": signature,
+            "var_keyword": var_keyword,
+            "exact": exact,
+            "imported": imported,
         },
     )
     return tool
@@ -560,6 +598,44 @@ _PROJECT_MODULE_ROOTS = frozenset({"lib", "tools", "skills"})
 class _FnInfo(NamedTuple):
     is_async: bool
     params: tuple[str, ...]
+    args: ast.arguments | None = None  # for the signature, read only for a tool
+    plain: bool = True  # no decorator
+
+
+def _signature(pos: SourcePositions, args: ast.arguments | None) -> tuple[ToolParam, ...]:
+    """The details of a tool's parameters (``context`` and ``*args``/``**kwargs`` aside)."""
+    if args is None:
+        return ()
+    every = [*args.posonlyargs, *args.args]
+    defaults: list[ast.expr | None] = [None] * (len(every) - len(args.defaults))
+    defaults += args.defaults
+    pairs = list(zip(every, defaults, strict=True))
+    pairs += list(zip(args.kwonlyargs, args.kw_defaults, strict=True))
+    n_posonly = len(args.posonlyargs)
+    out = []
+    for i, (a, d) in enumerate(pairs):
+        if a.arg == "context":
+            continue
+        start = pos.start_of(a)
+        out.append(
+            ToolParam(
+                a.arg,
+                _source(a.annotation),
+                _source(d),
+                i < n_posonly,
+                TextRange(start, start + len(a.arg)),
+            )
+        )
+    return tuple(out)
+
+
+def _source(node: ast.expr | None) -> str | None:
+    if node is None:
+        return None
+    try:
+        return ast.unparse(node)
+    except Exception:  # an odd tree: unparse is not guaranteed on every node
+        return "…"
 
 
 def _params_of(args: ast.arguments) -> tuple[str, ...]:
@@ -715,7 +791,7 @@ class _ToolCollector:
                 break
         if not is_tool:
             self._bind(node.name, None)
-            self._functions[node.name] = _FnInfo(is_async, params)
+            self._functions[node.name] = _FnInfo(is_async, params, node.args, not decorators)
             return
         text = self._text
         stmt_range = self._pos.range_of(node)
@@ -735,9 +811,12 @@ class _ToolCollector:
             has_kw,
             params,
             new_range(TextRange, (start, stmt_range.end)),
+            _signature(self._pos, node.args),
+            node.args.kwarg is not None,
+            len(decorators) == 1,
         )
         self._bind(node.name, tool)
-        self._functions[node.name] = _FnInfo(is_async, params)
+        self._functions[node.name] = _FnInfo(is_async, params, node.args, False)
 
     def _visit_target(self, target: ast.expr, value: ast.expr, stmt: ast.stmt) -> None:
         if not isinstance(target, ast.Name):
@@ -765,6 +844,10 @@ class _ToolCollector:
                 has_description_kw=known.has_description_kw,
                 params=known.params,
                 def_range=def_range,
+                signature=known.signature,
+                var_keyword=known.var_keyword,
+                exact=known.exact,
+                imported=known.imported,
             )
         if not isinstance(value, ast.Call):
             return None
@@ -780,11 +863,12 @@ class _ToolCollector:
             wrapped = value.args[0]
         if decorator_call is not None:
             description, has_kw = _description(decorator_call)
-            info = _FnInfo(False, ())
+            info = _FnInfo(False, (), None, False)
             if isinstance(wrapped, ast.Name):
                 info = self._functions.get(wrapped.id, info)
             elif isinstance(wrapped, ast.Lambda):
-                info = _FnInfo(False, _params_of(wrapped.args))
+                info = _FnInfo(False, _params_of(wrapped.args), wrapped.args, True)
+            exact = info.args is not None and info.plain and len(value.args) == 1
             return ToolDef(
                 name=target.id,
                 name_range=name_range,
@@ -794,6 +878,9 @@ class _ToolCollector:
                 has_description_kw=has_kw,
                 params=info.params,
                 def_range=def_range,
+                signature=_signature(self._pos, info.args),
+                var_keyword=info.args is not None and info.args.kwarg is not None,
+                exact=exact,
             )
         callee = _callee_name(value.func)
         if callee in _NOT_TOOL_CALLEES or _is_environ_get(value.func):
@@ -840,6 +927,7 @@ class _ToolCollector:
                     has_description_kw=False,
                     params=(),
                     def_range=self._pos.range_of(stmt),
+                    imported=(module, stmt.level, alias.name),
                 ),
             )
 

@@ -11,8 +11,8 @@ from ...model.defaults import EXECUTE_ONLY_TOOLS, FRAMEWORK_TOOLS, STEP_ACTIONS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...syntax.skill_md import SkillDoc
-from ...syntax.yaml_tree import YScalar
-from .base import Checker, did_you_mean, meant, rule
+from ...syntax.yaml_tree import YMap, YScalar
+from .base import Checker, best_match, did_you_mean, meant, rule
 from .flow import where
 
 
@@ -208,6 +208,84 @@ def tool_references(ck: Checker, sid: str, sk: Skill) -> None:
                 f"{did_you_mean(t[0], ck.sem.visible_tools(sk, doc))}",
                 data=meant(t[0], ck.sem.visible_tools(sk, doc)),
             )
+
+
+@rule(
+    codes=(
+        "lsp.tools.unknown_parameter",
+        "lsp.tools.missing_parameter",
+    ),
+    scope="skill",
+    reports_on=(K.SKILL_MD,),
+    reads=(K.SKILL_MD, K.SKILL_TOOLS, K.SHARED_TOOLS),
+)
+def execute_parameters(ck: Checker, sid: str, sk: Skill) -> None:
+    """An ``execute_tool`` step's ``parameters`` name parameters of the tool's ``def`` and
+    give every one that has no default. Only when the call is known: a ``@tool`` ``def``
+    of the project with no other decorator and no ``**kwargs`` (never an MCP, framework,
+    factory-made or imported tool)."""
+    doc = sk.doc
+    if doc is None or sk.skill_md is None:
+        return
+    path = sk.skill_md.path
+    for _, st in doc.steps():
+        t = st.str_field("execute_tool") if st.kind == "execute_tool" else None
+        if t is None:
+            continue
+        name, name_node = t
+        tool = ck.sem.tool_signature(sk, doc, name)
+        if tool is None or not tool.exact or tool.var_keyword:
+            continue
+        if any(p.positional_only for p in tool.signature):
+            continue
+        params_node = st.get("parameters")
+        given: list[YScalar] = []
+        if isinstance(params_node, YMap):
+            if any(not isinstance(k, YScalar) or k.raw == "<<" for k, _ in params_node.items):
+                continue  # a merge key or a complex key: what is passed is not plain
+            given = [k for k, _ in params_node.pairs()]
+        elif params_node is not None and not (
+            isinstance(params_node, YScalar) and params_node.value is None
+        ):
+            continue  # not a mapping: reported by the parser
+        names = [p.name for p in tool.signature]
+        for key in given:
+            if not isinstance(key.value, str) or key.value in names:
+                continue
+            close = best_match(key.value, [n for n in names if n not in _values(given)])
+            ck.emit(
+                path,
+                key.range,
+                "lsp.tools.unknown_parameter",
+                f"{where(st)}: tool `{name}` has no parameter `{key.value}`"
+                + (f"; did you mean `{close}`?" if close else f" (it takes {_listed(names)})"),
+                data={"tool": name, "param": key.value, "meant": close},
+            )
+        missing = [p.name for p in tool.signature if p.required and p.name not in _values(given)]
+        if missing:
+            # on the `parameters` key when there is one, else on the tool's name
+            key_node = next(
+                (k for k, _ in st.node.pairs() if k.value == "parameters"), name_node
+            ) if isinstance(st.node, YMap) else name_node  # fmt: skip
+            ck.emit(
+                path,
+                key_node.range,
+                "lsp.tools.missing_parameter",
+                f"{where(st)}: tool `{name}` needs {_listed(missing)}, which "
+                f"{'has' if len(missing) == 1 else 'have'} no default and "
+                f"{'is' if len(missing) == 1 else 'are'} not given under `parameters`",
+                data={"tool": name, "missing": missing},
+            )
+
+
+def _values(keys: list[YScalar]) -> set[str]:
+    return {k.value for k in keys if isinstance(k.value, str)}
+
+
+def _listed(names: list[str]) -> str:
+    if not names:
+        return "no parameters"
+    return ", ".join(f"`{n}`" for n in names)
 
 
 def import_collisions(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
