@@ -95,3 +95,18 @@ def test_the_data_round_trips_through_the_editor(tmp_path: Path) -> None:
     assert back.data == d.data and back.range == d.range
     [action, *_] = code_actions(proj, d.path, d.range, [back])
     assert action.title == "Change to `reason`"
+
+
+def test_parser_did_you_means_carry_their_fix(tmp_path: Path) -> None:
+    """agent.yml and memory.yml parsers attach the name meant, like the rules."""
+    write_fixture(
+        tmp_path,
+        "//- agent.yml\nagent:\n  id: a\n  persona: P.\norchestrator:\n  model_group: main\n"
+        "fillerz:\n  enabled: true\n",
+    )
+    proj = Project.load(tmp_path)
+    agent = tmp_path / "agent.yml"
+    [d] = [d for d in project_diagnostics(proj)[agent] if d.code == "lsp.config.ignored_key"]
+    assert d.data == {"wrong": "fillerz", "meant": "fillers"}
+    [action, *_] = code_actions(proj, agent, d.range, [d])
+    assert action.title == "Change to `fillers`"

@@ -14,6 +14,7 @@ import difflib
 import math
 import re
 from collections.abc import Callable
+from typing import Any
 
 from .errors import SyntaxIssue
 from .text import TextRange
@@ -21,9 +22,14 @@ from .yaml_tree import YMap, YNode, YScalar, YSeq, describe
 
 
 def _err(
-    issues: list[SyntaxIssue], code: str, msg: str, rng: TextRange, sev: str = "error"
+    issues: list[SyntaxIssue],
+    code: str,
+    msg: str,
+    rng: TextRange,
+    sev: str = "error",
+    data: dict[str, Any] | None = None,
 ) -> None:
-    issues.append(SyntaxIssue(code, msg, rng, sev))  # type: ignore[arg-type]
+    issues.append(SyntaxIssue(code, msg, rng, sev, data))  # type: ignore[arg-type]
 
 
 Check = Callable[[YNode], "str | None"]  # None when the value fits, else what it must be
@@ -162,6 +168,12 @@ def _found(node: YNode) -> str:
 def _suggest(name: str, candidates: list[str]) -> str:
     m = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     return f"; did you mean `{m[0]}`?" if m else ""
+
+
+def _meant(name: str, candidates: list[str]) -> dict[str, Any] | None:
+    """The fix data of :func:`_suggest`'s did-you-mean (the name written, the one meant)."""
+    m = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    return {"wrong": name, "meant": m[0]} if m else None
 
 
 def _first_key_range(node: YMap) -> TextRange:

@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from .config_tables import (
     AGENT_FIELDS,
@@ -113,6 +113,7 @@ from .config_values import (
     _is_null,
     _is_placeholder,
     _map_check,
+    _meant,
     _non_empty_str,
     _number,
     _number_check,
@@ -347,6 +348,7 @@ def _check_top_level_key(issues: list[SyntaxIssue], k: YScalar, v: YNode) -> Non
         f"{_suggest(str(k.raw), allowed)}",
         k.range,
         "warning",
+        data=_meant(str(k.raw), allowed),
     )
 
 
@@ -462,6 +464,7 @@ def _check_fields(
                     f"`{k.raw}` is not a `{path}` setting (allowed: {', '.join(allowed)})"
                     f"{_suggest(str(k.raw), allowed)}",
                     k.range,
+                    data=_meant(str(k.raw), allowed),
                 )
             elif mode == "ignore":
                 _err(
@@ -471,6 +474,7 @@ def _check_fields(
                     f"{_suggest(str(k.raw), allowed)}",
                     k.range,
                     "warning",
+                    data=_meant(str(k.raw), allowed),
                 )
             continue
         check = fields[key]
@@ -639,6 +643,7 @@ def _check_orchestrator(issues: list[SyntaxIssue], orch: YMap) -> None:
                 f"`{k.raw}` is not a built-in tool that `tool_constraints` can configure "
                 f"(allowed: {', '.join(tools)}){_suggest(str(k.raw), tools)}",
                 k.range,
+                data=_meant(str(k.raw), tools),
             )
             continue
         path = f"orchestrator.tool_constraints.{name}"
@@ -1309,6 +1314,7 @@ def _check_knowledge_stores(doc: IntegrationsDoc, node: YNode | None) -> None:
                 f"{where}: model group `{gid}` is not declared under `model_groups`"
                 f"{_suggest(gid, sorted(declared))}",
                 emb.range,
+                data=_meant(gid, sorted(declared)),
             )
 
 
@@ -1333,8 +1339,14 @@ class _Section:
         assert isinstance(self.node, YMap)
         return self.node
 
-    def err(self, issues: list[SyntaxIssue], msg: str, rng: TextRange) -> None:
-        _err(issues, self.code, msg, rng)
+    def err(
+        self,
+        issues: list[SyntaxIssue],
+        msg: str,
+        rng: TextRange,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        _err(issues, self.code, msg, rng, data=data)
 
     def anchor(self, key: str) -> TextRange:
         """The value of ``key`` when the section has it, else the section's key."""
@@ -1388,6 +1400,7 @@ def _bad_type(
         f"`{sec.name}.type` must be {shown}{tail} (found {_found(t) if t else 'nothing'})"
         f"{_suggest(_str_value(t) or '', list(allowed))}",
         sec.anchor("type"),
+        data=_meant(_str_value(t) or "", list(allowed)),
     )
 
 
@@ -1479,6 +1492,7 @@ def _redis_mode(
             f"`{sec.name}.deployment_mode` must be one of {', '.join(REDIS_MODES)}"
             f"{_suggest(value, list(REDIS_MODES))}",
             mode.range,
+            data=_meant(value, list(REDIS_MODES)),
         )
     elif sentinel_needs_endpoints and value == "sentinel" and not _truthy(sec.map.get("endpoints")):
         sec.err(issues, "sentinel mode needs `endpoints` (`host:port` entries)", mode.range)
@@ -1640,6 +1654,7 @@ def _check_recordings(issues: list[SyntaxIssue], sec: _Section) -> bool:
             f"`recordings.provider` must be one of {', '.join(RECORDING_PROVIDERS)} "
             f"(found {_found(provider)}){_suggest(name, list(RECORDING_PROVIDERS))}",
             provider.range,
+            data=_meant(name, list(RECORDING_PROVIDERS)),
         )
         return False
     block = node.get(name)
@@ -1709,6 +1724,7 @@ def _check_tracing(issues: list[SyntaxIssue], sec: _Section) -> bool:
                 f"`{label}.type` must be one of {', '.join(TRACING_TYPES)} (found {shown})"
                 f"{_suggest(kind or '', list(TRACING_TYPES))}",
                 t.range if t is not None else _first_key_range(entry),
+                data=_meant(kind or "", list(TRACING_TYPES)),
             )
             continue
         assert t is not None and kind is not None
