@@ -8,6 +8,8 @@ from pathlib import Path
 
 from mantle_lsp.ide.code_actions import CodeAction, code_actions, yaml_scalar
 from mantle_lsp.ide.diagnostics import Diagnostic, project_diagnostics
+from mantle_lsp.ide.fixes import fix_all
+from mantle_lsp.ide.suppression import apply_suppressions
 from mantle_lsp.ide.types import WorkspaceEdit
 from mantle_lsp.model.project import Project
 from mantle_lsp.syntax.text import TextRange
@@ -42,14 +44,17 @@ def actions_at(tmp_path: Path, fixture: str) -> tuple[Project, list[Diagnostic],
 
 
 def titles_at(tmp_path: Path, fixture: str) -> list[str]:
-    return [a.title for a in actions_at(tmp_path, fixture)[2]]
+    """The titles of the fixes at the cursor ("Ignore … here" is tested on its own)."""
+    return [a.title for a in actions_at(tmp_path, fixture)[2] if not a.suppresses]
 
 
 def _all_diagnostics(root: Path) -> set[tuple[str, str, str]]:
+    """What the editor shows: the diagnostics once the inline suppressions apply."""
     proj = Project.load(root)
+    found = apply_suppressions(proj, project_diagnostics(proj), proj.files)
     return {
         (p.relative_to(root).as_posix(), d.code, d.message)
-        for p, ds in project_diagnostics(proj).items()
+        for p, ds in found.items()
         for d in ds
         if d.severity != "hint"  # e.g. a field nothing refers to any more
     }
@@ -1247,6 +1252,7 @@ schema:
     assert [(a.title, a.preferred, a.safe) for a in actions] == [
         ("Change to `llm_settable`", True, False),
         ("Remove `llm_setable`", False, False),
+        ("Ignore `lsp.memory.unknown_attribute` here", False, False),
     ]
 
 
@@ -1396,6 +1402,197 @@ schema:
         - same day
 """,
     )
+
+
+# ---------------------------------------------------------------------------------------
+# Ignore this here: an inline suppression
+
+
+def test_ignore_here_at_the_end_of_the_line(tmp_path: Path) -> None:
+    action = check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+      correct$0able: true   # kept for the 3.20 build
+""",
+        "Ignore `lsp.memory.unknown_attribute` here",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+      correctable: true   # kept for the 3.20 build  # mantle-lsp: ignore[lsp.memory.unknown_attribute]
+""",  # noqa: E501
+    )
+    assert action.suppresses and not action.safe and not action.preferred
+
+
+def test_ignore_here_joins_the_suppression_of_the_line(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- memory.yml
+authenticated: {type: bool, descr$0iption: At login., correctable: true}  # mantle-lsp: ignore[lsp.memory.unknown_attribute]
+""",  # noqa: E501
+        "Ignore `mantle.validation.memory.description_not_exposed` here",
+        """\
+//- memory.yml
+authenticated: {type: bool, description: At login., correctable: true}  # mantle-lsp: ignore[lsp.memory.unknown_attribute, mantle.validation.memory.description_not_exposed]
+""",  # noqa: E501
+    )
+
+
+def test_ignore_here_on_the_line_above_when_the_line_cannot_take_a_comment(
+    tmp_path: Path,
+) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+      correct$0able: "yes,
+        always"
+""",
+        "Ignore `lsp.memory.unknown_attribute` here",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+      # mantle-lsp: ignore[lsp.memory.unknown_attribute]
+      correctable: "yes,
+        always"
+""",
+    )
+
+
+def test_ignore_here_in_python_and_frontmatter(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+constr$0aints:
+  - text: Be kind.
+---
+Help.
+""",
+        "Ignore `skill.markdown.unknown_frontmatter_key` here",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+constraints:  # mantle-lsp: ignore[skill.markdown.unknown_frontmatter_key]
+  - text: Be kind.
+---
+Help.
+""",
+    )
+
+
+def test_no_ignore_here_in_prose(tmp_path: Path) -> None:
+    fixture = """\
+//- skills/billing/skill.md
+---
+description: Explain fees.
+---
+Explain the fee.
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Hand over to bill$0ing.
+"""
+    _, diags, actions = actions_at(tmp_path, fixture)
+    assert [d.code for d in diags] == ["skill.prose.bare_skill_mention"]
+    assert [a.title for a in actions] == ["Change to `@skill.billing`"]
+
+
+# ---------------------------------------------------------------------------------------
+# Fix all: the safe fixes of many findings in one edit
+
+FIX_ALL = """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+      correctable: true
+      seed: true   # asked for by sales
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Tell them session.card.reason (and session.card.reason again).
+
+if: session.card.reasn == 'x'
+Say sorry.
+
+:::ordered_block id=main
+steps:
+  - id: a
+    instructions: Ask.
+    next:
+      - if: session.card.reason == 'lost'
+        then: end
+      - else: END
+:::
+"""
+
+
+def _file_diagnostics(root: Path, rel: str) -> tuple[Project, list[Diagnostic]]:
+    proj = Project.load(root)
+    return proj, project_diagnostics(proj).get(root / rel, [])
+
+
+def test_fix_all_in_a_file_applies_each_safe_fix_once(tmp_path: Path) -> None:
+    write_fixture(tmp_path, FIX_ALL)
+    proj, diags = _file_diagnostics(tmp_path, "skills/card/skill.md")
+    batch = fix_all(proj, diags)
+    assert batch.count == 3  # the two `session.card.reason`, `end`
+    apply_edit(tmp_path, batch.workspace_edit())
+    assert (tmp_path / "skills/card/skill.md").read_text(encoding="utf-8") == (
+        parse_fixture(FIX_ALL)[0]["skills/card/skill.md"]
+        .replace(
+            "session.card.reason (and session.card.reason",
+            "@memory.card.reason (and @memory.card.reason",
+        )
+        .replace("then: end", "then: END")
+    )
+    # the guess (`reasn` → `reason`) is left to the author
+    _, left = _file_diagnostics(tmp_path, "skills/card/skill.md")
+    assert [d.code for d in left] == ["mantle.validation.prose.unknown_memory_key"]
+
+
+def test_fix_all_of_one_code_leaves_the_others(tmp_path: Path) -> None:
+    write_fixture(tmp_path, FIX_ALL)
+    proj, diags = _file_diagnostics(tmp_path, "skills/card/memory.yml")
+    batch = fix_all(proj, diags, code="lsp.memory.unknown_attribute")
+    assert batch.count == 1
+    apply_edit(tmp_path, batch.workspace_edit())
+    # `seed:` (a safe removal, but another code) stays
+    assert (tmp_path / "skills/card/memory.yml").read_text(encoding="utf-8") == (
+        parse_fixture(FIX_ALL)[0]["skills/card/memory.yml"].replace("      correctable: true\n", "")
+    )
+
+
+def test_fix_all_never_chooses_a_suppression() -> None:
+    from mantle_lsp.ide.fixes import choose
+
+    ignore = CodeAction("Ignore `x` here", "quickfix", WorkspaceEdit(), ("x",), suppresses=True)
+    assert choose([ignore], unsafe=True) is None
+    fix = CodeAction("Change", "quickfix", WorkspaceEdit(), ("x",), safe=True)
+    assert choose([fix, ignore], unsafe=False) is fix
 
 
 # ---------------------------------------------------------------------------------------

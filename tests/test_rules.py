@@ -9,7 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from mantle_lsp.ide.codes import REGISTRY
-from mantle_lsp.ide.diagnostics import file_diagnostics, project_diagnostics
+from mantle_lsp.ide.diagnostics import file_diagnostics, project_diagnostics, rechecked
 from mantle_lsp.ide.rules import RULES
 from mantle_lsp.model.project import Project
 from support import write_fixture
@@ -105,3 +105,26 @@ def test_a_file_gets_the_same_diagnostics_alone_as_in_the_whole_project(tmp_path
     assert sum(len(ds) for ds in whole.values()) >= 4
     for path, ds in whole.items():
         assert file_diagnostics(proj, [path]).get(path, []) == ds, path
+
+
+def test_what_rules_read_decides_which_project_files_are_rechecked(tmp_path: Path) -> None:
+    write_fixture(
+        tmp_path,
+        "//- memory.yml\ntier:\n  type: text\n"
+        "//- skills/card/skill.md\n---\ndescription: Card.\n---\nHelp.\n"
+        "//- skills/card/tools.py\ndef helper():\n    pass\n"
+        "//- skills/other/skill.md\n---\ndescription: Other.\n---\nHelp.\n",
+    )
+    proj = Project.load(tmp_path)
+    rel = {p: p.relative_to(tmp_path).as_posix() for p in proj.files}
+
+    def after(*changed: str) -> list[str]:
+        return sorted(rel[p] for p in rechecked(proj, [tmp_path / c for c in changed]))
+
+    # agent.yml's model groups are read against integrations.yml
+    assert "agent.yml" in after("integrations.yml")
+    # a tool module may be the only writer of a project field (the unused-field hint)
+    assert after("skills/card/tools.py") == ["memory.yml", "skills/card/tools.py"]
+    # nothing reads project memory.yml's content but the rules of project files and skills
+    # (the index adds the skills that refer to its fields)
+    assert "skills/other/skill.md" not in after("memory.yml")

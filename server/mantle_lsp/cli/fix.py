@@ -17,7 +17,8 @@ import difflib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..ide.code_actions import CodeAction, code_actions
+from ..ide.code_actions import CodeAction
+from ..ide.fixes import choose, fixes_for, overlaps
 from ..ide.types import TextEdit
 from ..model.layout import inside
 from ..model.project import Project, Reader
@@ -32,12 +33,9 @@ Collect = Callable[[Reader | None], tuple[dict[Path, Project], list[Finding]]]
 
 
 def actions_for(project: Project, f: Finding) -> list[CodeAction]:
-    """The code actions the editor offers for the finding (none for an unreadable file)."""
-    try:
-        actions = code_actions(project, f.diag.path, f.diag.range, [f.diag])
-    except Exception:  # a fix that fails is not offered; the check goes on
-        return []
-    return [a for a in actions if not a.edit.renames]
+    """The fixes the editor offers for the finding (none for an unreadable file; not
+    "Ignore … here", which only silences it)."""
+    return fixes_for(project, f.diag)
 
 
 def add_helps(projects: dict[Path, Project], findings: Sequence[Finding]) -> None:
@@ -51,15 +49,6 @@ def add_helps(projects: dict[Path, Project], findings: Sequence[Finding]) -> Non
             f.fix = (
                 "safe" if choose(actions, False) else "unsafe" if choose(actions, True) else None
             )
-
-
-def choose(actions: Sequence[CodeAction], unsafe: bool) -> CodeAction | None:
-    """The action ``--fix`` applies, when there is exactly one candidate."""
-    ok = [a for a in actions if a.safe or unsafe]
-    preferred = [a for a in ok if a.preferred]
-    if len(preferred) == 1:
-        return preferred[0]
-    return ok[0] if len(ok) == 1 else None
 
 
 @dataclasses.dataclass
@@ -110,12 +99,6 @@ def _open(path: Path, root: Path) -> _File | None:
     return _File(path, root, text, text, bom, crlf > 0)
 
 
-def _overlaps(a: TextEdit, b: TextEdit) -> bool:
-    """Edits that touch or overlap (two insertions at one place included): their order
-    would matter, so the second one waits for the next round."""
-    return a.range.start <= b.range.end and b.range.start <= a.range.end
-
-
 def _apply(text: str, edits: list[TextEdit]) -> str:
     for e in sorted(edits, key=lambda e: e.range.start, reverse=True):
         text = text[: e.range.start] + e.new_text + text[e.range.end :]
@@ -164,10 +147,7 @@ def run(collect: Collect, unsafe: bool) -> FixResult:
             if not ok:
                 continue
             if any(
-                _overlaps(e, t)
-                for p, es in edit.edits.items()
-                for e in es
-                for t in taken.get(p, [])
+                overlaps(e, t) for p, es in edit.edits.items() for e in es for t in taken.get(p, [])
             ):
                 continue
             for p, es in edit.edits.items():

@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..model.files import parse_file
 from ..model.layout import FileKind, inside
 from ..model.project import ParsedFile, Project, Skill
 from ..model.semantics import WRITE_FORMS
+from ..model.source import source_from_text
 from ..model.symbols import Reference, SymbolKey, content_range
 from ..syntax.conditions import (
     BoolOpExpr,
@@ -44,9 +46,10 @@ from ..syntax.skill_md import SkillDoc
 from ..syntax.text import TextRange
 from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq
 from .diagnostics import Diagnostic
+from .suppression import MARK, find_suppressions
 from .types import TextEdit, WorkspaceEdit
 
-ActionKind = Literal["quickfix", "refactor.rewrite", "source"]
+ActionKind = Literal["quickfix", "refactor.rewrite", "source", "source.fixAll.mantle"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,9 @@ class CodeAction:
     # `mantle-lsp check --fix` applies it unasked (docs/cli.md#fixes lists the decisions);
     # the others (a guessed name, type or target, placeholder text) need --unsafe-fixes.
     safe: bool = False
+    # Writes an inline suppression instead of fixing: never chosen by a fix-all or `check
+    # --fix`, never listed as a help line.
+    suppresses: bool = False
 
 
 # Diagnostics about a memory field that no memory.yml declares (a declaration fixes them).
@@ -91,6 +97,21 @@ C_TYPE_MISMATCH = "lsp.condition.type_mismatch"
 C_BARE_MENTION = "skill.prose.bare_skill_mention"
 C_UNKNOWN_FM_KEY = "skill.markdown.unknown_frontmatter_key"
 
+# Files where `# mantle-lsp: ignore[…]` works (skill.md: its frontmatter and block bodies)
+_SUPPRESSIBLE = frozenset(
+    {
+        FileKind.AGENT,
+        FileKind.INTEGRATIONS,
+        FileKind.PROJECT_MEMORY,
+        FileKind.PROJECT_RESPONSES,
+        FileKind.SKILL_MEMORY,
+        FileKind.SKILL_RESPONSES,
+        FileKind.SKILL_TOOLS,
+        FileKind.SHARED_TOOLS,
+        FileKind.HOOKS,
+        FileKind.SKILL_MD,
+    }
+)
 _PLAIN_SAFE = re.compile(r"[A-Za-z_][\w-]*(?: [\w-]+)*\Z")
 _YAML11_WORDS = frozenset(
     [
@@ -120,9 +141,13 @@ def code_actions(
     fixer = _Fixer(project, pf)
     out: list[CodeAction] = []
     seen: set[tuple[str, str]] = set()
+    ignores: list[CodeAction] = []
     for d in diagnostics:
         if d.path != path:
             continue
+        ignore = ignore_here(pf, d)
+        if ignore is not None:
+            ignores.append(ignore)
         for action in fixer.fixes(d):
             if not _stays_inside(project, action.edit):
                 continue  # e.g. a skill folder that is a symlink to elsewhere
@@ -131,7 +156,60 @@ def code_actions(
                 seen.add(key)
                 out.append(action)
     out.sort(key=lambda a: not a.preferred)  # stable: preferred fixes first
+    for action in ignores:  # after every fix: silencing is the last resort
+        key = (action.title, repr(sorted(action.edit.edits.items())))
+        if key not in seen:
+            seen.add(key)
+            out.append(action)
     return out
+
+
+def ignore_here(pf: ParsedFile, d: Diagnostic) -> CodeAction | None:
+    """ "Ignore `CODE` here": ``# mantle-lsp: ignore[CODE]`` at the end of the diagnostic's
+    first line, added to the suppression already there, or alone on the line above when
+    the line cannot take a comment; None where no comment can silence it (skill.md prose,
+    inside a block scalar or a multi-line string). Each candidate is checked by reading
+    the edited file's suppressions back."""
+    code = d.code
+    if not code or code.startswith("lsp.suppression.") or not pf.source.analyzable:
+        return None
+    if pf.kind not in _SUPPRESSIBLE:
+        return None
+    text = pf.text
+    if d.range.start > len(text):
+        return None
+    row = text.count("\n", 0, d.range.start)
+    sups, bad_before = find_suppressions(pf)
+    candidates: list[tuple[TextEdit, int]] = []
+    for sup in sups:
+        if sup.line == row and all(c != code for c, _ in sup.codes):
+            close = sup.comment.end - 1
+            candidates.append((TextEdit(TextRange(close, close), f", {code}"), row))
+    start = _line_start(text, d.range.start)
+    eol = text.find("\n", start)
+    eol = len(text) if eol < 0 else eol
+    line = text[start:eol]
+    end = start + len(line.rstrip())
+    comment = f"{MARK} ignore[{code}]"
+    if line.strip():
+        candidates.append((TextEdit(TextRange(end, eol), f"  # {comment}"), row))
+    pad = line[: len(line) - len(line.lstrip())]
+    candidates.append((TextEdit(TextRange(start, start), f"{pad}# {comment}\n"), row + 1))
+    for edit, target in candidates:
+        new_text = text[: edit.range.start] + edit.new_text + text[edit.range.end :]
+        new_pf = parse_file(pf.path, pf.kind, pf.skill_id, source_from_text(pf.path, new_text))
+        found, bad = find_suppressions(new_pf)
+        if len(bad) > len(bad_before):
+            continue
+        if any(s.line == target and any(c == code for c, _ in s.codes) for s in found):
+            return CodeAction(
+                f"Ignore `{code}` here",
+                "quickfix",
+                _ws_edit(pf.path, edit),
+                (code,),
+                suppresses=True,
+            )
+    return None
 
 
 def _stays_inside(project: Project, edit: WorkspaceEdit) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..model.layout import FileKind
 from ..model.project import ParsedFile, Project, bulk_work
 from .rules import RULES, profile
 from .rules.base import (
@@ -29,6 +30,7 @@ __all__ = [
     "did_you_mean",
     "file_diagnostics",
     "project_diagnostics",
+    "rechecked",
     "run",
 ]
 
@@ -69,6 +71,29 @@ def run(project: Project, only: Iterable[Path] | None = None) -> dict[Path, list
     for diags in ck.out.values():
         diags.sort(key=lambda d: (d.range.start, d.range.end, d.code))
     return ck.out
+
+
+def rechecked(project: Project, paths: Iterable[Path]) -> set[Path]:
+    """``paths`` (the files an edit affected, as :meth:`Project.set_source` computes them
+    from the index) plus the project files that a project rule reading one of their kinds
+    reports on: what the rules' ``reads`` declarations add to the index's answer (for
+    example agent.yml, whose precondition bindings are checked against every skill.md)."""
+    out = set(paths)
+    kinds = {pf.kind for p in out if (pf := project.files.get(p)) is not None}
+    wanted: set[FileKind] = set()
+    anchor = False
+    for rule in RULES:
+        if rule.scope == "skill" or not (rule.reads & kinds):
+            continue
+        if rule.scope == "anchor":
+            anchor = True
+        else:
+            wanted |= rule.reports_on
+    if wanted:
+        out |= {p for p, pf in project.files.items() if pf.kind in wanted and pf.skill_id is None}
+    if anchor and (af := project.anchor_file()) is not None:
+        out.add(af.path)
+    return out
 
 
 def project_diagnostics(project: Project) -> dict[Path, list[Diagnostic]]:

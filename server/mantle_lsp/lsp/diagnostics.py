@@ -24,7 +24,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from ..ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
+from ..ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics, rechecked
 from ..ide.suppression import apply_suppressions
 from ..model.project import PendingFile, Project
 from . import convert
@@ -218,8 +218,10 @@ class DiagnosticsPublisher:
             self.server.quietly(self.server.workspace_diagnostic_refresh(None))
 
     def changed(self, edited: Path | None, affected: Iterable[Path]) -> None:
-        """After an edit: the edited document now, the rest after the delay."""
-        others = set(affected)
+        """After an edit: the edited document now, the rest after the delay. The rest is
+        what the index says may be affected, plus what the rules reading those kinds of
+        file report on (:func:`ide.diagnostics.rechecked`)."""
+        others = self.with_rule_readers({*affected, *([edited] if edited else [])})
         if self.seeded:
             for p in others | ({edited} if edited is not None else set()):
                 self.seeded.pop(p, None)
@@ -227,6 +229,17 @@ class DiagnosticsPublisher:
             others.discard(edited)
             self.refresh([edited])
         self.schedule(others)
+
+    def with_rule_readers(self, paths: set[Path]) -> set[Path]:
+        groups: dict[Path, tuple[Project, list[Path]]] = {}
+        for p in paths:
+            proj = self.server.model.project_for(p)
+            if proj is not None:
+                groups.setdefault(proj.root, (proj, []))[1].append(p)
+        out = set(paths)
+        for proj, ps in groups.values():
+            out |= rechecked(proj, ps)
+        return out
 
     # -- pulling ------------------------------------------------------------------------
     def document_report(

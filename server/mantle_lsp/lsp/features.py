@@ -34,6 +34,7 @@ from .server import MantleServer
 
 TRIGGER_CHARACTERS = [".", "@", "{", '"', "'", ":", " "]
 SHOW_REFERENCES = "editor.action.showReferences"
+REFERENCES_WITH_KINDS = "mantle/references"  # a request of ours (docs/lsp.md)
 SKILL_FOLDERS = lsp.FileOperationRegistrationOptions(
     filters=[
         lsp.FileOperationFilter(
@@ -105,8 +106,9 @@ def register(server: MantleServer) -> None:
                 f"this edit creates {next(iter(edit.new_files)).name}, which this editor "
                 "cannot do through the language server"
             )
+        annotations = server.client_supports("workspace.workspace_edit.change_annotation_support")
         return convert.to_workspace_edit(
-            edit, server.index_of, server.uri_of, server.open_version, doc_changes
+            edit, server.index_of, server.uri_of, server.open_version, doc_changes, annotations
         )
 
     # -- completion ---------------------------------------------------------------------
@@ -189,6 +191,36 @@ def register(server: MantleServer) -> None:
         )
         return locations(found)
 
+    @server.request(REFERENCES_WITH_KINDS)
+    def references_with_kinds(params: Any) -> list[dict[str, Any]]:
+        """``textDocument/references`` with what each place is (docs/lsp.md): LSP locations
+        carry no kind, so a client that wants to show prose mentions apart asks this."""
+        doc_uri = _param(params, "textDocument", "uri")
+        line, char = _param(params, "position", "line"), _param(params, "position", "character")
+        if not isinstance(doc_uri, str) or not isinstance(line, int) or not isinstance(char, int):
+            raise FeatureFailed("mantle/references takes textDocument/references parameters")
+        doc = server.doc(doc_uri)
+        if doc is None:
+            return []
+        offset = convert.to_offset(doc.index, lsp.Position(line=line, character=char))
+        decl = bool(_param(params, "context", "includeDeclaration"))
+        found = ide_navigation.reference_kinds(doc.project, doc.path, offset, decl)
+        out = []
+        for loc, kind in found:
+            where = convert.to_location(loc, server.index_of, server.uri_of)
+            rng = where.range
+            out.append(
+                {
+                    "uri": where.uri,
+                    "range": {
+                        "start": {"line": rng.start.line, "character": rng.start.character},
+                        "end": {"line": rng.end.line, "character": rng.end.character},
+                    },
+                    "kind": kind,
+                }
+            )
+        return out
+
     @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
     def document_highlight(params: lsp.DocumentHighlightParams) -> list[lsp.DocumentHighlight]:
         doc = server.doc(params.text_document.uri)
@@ -227,7 +259,21 @@ def register(server: MantleServer) -> None:
         found = ide_rename.rename(doc.project, doc.path, offset, params.new_name)
         if isinstance(found, FeatureError):
             raise FeatureFailed(found.message)
-        return workspace_edit(found, [doc.project.root])
+        result = workspace_edit(found, [doc.project.root])
+        if found.notices:
+            # what the rename could not follow (also in the refactor preview): told, not hidden
+            for line in found.notices:
+                server.log(line, lsp.MessageType.Warning)
+            shown = "; ".join(found.notices[:3])
+            more = (
+                f" (and {len(found.notices) - 3} more: see the output)"
+                if len(found.notices) > 3
+                else ""
+            )
+            server.window_show_message(
+                lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=shown + more)
+            )
+        return result
 
     @server.request(lsp.WORKSPACE_WILL_RENAME_FILES, SKILL_FOLDERS)
     def will_rename_files(params: lsp.RenameFilesParams) -> lsp.WorkspaceEdit | None:
@@ -427,6 +473,15 @@ def register(server: MantleServer) -> None:
                 )
             )
         return out
+
+
+def _param(params: Any, *path: str) -> Any:
+    """A field of a custom request's parameters (a dict, or pygls' object for one)."""
+    for name in path:
+        if params is None:
+            return None
+        params = params.get(name) if isinstance(params, dict) else getattr(params, name, None)
+    return params
 
 
 def get_resource_operations(server: MantleServer) -> list[str]:
