@@ -205,3 +205,21 @@ def test_the_io_finder_sees_the_usual_forms() -> None:
     calls = list(_file_io(ast.parse(src)))
     assert len(calls) == 6, calls
     assert not list(_file_io(ast.parse("import io\nbuf = io.StringIO()\nd = {}.get('x')\n")))
+
+
+def test_every_package_is_in_the_wheel() -> None:
+    """A new package (a folder with __init__.py) must be listed in pyproject.toml, or the
+    wheel and the .vsix ship without it."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+
+    pyproject = tomllib.loads((PACKAGE.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(pyproject["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(init.parent.relative_to(PACKAGE.parent).parts)
+        for init in PACKAGE.rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    assert found - listed == set()
