@@ -33,14 +33,15 @@ def check_definition(tmp_path: Path, fixture: str) -> None:
 
 def check_references(tmp_path: Path, fixture: str, include_declaration: bool) -> None:
     """The references at the cursor are exactly the ranges marked `ref` (and `def` when
-    the declaration is included), in file and position order."""
+    the declaration is included), in file and position order, then the backticked
+    mentions in prose marked `mention`, in the same order."""
     fx, proj, path, offset = _load(tmp_path, fixture)
     got = [
         (loc.path.relative_to(fx.root).as_posix(), loc.range.start, loc.range.end)
         for loc in references(proj, path, offset, include_declaration)
     ]
     labels = ("ref", "def") if include_declaration else ("ref",)
-    assert got == _marked(fx, *labels)
+    assert got == _marked(fx, *labels) + _marked(fx, "mention")
 
 
 def check_highlights(tmp_path: Path, fixture: str) -> None:
@@ -87,7 +88,7 @@ responses:
 ---
 description: Replace a card.
 ---
-Ask for the `«ref:reason»` with @memory.card.«ref:reason».
+Ask for the `«mention:reason»` with @memory.card.«ref:reason».
 
 :::ordered_block id=main
 steps:

@@ -487,7 +487,8 @@ Other.
 
 def test_indirect_keys_are_references_but_never_reported(tmp_path: Path) -> None:
     """Keys through constants and loops are indexed (find references lists them) with how
-    they are known; no check reports on them (the engine counts only literal keys)."""
+    they are known; the engine counts only literal keys, so a loop's keys are never
+    reported, and an undeclared key held in a constant only as a warning (on the literal)."""
     fx = write_fixture(
         tmp_path,
         FIELDS
@@ -501,10 +502,19 @@ def test_indirect_keys_are_references_but_never_reported(tmp_path: Path) -> None
     return context.memory.get(COUNTRY)
 """,
     )
-    assert [g for g in diagnostics_of(fx.root) if g[4] != "hint"] == []
+    text = fx.files["skills/card/tools.py"]
+    missing = text.index('"not_declared"')
+    assert [g[:5] for g in diagnostics_of(fx.root) if g[4] != "hint"] == [
+        (
+            "skills/card/tools.py",
+            missing,
+            missing + len('"not_declared"'),
+            "lsp.tools.undeclared_memory_write",
+            "warning",
+        )
+    ]
     proj = Project.load(fx.root)
     tools = fx.root / "skills/card/tools.py"
-    text = fx.files["skills/card/tools.py"]
     refs = proj.index.references_to(("field", "project", "user_country"))
     assert [(r.form, r.via, text[r.range.start : r.range.end]) for r in refs] == [
         ("tool_get", "constant", "user_country")

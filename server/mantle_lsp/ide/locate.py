@@ -8,9 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..model.layout import FileKind
 from ..model.project import Project
-from ..model.symbols import Reference, Symbol, SymbolKey
+from ..model.symbols import Reference, Symbol, SymbolKey, content_range
+from ..syntax.skill_md import SkillDoc
 from ..syntax.text import TextRange
+from ..syntax.yaml_tree import YScalar
 from .types import Location
 
 
@@ -35,7 +38,23 @@ def target_at(project: Project, path: Path, offset: int) -> Target | None:
         inside = rng is not None and rng.length > 0 and rng.contains(offset)
         if inside and rng is not None and (best is None or rng.length < best.range.length):
             best = Target(sym.key, rng, True)
-    return best
+    return best or _skill_name_value(project, path, offset)
+
+
+def _skill_name_value(project: Project, path: Path, offset: int) -> Target | None:
+    """The value of a skill's frontmatter ``name:`` names the skill (its display label; the
+    id is the folder name), like the key, which is where the skill is defined."""
+    pf = project.files.get(path)
+    doc = pf.doc if pf is not None and pf.kind is FileKind.SKILL_MD else None
+    if pf is None or pf.skill_id is None or not isinstance(doc, SkillDoc):
+        return None
+    node = doc.fm("name")
+    if not isinstance(node, YScalar) or not isinstance(node.value, str):
+        return None
+    rng = content_range(node)
+    if rng.length == 0 or not (rng.start <= offset <= rng.end):
+        return None
+    return Target(("skill", pf.skill_id), rng, True)
 
 
 def definitions(project: Project, key: SymbolKey) -> list[Symbol]:
@@ -55,18 +74,19 @@ def definition_locations(project: Project, key: SymbolKey) -> list[Location]:
 def reference_locations(
     project: Project, key: SymbolKey, include_declaration: bool, include_soft: bool = True
 ) -> list[Location]:
-    out = [
-        Location(r.path, r.range)
-        for r in project.index.references_to(key)
-        if include_soft or not r.soft
-    ]
+    """The references to ``key`` (with ``include_declaration`` its definitions first), each
+    place once, by file and position; then, with ``include_soft``, the backticked mentions
+    in prose (inferred, they may name something else), by file and position too."""
+    hard = [Location(r.path, r.range) for r in project.index.references_to(key) if not r.soft]
+    soft = [Location(r.path, r.range) for r in project.index.references_to(key) if r.soft]
     if include_declaration:
-        out = definition_locations(project, key) + out
+        hard = definition_locations(project, key) + hard
     seen: set[tuple[Path, int, int]] = set()
     unique = []
-    for loc in sorted(out, key=lambda x: (str(x.path), x.range.start, x.range.end)):
-        k = (loc.path, loc.range.start, loc.range.end)
-        if k not in seen:
-            seen.add(k)
-            unique.append(loc)
+    for group in (hard, soft if include_soft else []):
+        for loc in sorted(group, key=lambda x: (str(x.path), x.range.start, x.range.end)):
+            k = (loc.path, loc.range.start, loc.range.end)
+            if k not in seen:
+                seen.add(k)
+                unique.append(loc)
     return unique

@@ -41,12 +41,38 @@ def definition(project: Project, path: Path, offset: int) -> list[Location]:
 def references(
     project: Project, path: Path, offset: int, include_declaration: bool
 ) -> list[Location]:
-    """Every reference to the symbol at ``offset`` (backticked soft mentions included),
-    sorted by file and position; with ``include_declaration`` its definitions too."""
+    """Every reference to the symbol at ``offset`` sorted by file and position (with
+    ``include_declaration`` its definitions too), then the backticked mentions in prose
+    (soft references), sorted the same way."""
     t = target_at(project, path, offset)
     if t is None:
         return []
     return reference_locations(project, t.key, include_declaration)
+
+
+ReferenceKind = Literal["definition", "read", "write", "mention"]
+
+
+def reference_kinds(
+    project: Project, path: Path, offset: int, include_declaration: bool
+) -> list[tuple[Location, ReferenceKind]]:
+    """:func:`references` with what each place is: a definition, a read, a write (of a
+    memory field), or a mention in prose (soft: it may name something else)."""
+    t = target_at(project, path, offset)
+    if t is None:
+        return []
+    kinds: dict[tuple[Path, int, int], ReferenceKind] = {}
+    for ref in project.index.references_to(t.key):
+        k = reference_kind(ref)
+        kinds.setdefault(
+            (ref.path, ref.range.start, ref.range.end), "mention" if k == "text" else k
+        )
+    out: list[tuple[Location, ReferenceKind]] = []
+    defs = {(d.path, d.range.start, d.range.end) for d in definition_locations(project, t.key)}
+    for loc in reference_locations(project, t.key, include_declaration):
+        k3 = (loc.path, loc.range.start, loc.range.end)
+        out.append((loc, "definition" if k3 in defs else kinds.get(k3, "read")))
+    return out
 
 
 def reference_kind(ref: Reference) -> HighlightKind:

@@ -25,13 +25,27 @@ from pathlib import Path
 from ..model.defaults import DEFAULT_SKILLS, RESERVED_SKILL_IDS, RESERVED_TOOL_NAMES
 from ..model.layout import FileKind, inside
 from ..model.project import Project
-from ..model.symbols import Reference, SymbolKey, content_range, qualified_name
+from ..model.symbols import (
+    Reference,
+    SymbolKey,
+    content_range,
+    module_for_import,
+    qualified_name,
+    resolve_imported,
+)
 from ..syntax.text import TextRange
-from ..syntax.tools_py import ToolDef, ToolModule
+from ..syntax.tools_py import (
+    EMPTY_MODULE,
+    SYNTAX_ERROR_CODE,
+    ToolDef,
+    ToolModule,
+    constant_literals,
+    parse_tools_module,
+)
 from ..syntax.yaml_tree import YScalar, YSeq
 from .locate import target_at
-from .navigation import where
-from .types import FeatureError, TextEdit, WorkspaceEdit
+from .navigation import relative, where
+from .types import ChangeNote, FeatureError, TextEdit, WorkspaceEdit
 
 HOOK_PREFIX = "run_after_setting_"
 RENAMABLE = ("field", "skill", "block", "step", "response", "tool", "precondition", "mcp",
@@ -99,6 +113,10 @@ def rename_symbol(project: Project, key: SymbolKey, new_name: str) -> WorkspaceE
     err = _validate(project, key, new_name)
     if err is not None:
         return err
+    if key[0] in _FOLLOWS_CODE:
+        err = _unparsed_code(project)
+        if err is not None:
+            return err
     plan = _Plan(project)
     err = _plan(plan, key, new_name)
     if err is not None:
@@ -124,6 +142,29 @@ def rename_files(project: Project, renames: list[tuple[Path, Path]]) -> Workspac
 
 
 # -- checks ---------------------------------------------------------------------------------
+
+# the kinds whose names tool code spells (memory keys, tools, ActivateSkill)
+_FOLLOWS_CODE = ("field", "skill", "block", "tool")
+
+
+def _unparsed_code(project: Project) -> FeatureError | None:
+    """A rename that follows names into tool code is refused while a tool or lib module
+    does not parse: what it names cannot be known, so it would be skipped silently."""
+    for pf in sorted(project.files.values(), key=lambda f: str(f.path)):
+        if pf.kind in (FileKind.SKILL_TOOLS, FileKind.SHARED_TOOLS):
+            issues = [i for i in pf.issues if i.code == SYNTAX_ERROR_CODE]
+        elif pf.kind is FileKind.HELPER and pf.doc is EMPTY_MODULE:
+            issues = [i for i in parse_tools_module(pf.text)[1] if i.code == SYNTAX_ERROR_CODE]
+        else:
+            continue
+        if issues:
+            issue = issues[0]
+            return FeatureError(
+                f"cannot rename: {where(project, pf.path, issue.range.start)} is not valid "
+                f"Python ({issue.message}), so the names it uses cannot be followed; fix it "
+                "first, then rename"
+            )
+    return None
 
 
 def _renamable(project: Project, key: SymbolKey) -> FeatureError | None:
@@ -256,14 +297,25 @@ def _validate(project: Project, key: SymbolKey, new: str) -> FeatureError | None
 # -- the plan --------------------------------------------------------------------------------
 
 
+# the groups of edits a user confirms one by one (unticked in VS Code's refactor preview)
+MENTIONS = "mentions"
+NOT_RENAMED = "not_renamed"
+MAX_NOT_RENAMED = 20
+
+
 @dataclass
 class _Plan:
     project: Project
-    edits: dict[Path, dict[TextRange, str]] = field(default_factory=dict)
+    edits: dict[Path, dict[TextRange, tuple[str, str | None]]] = field(default_factory=dict)
     renames: list[tuple[Path, Path]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    notes: dict[str, ChangeNote] = field(default_factory=dict)
+    # what cannot be renamed safely: (path, range, why); listed, never edited
+    skipped: list[tuple[Path, TextRange, str]] = field(default_factory=list)
 
-    def replace(self, path: Path, rng: TextRange, expected: str, new: str) -> None:
+    def replace(
+        self, path: Path, rng: TextRange, expected: str, new: str, note: str | None = None
+    ) -> None:
         """Replace ``rng`` (which must spell ``expected``) with ``new``."""
         actual = _text(self.project, path, rng)
         if actual != expected:
@@ -271,7 +323,14 @@ class _Plan:
                 f"{where(self.project, path, rng.start)} writes `{actual}`, not `{expected}`"
             )
             return
-        self.edits.setdefault(path, {})[rng] = new
+        by_range = self.edits.setdefault(path, {})
+        if note is None or by_range.get(rng, ("", None))[1] is not None:
+            by_range[rng] = (new, note)  # a hard edit wins over a mention at the same place
+        else:
+            by_range.setdefault(rng, (new, note))
+
+    def skip(self, path: Path, rng: TextRange, why: str) -> None:
+        self.skipped.append((path, rng, why))
 
     def result(self, include_renames: bool = True) -> WorkspaceEdit | FeatureError:
         if self.problems:
@@ -288,24 +347,50 @@ class _Plan:
 
     def edit(self, include_renames: bool) -> WorkspaceEdit:
         out: dict[Path, tuple[TextEdit, ...]] = {}
+        root = self.project.root
+        skipped = sorted(
+            {(p, r, why) for p, r, why in self.skipped if inside(root, p)},
+            key=lambda s: (str(s[0]), s[1]),
+        )
+        notices = [
+            f"not renamed: {where(self.project, p, r.start)} ({why})" for p, r, why in skipped
+        ]
+        if len(notices) > MAX_NOT_RENAMED:
+            rest = len(notices) - MAX_NOT_RENAMED
+            notices = [*notices[:MAX_NOT_RENAMED], f"not renamed: {rest} more places"]
+        # each place that is not renamed is shown as an edit that changes nothing, in its own
+        # group (the label says why), unless a real edit covers it
+        for path, rng, why in skipped[:MAX_NOT_RENAMED]:
+            by_range = self.edits.setdefault(path, {})
+            if any(r.start < rng.end and rng.start < r.end for r in by_range):
+                continue
+            note = f"{NOT_RENAMED}:{why}"
+            self.notes[note] = ChangeNote(
+                f"Not renamed: {why}",
+                "mantle-lsp cannot rename these safely: change them by hand",
+                needs_confirmation=True,
+            )
+            by_range[rng] = (_text(self.project, path, rng), note)
         for path, by_range in sorted(self.edits.items(), key=lambda p: str(p[0])):
-            if not inside(self.project.root, path):
+            if not inside(root, path) or not by_range:
                 continue
             ordered = sorted(by_range.items())
             kept: list[TextEdit] = []
             end = -1
-            for rng, text in ordered:
+            for rng, (text, edit_note) in ordered:
                 if rng.start < end:  # overlapping edits: keep the first
                     continue
-                kept.append(TextEdit(rng, text))
+                kept.append(TextEdit(rng, text, edit_note))
                 end = rng.end
             out[path] = tuple(kept)
         renames = tuple(
             (a, b)
             for a, b in self.renames
-            if include_renames and inside(self.project.root, a) and inside(self.project.root, b)
+            if include_renames and inside(root, a) and inside(root, b)
         )
-        return WorkspaceEdit(out, renames)
+        used = {e.note for edits in out.values() for e in edits if e.note is not None}
+        notes = {k: v for k, v in self.notes.items() if k in used}
+        return WorkspaceEdit(out, renames, notes=notes, notices=tuple(notices))
 
 
 def _file_text(project: Project, path: Path) -> str:
@@ -365,11 +450,120 @@ def _plan(plan: _Plan, key: SymbolKey, new: str) -> FeatureError | None:
 
 def _symbol_edits(plan: _Plan, key: SymbolKey, new: str) -> None:
     old = key[-1]
-    for sym in plan.project.index.lookup(key):
+    p = plan.project
+    for sym in p.index.lookup(key):
         if sym.path is not None and sym.range is not None:
             plan.replace(sym.path, sym.range, old, new)
-    for ref in plan.project.index.references_to(key):
-        plan.replace(ref.path, ref.range, old, new)
+    shared = _shared_constants(p) if key[0] == "field" else {}
+    for ref in p.index.references_to(key):
+        if ref.soft:
+            plan.replace(ref.path, ref.range, old, new, _mentions(plan, key))
+        elif ref.via == "constant" and key[0] == "field":
+            site = _constant_site(p, ref)
+            if isinstance(site, str):
+                plan.skip(ref.path, ref.range, site)
+                continue
+            others = shared.get(site, set()) - {key}
+            if others:
+                plan.skip(ref.path, ref.range, _shared_why(p, site, sorted(others)[0]))
+            else:
+                plan.replace(site[0], site[1], old, new)
+        else:
+            plan.replace(ref.path, ref.range, old, new)
+    if key[0] == "field":
+        _unfollowed_keys(plan, key)
+
+
+def _mentions(plan: _Plan, key: SymbolKey) -> str:
+    plan.notes[MENTIONS] = ChangeNote(
+        f"Mentions of `{key[-1]}` in prose",
+        "backticked names in instructions: they may name something else (a tool parameter, "
+        "a word); tick the ones that mean this symbol",
+        needs_confirmation=True,
+    )
+    return MENTIONS
+
+
+# -- memory keys in code that come through constants ---------------------------------------
+
+Site = tuple[Path, TextRange]  # the key's text inside a constant's string literal
+
+
+def _constant_site(project: Project, ref: Reference) -> Site | str:
+    """Where the string a ``via="constant"`` key reference stands for is spelled: the
+    reference itself (a constant of the same module or function), or the literal of the
+    constant it imports from a project module; else why that is not known."""
+    entry = ref.key[-1]
+    if _text(project, ref.path, ref.range) == entry:
+        return (ref.path, ref.range)
+    pf = project.files.get(ref.path)
+    mod = pf.doc if pf is not None else None
+    keys = mod.imported_keys if isinstance(mod, ToolModule) else ()
+    ik = next((k for k in keys if k.range == ref.range), None)
+    if ik is None:
+        return "a memory key the model cannot follow"
+    target = module_for_import(project, ref.path, ik.module, ik.level)
+    if target is None:
+        return f"`{ik.name}` comes from `{ik.module}`, which is not a project module"
+    rng = constant_literals(target.text).get(ik.name)
+    if rng is None:
+        return (
+            f"the constant `{ik.name}` in {relative(project, target.path)} may be rebound, "
+            "or is not a plain string"
+        )
+    value = target.text[rng.start : rng.end]
+    if value != entry and not value.endswith("." + entry):
+        return f"the constant `{ik.name}` holds `{value}`"
+    return (target.path, TextRange(rng.end - len(entry), rng.end))
+
+
+def _shared_constants(project: Project) -> dict[Site, set[SymbolKey]]:
+    """For every constant's literal that some tool code uses as a memory key: the fields it
+    names (one literal may name different fields from different skills' code)."""
+    out: dict[Site, set[SymbolKey]] = {}
+    for ref in project.index.references:
+        if ref.via == "constant" and ref.key[0] == "field" and not ref.soft:
+            site = _constant_site(project, ref)
+            if not isinstance(site, str):
+                out.setdefault(site, set()).add(ref.key)
+    return out
+
+
+def _shared_why(project: Project, site: Site, other: SymbolKey) -> str:
+    return (
+        f"the string at {where(project, site[0], site[1].start)} also names "
+        f"`{qualified_name(other)}`"
+    )
+
+
+_DYNAMIC_WHY = {
+    "get": "a memory key computed at run time",
+    "set": "a memory key computed at run time",
+    "method": "memory used through another method",
+    "escape": "memory passed around as a value",
+}
+
+
+def _unfollowed_keys(plan: _Plan, key: SymbolKey) -> None:
+    """Tool and lib code that may name the field in a way the model cannot follow (a
+    computed key, an import it cannot resolve): listed as not renamed."""
+    p = plan.project
+    ns = key[1]
+    field_ = next((s.obj for s in p.index.lookup(key) if s.obj is not None), None)
+    private = ns != "project" and getattr(field_, "scope", "") == "private"
+    for pf in sorted(p.files.values(), key=lambda f: str(f.path)):
+        mod = pf.doc
+        if pf.kind not in (FileKind.SKILL_TOOLS, FileKind.SHARED_TOOLS, FileKind.HELPER):
+            continue
+        if not isinstance(mod, ToolModule):
+            continue
+        if private and pf.kind is FileKind.SKILL_TOOLS and pf.skill_id != ns:
+            continue  # another skill's tools cannot reach a private field
+        for d in mod.dynamic_keys:
+            plan.skip(pf.path, d.range, _DYNAMIC_WHY.get(d.what, "memory used dynamically"))
+        for ik in mod.imported_keys:
+            if resolve_imported(p, pf.path, ik) is None:
+                plan.skip(pf.path, ik.range, f"a key from `{ik.module}` that cannot be followed")
 
 
 def _skill_edits(plan: _Plan, sid: str, new: str) -> None:
@@ -383,6 +577,20 @@ def _skill_edits(plan: _Plan, sid: str, new: str) -> None:
             start = ref.range.start - len(prefix)
             if start >= 0 and _text(p, ref.path, TextRange(start, ref.range.start)) == prefix:
                 plan.replace(ref.path, TextRange(start, start + len(sid)), sid, new)
+    # `"<sid>.<entry>"` memory keys held in constants imported from another module
+    for ref in p.index.references:
+        if ref.key[0] != "field" or ref.key[1] != sid or ref.via != "constant" or ref.soft:
+            continue
+        if _text(p, ref.path, ref.range) == ref.key[2]:
+            continue  # spelled here: its `namespace` reference is renamed
+        site = _constant_site(p, ref)
+        if isinstance(site, str):
+            plan.skip(ref.path, ref.range, site)
+            continue
+        path, entry_rng = site
+        start = entry_rng.start - len(sid) - 1
+        if start >= 0 and _text(p, path, TextRange(start, entry_rng.start)) == f"{sid}.":
+            plan.replace(path, TextRange(start, start + len(sid)), sid, new)
     # project fields' `writable_by:` lists
     pmf = p.file_of_kind(FileKind.PROJECT_MEMORY)
     pm = p.project_memory

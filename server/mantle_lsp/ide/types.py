@@ -23,17 +23,33 @@ class Location:
 class TextEdit:
     range: TextRange
     new_text: str
+    note: str | None = None  # the id of the edit's ChangeNote in WorkspaceEdit.notes
+
+
+@dataclass(frozen=True)
+class ChangeNote:
+    """What a group of edits is (an LSP change annotation): a label, a longer description,
+    and whether the user must confirm those edits (unticked in VS Code's refactor
+    preview; a client that cannot show annotations does not get them)."""
+
+    label: str
+    description: str = ""
+    needs_confirmation: bool = False
 
 
 @dataclass(frozen=True)
 class WorkspaceEdit:
     """Text edits per file (offsets into that file's current text), then file or folder
     renames, applied in that order; ``new_files`` are files to create with their text
-    (files that do not exist yet, e.g. a skill's first memory.yml)."""
+    (files that do not exist yet, e.g. a skill's first memory.yml). ``notes`` describe
+    the groups of annotated edits; ``notices`` are lines to tell the user (what a rename
+    could not follow)."""
 
     edits: dict[Path, tuple[TextEdit, ...]] = field(default_factory=dict)
     renames: tuple[tuple[Path, Path], ...] = ()
     new_files: dict[Path, str] = field(default_factory=dict)
+    notes: dict[str, ChangeNote] = field(default_factory=dict)
+    notices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -211,14 +211,37 @@ def to_workspace_edit(
     uri_of: Callable[[Path], str],
     version_of: Callable[[Path], int | None],
     document_changes: bool,
+    annotations: bool = False,
 ) -> lsp.WorkspaceEdit:
     """New files first (created, then filled), then text edits, then file/folder renames.
     New files and renames need ``documentChanges``; without it only the text edits can
-    be expressed (the caller checks what the client supports)."""
+    be expressed (the caller checks what the client supports). Edits with a note become
+    annotated edits when the client supports change annotations (``annotations``, with
+    ``documentChanges``); otherwise those that need confirmation are left out (they are
+    never applied unasked) and the others are plain edits."""
+    annotate = annotations and document_changes and bool(edit.notes)
+
+    def kept(edits: tuple[TextEdit, ...]) -> list[TextEdit]:
+        if annotate:
+            return list(edits)
+        return [
+            e
+            for e in edits
+            if e.note is None or not (n := edit.notes.get(e.note)) or not n.needs_confirmation
+        ]
+
+    def convert(e: TextEdit, index: LineIndex) -> lsp.TextEdit | lsp.AnnotatedTextEdit:
+        if annotate and e.note is not None and e.note in edit.notes:
+            return lsp.AnnotatedTextEdit(
+                range=to_range(index, e.range), new_text=e.new_text, annotation_id=e.note
+            )
+        return to_text_edit(e, index)
+
     if not document_changes:
         changes = {
-            uri_of(path): [to_text_edit(e, index_of(path)) for e in edits]
+            uri_of(path): [to_text_edit(e, index_of(path)) for e in kept(edits)]
             for path, edits in edit.edits.items()
+            if kept(edits)
         }
         return lsp.WorkspaceEdit(changes=changes)
     ops: list[Any] = []
@@ -239,17 +262,29 @@ def to_workspace_edit(
             )
         )
     for path, edits in edit.edits.items():
+        if not kept(edits):
+            continue
         ops.append(
             lsp.TextDocumentEdit(
                 text_document=lsp.OptionalVersionedTextDocumentIdentifier(
                     uri=uri_of(path), version=version_of(path)
                 ),
-                edits=[to_text_edit(e, index_of(path)) for e in edits],
+                edits=[convert(e, index_of(path)) for e in kept(edits)],
             )
         )
     for old, new in edit.renames:
         ops.append(lsp.RenameFile(kind="rename", old_uri=uri_of(old), new_uri=uri_of(new)))
-    return lsp.WorkspaceEdit(document_changes=ops)
+    if not annotate:
+        return lsp.WorkspaceEdit(document_changes=ops)
+    notes = {
+        key: lsp.ChangeAnnotation(
+            label=n.label,
+            needs_confirmation=n.needs_confirmation,
+            description=n.description or None,
+        )
+        for key, n in edit.notes.items()
+    }
+    return lsp.WorkspaceEdit(document_changes=ops, change_annotations=notes)
 
 
 # -- kinds ------------------------------------------------------------------------------

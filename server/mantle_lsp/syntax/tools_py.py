@@ -1793,6 +1793,58 @@ def _string_constants(tree: ast.Module) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in seen.items() if v is not None)
 
 
+def constant_literals(text: str) -> dict[str, TextRange]:
+    """The module-level string constants of a module that nothing can rebind, each with the
+    range of its literal's text (inside the quotes): what a rename edits when a memory key
+    arrives through the constant, and what a check may trust. A name is left out when the
+    module binds it anywhere else (in any scope: another assignment, ``for``, ``with``,
+    ``import``, ``def``, ``del``), names it in ``global``/``nonlocal``, or spells the literal
+    other than plainly (escapes, implicit concatenation). Never raises: text that does not
+    parse has none."""
+    base = 1 if text.startswith(BOM) else 0
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text[base:])
+    except Exception:
+        return {}
+    pos = SourcePositions(text, base)
+    bound: dict[str, int] = {}
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names = [node.id]
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names = list(node.names) * 2  # never a constant
+        elif isinstance(node, ast.alias):
+            names = [node.asname or node.name.split(".")[0]]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, ast.arg):
+            names = [node.arg]
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar, ast.ExceptHandler)) and node.name:
+            names = [node.name]
+        for name in names:
+            bound[name] = bound.get(name, 0) + 1
+    out: dict[str, TextRange] = {}
+    for stmt in tree.body:
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign):
+            target, value = stmt.target, stmt.value
+        literal = _plain_str(value)
+        if not isinstance(target, ast.Name) or literal is None or value is None:
+            continue
+        if bound.get(target.id) != 1:
+            continue
+        rng = _content_range(text, pos.range_of(value), literal)
+        if rng.length == len(literal) and text[rng.start : rng.end] == literal:
+            out[target.id] = rng
+    return out
+
+
 def parse_tools_module(text: str) -> tuple[ToolModule, tuple[SyntaxIssue, ...]]:
     """Analyse a tool module's source without importing it. Never raises on any input."""
     base = 1 if text.startswith(BOM) else 0

@@ -5,11 +5,16 @@ validation tools)."""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from ...model.defaults import EXECUTE_ONLY_TOOLS, FRAMEWORK_TOOLS
 from ...model.layout import FileKind as K
 from ...model.project import ParsedFile, Skill
-from ...model.symbols import resolve_code_name
-from ...syntax.tools_py import ToolModule
+from ...model.symbols import module_for_import, resolve_code_name
+from ...syntax.text import TextRange
+from ...syntax.tools_py import ToolModule, constant_literals
+from ..navigation import relative
 from .base import Checker, rule
 
 VALIDATION_PREFIX = "run_after_setting_"
@@ -72,6 +77,7 @@ def check_tool_module(ck: Checker, pf: ParsedFile, mod: ToolModule, sid: str | N
                     f'`memory.get("{call.entry}")` always returns the default: {why_r.text}',
                     data=why_r.data,
                 )
+    check_constant_keys(ck, pf, mod, sid)
     for bp in mod.bypasses:
         ck.emit(
             pf.path,
@@ -99,6 +105,84 @@ def check_tool_module(ck: Checker, pf: ParsedFile, mod: ToolModule, sid: str | N
                 "warning",
             )
     check_lib_imports(ck, pf, mod)
+
+
+# the call of a key that arrived through a constant is on a `<x>.memory` receiver (not a
+# helper's parameter only guessed to be memory)
+_ON_MEMORY = re.compile(r"[A-Za-z_][\w.]*\.memory\s*\.\s*(?:get|set)\s*\(")
+
+
+def check_constant_keys(ck: Checker, pf: ParsedFile, mod: ToolModule, sid: str | None) -> None:
+    """Memory keys held in string constants (of the module, of a function, or imported
+    from a project module) are checked like literal keys, as warnings: the engine does
+    not see them. A constant that could be rebound is never trusted (the parser resolves
+    only single bindings; an imported one must be a constant nothing rebinds)."""
+    text = pf.text
+    seen: set[tuple[str, TextRange]] = set()
+    for call in mod.indirect_calls:
+        if call.via != "constant" or not _ON_MEMORY.match(text, call.call_range.start):
+            continue
+        if (call.method, call.literal_range) in seen:
+            continue
+        seen.add((call.method, call.literal_range))
+        how = f"through a constant (line {call.line})"
+        constant_key(ck, pf, sid, call.method, call.entry, call.literal_range, how, True)
+    for ik in mod.imported_keys:
+        if not _ON_MEMORY.match(text, ik.call_range.start):
+            continue
+        target = module_for_import(ck.p, pf.path, ik.module, ik.level)
+        rng = constant_literals(target.text).get(ik.name) if target is not None else None
+        if target is None or rng is None:
+            continue  # not a project constant, or one that could be rebound: silent
+        value = target.text[rng.start : rng.end]
+        how = f'(`{ik.name}` = "{value}", {relative(ck.p, target.path)})'
+        constant_key(ck, pf, sid, ik.method, value, ik.range, how, False)
+
+
+def constant_key(
+    ck: Checker,
+    pf: ParsedFile,
+    sid: str | None,
+    method: str,
+    entry: str,
+    rng: TextRange,
+    how: str,
+    here: bool,
+) -> None:
+    """Report one key that arrives through a constant; ``here``: the diagnostic's range is
+    the constant's literal (a did-you-mean fix may change it), else the name at the call
+    (only a declaration fix)."""
+    if method == "set":
+        why = ck.unwritable(sid, entry)
+        if why is None:
+            return
+        ck.emit(
+            pf.path,
+            rng,
+            "lsp.tools.undeclared_memory_write",
+            f'`memory.set("{entry}")` {how} {why.text}',
+            "warning",
+            data=why.data if here else _no_guess(why.data),
+        )
+        return
+    key = resolve_code_name(ck.p, sid, entry)
+    why_r = ck.unreadable(sid, key[1], key[2])
+    if why_r is None or (sid is None and ck.sem.bare_resolves(None, key[2])):
+        return
+    ck.emit(
+        pf.path,
+        rng,
+        "lsp.tools.unknown_memory_read",
+        f'`memory.get("{entry}")` {how} always returns the default: {why_r.text}',
+        "warning",
+        data=why_r.data if here else _no_guess(why_r.data),
+    )
+
+
+def _no_guess(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    return {k: v for k, v in data.items() if k not in ("meant", "wrong", "only_reading")}
 
 
 def check_lib_imports(ck: Checker, pf: ParsedFile, mod: ToolModule) -> None:
