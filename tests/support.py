@@ -366,7 +366,8 @@ def render_completions(result: CompletionResult, text: str) -> list[str]:
     item: ``label (kind) detail``, then what accepting it does when that is not just
     inserting the label at the cursor: ``replaces 'typed'`` (the partial word the edit
     replaces), ``+ 'suffix'`` (inserts more than the label) or ``-> 'new text'``, and the
-    flags (snippet, filter text). ``text`` is the file the completion ran on. An
+    flags (snippet, suggests again: accepting it opens the suggestions for what follows,
+    filter text). ``text`` is the file the completion ran on. An
     incomplete list (the editor asks again as the user types) ends with ``(incomplete)``."""
     out = []
     for it in sorted(result.items, key=lambda i: i.sort_text or i.label):
@@ -383,6 +384,8 @@ def render_completions(result: CompletionResult, text: str) -> list[str]:
                 line += f" | + {extra!r}" if extra != new else f" | -> {new!r}"
         if it.snippet:
             line += " | snippet"
+        if it.retrigger:
+            line += " | suggests again"
         if it.filter_text is not None and it.filter_text != it.label:
             line += f" | filter {it.filter_text!r}"
         out.append(line)

@@ -171,12 +171,12 @@ def test_if_session_dot_offers_readable_namespaces_own_skill_first(tmp_path: Pat
     assert r.rendered == snapshot(
         [
             "card_replace (namespace) this skill",
+            "project (namespace) project memory",
             "billing (namespace) skill · 1 public field",
             "default_completed (namespace) bundled skill · 1 public field",
             "default_continue_interrupted (namespace) bundled skill · 2 public fields",
             "default_customer_satisfaction (namespace) bundled skill · 1 public field",
             "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
-            "project (namespace) project memory",
         ]
     )
 
@@ -185,12 +185,12 @@ def test_half_written_if_line_at_end_of_file(tmp_path: Path) -> None:
     assert check_completion(tmp_path, skill_md("Help.\n\nif: session.$0")) == snapshot(
         [
             "card_replace (namespace) this skill",
+            "project (namespace) project memory",
             "billing (namespace) skill · 1 public field",
             "default_completed (namespace) bundled skill · 1 public field",
             "default_continue_interrupted (namespace) bundled skill · 2 public fields",
             "default_customer_satisfaction (namespace) bundled skill · 1 public field",
             "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
-            "project (namespace) project memory",
         ]
     )
 
@@ -200,12 +200,12 @@ def test_partial_namespace_is_replaced(tmp_path: Path) -> None:
     assert r.rendered == snapshot(
         [
             "card_replace (namespace) this skill | replaces 'ca'",
+            "project (namespace) project memory | replaces 'ca'",
             "billing (namespace) skill · 1 public field | replaces 'ca'",
             "default_completed (namespace) bundled skill · 1 public field | replaces 'ca'",
             "default_continue_interrupted (namespace) bundled skill · 2 public fields | replaces 'ca'",
             "default_customer_satisfaction (namespace) bundled skill · 1 public field | replaces 'ca'",
             "default_unsupported_request_handler (namespace) bundled skill · 1 public field | replaces 'ca'",
-            "project (namespace) project memory | replaces 'ca'",
         ]
     )
     assert r.applied_line("card_replace") == snapshot("if: session.card_replace")
@@ -362,11 +362,13 @@ def test_connective_after_a_comparison_replaces_the_typed_word(tmp_path: Path) -
 
 def test_operand_start(tmp_path: Path) -> None:
     assert check_completion(tmp_path, skill_md("Help.\n\nif: $0\nDo it.\n")) == snapshot(
-        ["not (keyword) negation | + ' '", "session. (keyword) memory reference"]
+        ["not (keyword) negation | + ' '", "session. (keyword) memory reference | suggests again"]
     )
     assert check_completion(
         tmp_path, skill_md("Help.\n\nif: session.project.verified and $0\nDo it.\n")
-    ) == snapshot(["not (keyword) negation | + ' '", "session. (keyword) memory reference"])
+    ) == snapshot(
+        ["not (keyword) negation | + ' '", "session. (keyword) memory reference | suggests again"]
+    )
 
 
 def test_no_completion_right_after_a_closed_string(tmp_path: Path) -> None:
@@ -391,12 +393,12 @@ def test_tool_requires_half_written_unclosed_quote(tmp_path: Path) -> None:
     assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
         [
             "card_replace (namespace) this skill | replaces 'ca'",
+            "project (namespace) project memory | replaces 'ca'",
             "billing (namespace) skill · 1 public field | replaces 'ca'",
             "default_completed (namespace) bundled skill · 1 public field | replaces 'ca'",
             "default_continue_interrupted (namespace) bundled skill · 2 public fields | replaces 'ca'",
             "default_customer_satisfaction (namespace) bundled skill · 1 public field | replaces 'ca'",
             "default_unsupported_request_handler (namespace) bundled skill · 1 public field | replaces 'ca'",
-            "project (namespace) project memory | replaces 'ca'",
         ]
     )
 
@@ -485,12 +487,12 @@ def test_branch_if_in_a_block(tmp_path: Path) -> None:
     assert check_completion(tmp_path, skill_md(body)) == snapshot(
         [
             "card_replace (namespace) this skill",
+            "project (namespace) project memory",
             "billing (namespace) skill · 1 public field",
             "default_completed (namespace) bundled skill · 1 public field",
             "default_continue_interrupted (namespace) bundled skill · 2 public fields",
             "default_customer_satisfaction (namespace) bundled skill · 1 public field",
             "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
-            "project (namespace) project memory",
         ]
     )
 
@@ -549,13 +551,13 @@ responses:
 """
     assert check_completion(tmp_path, fixture) == snapshot(
         [
+            "project (namespace) project memory",
             "billing (namespace) skill · 1 public field",
             "card_replace (namespace) skill · 2 public fields",
             "default_completed (namespace) bundled skill · 1 public field",
             "default_continue_interrupted (namespace) bundled skill · 2 public fields",
             "default_customer_satisfaction (namespace) bundled skill · 1 public field",
             "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
-            "project (namespace) project memory",
         ]
     )
     fixture2 = fixture.replace("session.$0", "session.card_replace.$0")
@@ -590,10 +592,10 @@ def test_at_offers_token_kinds(tmp_path: Path) -> None:
     r = run(tmp_path, skill_md("Use @$0 now.\n"))
     assert r.rendered == snapshot(
         [
-            "memory. (keyword) @memory | filter 'memory'",
-            "skill. (keyword) @skill | filter 'skill'",
-            "tool. (keyword) @tool | filter 'tool'",
-            "block. (keyword) @block | filter 'block'",
+            "memory. (keyword) @memory | suggests again | filter 'memory'",
+            "skill. (keyword) @skill | suggests again | filter 'skill'",
+            "tool. (keyword) @tool | suggests again | filter 'tool'",
+            "block. (keyword) @block | suggests again | filter 'block'",
         ]
     )
 
@@ -602,10 +604,10 @@ def test_at_partial_kind_is_replaced(tmp_path: Path) -> None:
     r = run(tmp_path, skill_md("Use @me$0\n"))
     assert r.rendered == snapshot(
         [
-            "memory. (keyword) @memory | replaces 'me' | filter 'memory'",
-            "skill. (keyword) @skill | replaces 'me' | filter 'skill'",
-            "tool. (keyword) @tool | replaces 'me' | filter 'tool'",
-            "block. (keyword) @block | replaces 'me' | filter 'block'",
+            "memory. (keyword) @memory | replaces 'me' | suggests again | filter 'memory'",
+            "skill. (keyword) @skill | replaces 'me' | suggests again | filter 'skill'",
+            "tool. (keyword) @tool | replaces 'me' | suggests again | filter 'tool'",
+            "block. (keyword) @block | replaces 'me' | suggests again | filter 'block'",
         ]
     )
     assert r.applied_line("memory.") == snapshot("Use @memory.")
@@ -619,12 +621,12 @@ def test_at_memory_namespaces_and_entries(tmp_path: Path) -> None:
     assert check_completion(tmp_path, skill_md("Read @memory.$0\n")) == snapshot(
         [
             "card_replace (namespace) this skill",
+            "project (namespace) project memory",
             "billing (namespace) skill · 1 public field",
             "default_completed (namespace) bundled skill · 1 public field",
             "default_continue_interrupted (namespace) bundled skill · 2 public fields",
             "default_customer_satisfaction (namespace) bundled skill · 1 public field",
             "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
-            "project (namespace) project memory",
         ]
     )
     assert check_completion(tmp_path, skill_md("Read @memory.billing.$0\n")) == snapshot(
@@ -725,7 +727,10 @@ def test_step_instructions_offer_memory_and_tool_tokens(tmp_path: Path) -> None:
         "  - id: done\n", "  - id: talk\n    instructions: Use @$0\n  - id: done\n"
     )
     assert check_completion(tmp_path, skill_md(body)) == snapshot(
-        ["memory. (keyword) @memory | filter 'memory'", "tool. (keyword) @tool | filter 'tool'"]
+        [
+            "memory. (keyword) @memory | suggests again | filter 'memory'",
+            "tool. (keyword) @tool | suggests again | filter 'tool'",
+        ]
     )
 
 
@@ -786,9 +791,9 @@ def test_frontmatter_top_level_keys_exclude_present_ones(tmp_path: Path) -> None
     assert r.rendered == snapshot(
         [
             "name (property) | + ': '",
-            "precondition (property) | + ': '",
-            "disabled (property) | + ': '",
-            "always_include_in_prompt (property) | + ': '",
+            "precondition (property) | + ': ' | suggests again",
+            "disabled (property) | + ': ' | suggests again",
+            "always_include_in_prompt (property) | + ': ' | suggests again",
             "complete_when (property) | + ':\\n  '",
             "import_tools (property) | + ':\\n  - '",
             "tool_constraints (property) | + ':\\n  - '",
@@ -810,10 +815,10 @@ def test_frontmatter_partial_key_is_replaced(tmp_path: Path) -> None:
         [
             "name (property) | replaces 'na' | + ': '",
             "description (property) | replaces 'na' | + ': '",
-            "precondition (property) | replaces 'na' | + ': '",
-            "hidden (property) | replaces 'na' | + ': '",
-            "disabled (property) | replaces 'na' | + ': '",
-            "always_include_in_prompt (property) | replaces 'na' | + ': '",
+            "precondition (property) | replaces 'na' | + ': ' | suggests again",
+            "hidden (property) | replaces 'na' | + ': ' | suggests again",
+            "disabled (property) | replaces 'na' | + ': ' | suggests again",
+            "always_include_in_prompt (property) | replaces 'na' | + ': ' | suggests again",
             "complete_when (property) | replaces 'na' | + ':\\n  '",
             "import_tools (property) | replaces 'na' | + ':\\n  - '",
             "tool_constraints (property) | replaces 'na' | + ':\\n  - '",
@@ -843,15 +848,15 @@ def test_tool_constraints_items_and_options(tmp_path: Path) -> None:
         [
             "requires (property) | + ': '",
             "requires_confirmation (property) | + ':\\n        '",
-            "on_failure (property) | + ': '",
+            "on_failure (property) | + ': ' | suggests again",
         ]
     )
     fm = TC + "      requires_confirmation:\n        $0\n"
     assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
         [
-            "enabled (property) | + ': '",
-            "utter_for_confirmation (property) | + ': '",
-            "utter_on_user_denial (property) | + ': '",
+            "enabled (property) | + ': ' | suggests again",
+            "utter_for_confirmation (property) | + ': ' | suggests again",
+            "utter_on_user_denial (property) | + ': ' | suggests again",
         ]
     )
 
@@ -934,7 +939,7 @@ def test_utter_items_are_responses(tmp_path: Path) -> None:
     )
     fm = "description: Replace.\nutter:\n  - utter_card_replaced:\n      $0\n"
     assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
-        ["on (property) | + ': '", "when (property) | + ': '"]
+        ["on (property) | + ': ' | suggests again", "when (property) | + ': '"]
     )
 
 
@@ -993,10 +998,10 @@ def test_step_keys_follow_the_step_kind(tmp_path: Path) -> None:
     body = BLOCK.replace("    collect: reason\n", "    collect: reason\n    $0\n")
     assert check_completion(tmp_path, skill_md(body)) == snapshot(
         [
-            "utterance (property) | + ': '",
+            "utterance (property) | + ': ' | suggests again",
             "description (property) | + ': '",
             "dtmf (property) | + ':\\n      '",
-            "ask_before_filling (property) | + ': '",
+            "ask_before_filling (property) | + ': ' | suggests again",
         ]
     )
 
@@ -1007,23 +1012,23 @@ def test_new_step_offers_id_first(tmp_path: Path) -> None:
     assert r.rendered == snapshot(
         [
             "id (property) | + ': '",
-            "action (property) | + ': '",
-            "ask_before_filling (property) | + ': '",
-            "call (property) | + ': '",
-            "collect (property) | + ': '",
+            "action (property) | + ': ' | suggests again",
+            "ask_before_filling (property) | + ': ' | suggests again",
+            "call (property) | + ': ' | suggests again",
+            "collect (property) | + ': ' | suggests again",
             "complete_when (property) | + ': '",
             "description (property) | + ': '",
             "dtmf (property) | + ':\\n      '",
-            "execute_tool (property) | + ': '",
+            "execute_tool (property) | + ': ' | suggests again",
             "instructions (property) | + ': '",
-            "link (property) | + ': '",
-            "next (property) | + ': '",
-            "noop (property) | + ': '",
-            "optional (property) | + ': '",
+            "link (property) | + ': ' | suggests again",
+            "next (property) | + ': ' | suggests again",
+            "noop (property) | + ': ' | suggests again",
+            "optional (property) | + ': ' | suggests again",
             "parameters (property) | + ':\\n      '",
             "set_memory (property) | + ':\\n      '",
             "utter (property) | + ':\\n      - '",
-            "utterance (property) | + ': '",
+            "utterance (property) | + ': ' | suggests again",
         ]
     )
 
@@ -1032,7 +1037,7 @@ def test_step_keys_in_half_written_block(tmp_path: Path) -> None:
     # the block YAML does not parse (the `- id:` line has a stray quote)
     body = block('steps:\n  - id: "a\n    action: utter_card_replaced\n    ne$0\n')
     assert check_completion(tmp_path, skill_md(body)) == snapshot(
-        ["next (property) | replaces 'ne' | + ': '"]
+        ["next (property) | replaces 'ne' | + ': ' | suggests again"]
     )
 
 
@@ -1043,8 +1048,8 @@ def test_next_offers_step_ids_of_the_block_and_end(tmp_path: Path) -> None:
     assert r.rendered == snapshot(
         [
             "ask (step) step of block main",
-            "lock (step) step of block main",
             "done (step) step of block main",
+            "lock (step) this step (loops)",
             "END (keyword) end of the block",
         ]
     )
@@ -1054,18 +1059,18 @@ def test_then_and_else_offer_step_ids(tmp_path: Path) -> None:
     body = BLOCK.replace("then: lock", "then: lo$0")
     assert check_completion(tmp_path, skill_md(body)) == snapshot(
         [
-            "ask (step) step of block main | replaces 'lo'",
             "lock (step) step of block main | replaces 'lo'",
             "done (step) step of block main | replaces 'lo'",
+            "ask (step) this step (loops) | replaces 'lo'",
             "END (keyword) end of the block | replaces 'lo'",
         ]
     )
     body = BLOCK.replace("- else: done", "- else: $0")
     assert check_completion(tmp_path, skill_md(body)) == snapshot(
         [
-            "ask (step) step of block main",
             "lock (step) step of block main",
             "done (step) step of block main",
+            "ask (step) this step (loops)",
             "END (keyword) end of the block",
         ]
     )
@@ -1076,8 +1081,8 @@ def test_branch_keys(tmp_path: Path) -> None:
     assert check_completion(tmp_path, skill_md(body)) == snapshot(
         [
             "if (property) | + ': '",
-            "then (property) | + ': '",
-            "else (property) | + ': '",
+            "then (property) | + ': ' | suggests again",
+            "else (property) | + ': ' | suggests again",
         ]
     )
 
@@ -1196,8 +1201,8 @@ def test_block_tools_items_and_keys(tmp_path: Path) -> None:
         [
             "requires (property) | + ': '",
             "requires_confirmation (property) | + ':\\n      '",
-            "on_success (property) | + ': '",
-            "on_failure (property) | + ': '",
+            "on_success (property) | + ': ' | suggests again",
+            "on_failure (property) | + ': ' | suggests again",
         ]
     )
 
@@ -1225,10 +1230,10 @@ schema:
     assert r.rendered == snapshot(
         [
             "description (property) | + ': '",
-            "llm_settable (property) | + ': '",
+            "llm_settable (property) | + ': ' | suggests again",
             "enum_values (property) | + ':\\n        - '",
             "initial_value (property) | + ': '",
-            "pii (property) | + ': '",
+            "pii (property) | + ': ' | suggests again",
             "anonymization (property) | + ':\\n        '",
             "privacy_rules (property) | + ':\\n        - '",
         ]
@@ -1245,10 +1250,10 @@ def test_project_memory_attribute_keys(tmp_path: Path) -> None:
             "description (property) | replaces 's' | + ': '",
             "enum_values (property) | replaces 's' | + ':\\n    - '",
             "initial_value (property) | replaces 's' | + ': '",
-            "pii (property) | replaces 's' | + ': '",
+            "pii (property) | replaces 's' | + ': ' | suggests again",
             "anonymization (property) | replaces 's' | + ':\\n    '",
             "privacy_rules (property) | replaces 's' | + ':\\n    - '",
-            "seed (property) | replaces 's' | + ': '",
+            "seed (property) | replaces 's' | + ': ' | suggests again",
         ]
     )
 
@@ -1301,14 +1306,14 @@ responses:
             "session.card_replace.reason (field) categorical | + '}'",
             "session.card_replace.replaced (field) bool | + '}'",
             "session.card_replace.pin_attempts (field) int | + '}'",
+            "session.project.customer_tier (field) categorical | + '}'",
+            "session.project.verified (field) bool | + '}'",
             "session.billing.amount (field) float | + '}'",
             "session.default_completed.wants_to_continue (field) bool | + '}'",
             "session.default_continue_interrupted.wants_to_resume (field) bool | + '}'",
             "session.default_continue_interrupted.interrupted_task_name (field) text | + '}'",
             "session.default_customer_satisfaction.csat_score (field) float | + '}'",
             "session.default_unsupported_request_handler.request_type (field) str | + '}'",
-            "session.project.customer_tier (field) categorical | + '}'",
-            "session.project.verified (field) bool | + '}'",
             "reason (field) categorical | + '}'",
             "replaced (field) bool | + '}'",
             "pin_attempts (field) int | + '}'",
@@ -1329,12 +1334,12 @@ responses:
     assert check_completion(tmp_path, fixture) == snapshot(
         [
             "card_replace (namespace) this skill",
+            "project (namespace) project memory",
             "billing (namespace) skill · 1 public field",
             "default_completed (namespace) bundled skill · 1 public field",
             "default_continue_interrupted (namespace) bundled skill · 2 public fields",
             "default_customer_satisfaction (namespace) bundled skill · 1 public field",
             "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
-            "project (namespace) project memory",
         ]
     )
     fixture = fixture.replace("{session.$0}", "{session.card_replace.re$0}")
@@ -1395,6 +1400,8 @@ Answer billing questions.
 """
     assert check_completion(tmp_path, fixture) == snapshot(
         [
+            "session.project.customer_tier (field) categorical | + '}'",
+            "session.project.verified (field) bool | + '}'",
             "session.billing.amount (field) float | + '}'",
             "session.card_replace.reason (field) categorical | + '}'",
             "session.card_replace.replaced (field) bool | + '}'",
@@ -1403,8 +1410,6 @@ Answer billing questions.
             "session.default_continue_interrupted.interrupted_task_name (field) text | + '}'",
             "session.default_customer_satisfaction.csat_score (field) float | + '}'",
             "session.default_unsupported_request_handler.request_type (field) str | + '}'",
-            "session.project.customer_tier (field) categorical | + '}'",
-            "session.project.verified (field) bool | + '}'",
             "amount (field) float | + '}'",
             "secret (field) text | + '}'",
             "customer_tier (field) categorical | + '}'",
@@ -1625,12 +1630,12 @@ def test_half_written_requires_with_frontmatter_below(tmp_path: Path) -> None:
     assert check_completion(tmp_path, skill_md("Help.\n", fm)) == snapshot(
         [
             "card_replace (namespace) this skill",
+            "project (namespace) project memory",
             "billing (namespace) skill · 1 public field",
             "default_completed (namespace) bundled skill · 1 public field",
             "default_continue_interrupted (namespace) bundled skill · 2 public fields",
             "default_customer_satisfaction (namespace) bundled skill · 1 public field",
             "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
-            "project (namespace) project memory",
         ]
     )
 
@@ -1647,12 +1652,12 @@ responses:
     assert check_completion(tmp_path, fixture) == snapshot(
         [
             "card_replace (namespace) this skill",
+            "project (namespace) project memory",
             "billing (namespace) skill · 1 public field",
             "default_completed (namespace) bundled skill · 1 public field",
             "default_continue_interrupted (namespace) bundled skill · 2 public fields",
             "default_customer_satisfaction (namespace) bundled skill · 1 public field",
             "default_unsupported_request_handler (namespace) bundled skill · 1 public field",
-            "project (namespace) project memory",
         ]
     )
 
@@ -1787,3 +1792,124 @@ Skill number 113.\
     left_out = next(f"k{i:03d}" for i in range(MAX_ITEMS + 20) if f"k{i:03d}" not in labels)
     found = item_at(proj, path, offset, left_out)
     assert found is not None and f"Skill number {int(left_out[1:])}." in found.documentation
+
+
+# -- execute_tool parameters, tools that are modules, step and value order ---------------------
+SEARCH = """\
+//- skills/card_replace/tools/search.py
+from rasa.mantle.tools.decorator import ToolContext, tool
+
+
+@tool(description="Search the help centre.")
+async def search_articles(
+    query: str, source: str, limit: int = 5, context: ToolContext = None
+):
+    return None
+"""
+
+
+def test_parameters_offer_the_tools_parameters_required_first(tmp_path: Path) -> None:
+    body = block(
+        "steps:\n  - id: find\n    execute_tool: search_articles\n    parameters:\n"
+        "      query: session.card_replace.reason\n      $0\n"
+    )
+    r = run(tmp_path, SEARCH + skill_md(body))
+    assert r.rendered == snapshot(
+        ["source (property) str · required | + ': '", "limit (property) int · default 5 | + ': '"]
+    )
+    assert r.item("source").documentation == snapshot("""\
+```python
+search_articles(query: str, source: str, limit: int = 5)
+```
+
+`source` has no default: the step must give it.
+
+Search the help centre.\
+""")
+
+
+def test_parameters_of_a_tool_whose_def_is_unknown_offer_nothing(tmp_path: Path) -> None:
+    tools = "//- skills/card_replace/tools/made.py\nmade = make_tool('made')\n"
+    body = block("steps:\n  - id: find\n    execute_tool: made\n    parameters:\n      $0\n")
+    assert check_completion(tmp_path, tools + skill_md(body)) == snapshot([])
+
+
+def test_an_imported_module_is_not_offered_as_a_tool(tmp_path: Path) -> None:
+    tools = """\
+//- lib/__init__.py
+//- lib/user_location.py
+COUNTRY = "user_country"
+//- skills/card_replace/tools/where.py
+from lib import user_location
+"""
+    labels = run(tmp_path, tools + skill_md("Call @tool.$0\n")).labels
+    assert "user_location" not in labels and "order_card" in labels
+
+
+def test_next_answers_on_a_partial_value(tmp_path: Path) -> None:
+    body = BLOCK.replace("    next: done\n", "    next: do$0\n")
+    assert check_completion(tmp_path, skill_md(body)) == snapshot(
+        [
+            "ask (step) step of block main | replaces 'do'",
+            "done (step) step of block main | replaces 'do'",
+            "lock (step) this step (loops) | replaces 'do'",
+            "END (keyword) end of the block | replaces 'do'",
+        ]
+    )
+
+
+def test_enum_values_follow_the_files_quote_style(tmp_path: Path) -> None:
+    prose = (
+        'Help.\n\nif: session.card_replace.reason == "lost"\nSay sorry.\n\n'
+        "if: session.card_replace.reason == $0\n"
+    )
+    assert check_completion(tmp_path, skill_md(prose)) == snapshot(
+        [
+            '"lost" (value) card_replace.reason',
+            '"stolen" (value) card_replace.reason',
+            '"damaged" (value) card_replace.reason',
+            "None (value) unset",
+        ]
+    )
+    # inside a YAML string quoted with ", values take the other quote whatever the file does
+    body = BLOCK.replace("'lost'\"", "'lost' or session.card_replace.reason == $0\"")
+    body = body.replace("Help.\n", 'if: session.card_replace.reason == "lost"\nSorry.\n' * 2)
+    assert check_completion(tmp_path / "b", skill_md(body)) == snapshot(
+        [
+            "'lost' (value) card_replace.reason",
+            "'stolen' (value) card_replace.reason",
+            "'damaged' (value) card_replace.reason",
+            "None (value) unset",
+        ]
+    )
+
+
+def test_signature_help_names_the_parameter_on_the_cursor_line(tmp_path: Path) -> None:
+    from mantle_lsp.ide.completion import signature_help
+
+    def at(step_yaml: str) -> tuple[str, str, int | None] | None:
+        fx = write_fixture(tmp_path, BASE + SEARCH + skill_md(block(step_yaml)))
+        assert fx.cursor is not None
+        got = signature_help(Project.load(fx.root), fx.root / fx.cursor[0], fx.cursor[1])
+        if got is None:
+            return None
+        active = got.label[slice(*got.params[got.active][:2])] if got.active is not None else ""
+        return got.label, active, got.active
+
+    step = "steps:\n  - id: find\n    execute_tool: search_articles\n    parameters:\n"
+    assert at(step + "      query: x\n      sou$0\n") == (
+        "search_articles(query: str, source: str, limit: int = 5)",
+        "source: str",
+        1,
+    )
+    assert at(step + "      limit: $0\n") == (
+        "search_articles(query: str, source: str, limit: int = 5)",
+        "limit: int = 5",
+        2,
+    )
+    assert at(step.replace("parameters:\n", "parameters:$0\n")) == (
+        "search_articles(query: str, source: str, limit: int = 5)",
+        "",
+        None,
+    )
+    assert at("steps:\n  - id: find\n    execute_tool: order_card$0\n") is None

@@ -74,6 +74,7 @@ async def test_capabilities(s: Session) -> None:
         ".", "@", "{", '"', "'", ":", " "
     }  # fmt: skip
     assert caps.completion_provider.resolve_provider is True
+    assert caps.signature_help_provider is not None
     assert caps.diagnostic_provider is None  # VS Code 1.65 does not pull: we push
     assert caps.workspace is not None and caps.workspace.file_operations is not None
     will = caps.workspace.file_operations.will_rename
@@ -98,6 +99,58 @@ async def test_completion_after_session_dot(s: Session) -> None:
     assert isinstance(item.text_edit, lsp.TextEdit)
     assert item.text_edit.range == lsp.Range(start=pos, end=pos)
     assert item.text_edit.new_text == "roaming_pass"
+
+
+async def test_accepting_a_token_kind_opens_the_suggestions_again(s: Session) -> None:
+    path = skill_md(s, "device_troubleshooting")
+    text = text_of(path) + "\nCall @\n"
+    s.open(path, text)
+    try:
+        pos = position_of(text, "Call @\n", len("Call @"))
+        result = await s.client.text_document_completion_async(
+            lsp.CompletionParams(text_document=s.doc(path), position=pos)
+        )
+        assert isinstance(result, lsp.CompletionList)
+        skill = next(i for i in result.items if i.label == "skill.")
+        assert skill.command is not None
+        assert skill.command.command == "editor.action.triggerSuggest"
+    finally:
+        s.close(path)
+
+
+async def test_signature_help_in_execute_tool_parameters(s: Session) -> None:
+    path = skill_md(s, "device_troubleshooting")
+    text = text_of(path)
+    needle = "      issue_type: session.device_troubleshooting.issue_type"
+    pos = position_of(text, needle, len("      issue_type: "))
+    s.open(path, text)
+    try:
+        got = await s.client.text_document_signature_help_async(
+            lsp.SignatureHelpParams(text_document=s.doc(path), position=pos)
+        )
+        assert got is not None
+        (sig,) = got.signatures
+        assert sig.label == (
+            "run_line_diagnostics(msisdn: str, issue_type: str, deep_scan: bool = False)"
+        )
+        assert sig.parameters is not None
+        spans = [p.label for p in sig.parameters]
+        assert [sig.label[a:b] for a, b in spans] == [  # type: ignore[misc]
+            "msisdn: str",
+            "issue_type: str",
+            "deep_scan: bool = False",
+        ]
+        assert got.active_parameter == 1
+        assert isinstance(sig.documentation, lsp.MarkupContent)
+        assert "network-side diagnostic" in sig.documentation.value
+        # outside a parameters mapping: nothing
+        elsewhere = position_of(text, "  - id: ask_issue", 4)
+        none = await s.client.text_document_signature_help_async(
+            lsp.SignatureHelpParams(text_document=s.doc(path), position=elsewhere)
+        )
+        assert none is None
+    finally:
+        s.close(path)
 
 
 async def test_completion_documentation_comes_from_resolve(s: Session) -> None:

@@ -56,6 +56,7 @@ from ..syntax.skill_md import (
     SkillDoc,
 )
 from ..syntax.text import TextRange
+from ..syntax.tools_py import ToolDef, ToolParam
 from ..syntax.yaml_tree import ITEM_WORD, YamlContext, yaml_context_at
 from .types import SymbolKind, TextEdit
 
@@ -72,6 +73,7 @@ class CompletionItem:
     sort_text: str | None = None
     filter_text: str | None = None
     snippet: bool = False  # edit.new_text is an LSP snippet ($1, ${1:x}, $0)
+    retrigger: bool = False  # accepting it opens the suggestions again (`@skill.`, `type: `)
 
     @property
     def documentation(self) -> str:
@@ -221,8 +223,9 @@ class _Ctx:
         return sk.doc if sk else None
 
 
-# what _Out.add was given: label, kind, detail, doc, new text, sort, filter text, snippet
-_Args: TypeAlias = tuple[str, SymbolKind, str, Doc, str, str | None, str | None, bool]
+# what _Out.add was given: label, kind, detail, doc, new text, sort, filter text, snippet,
+# retrigger
+_Args: TypeAlias = tuple[str, SymbolKind, str, Doc, str, str | None, str | None, bool, bool]
 
 
 class _Out:
@@ -243,14 +246,17 @@ class _Out:
         sort: str | None = None,
         filter_text: str | None = None,
         snippet: bool = False,
+        retrigger: bool = False,
     ) -> None:
         new_text = label if text is None else text
-        self.args.append((label, kind, detail, doc, new_text, sort, filter_text, snippet))
+        self.args.append(
+            (label, kind, detail, doc, new_text, sort, filter_text, snippet, retrigger)
+        )
 
     def _item(self, a: _Args) -> CompletionItem:
-        label, kind, detail, doc, new_text, sort, filter_text, snippet = a
+        label, kind, detail, doc, new_text, sort, filter_text, snippet, retrigger = a
         edit = TextEdit(self.rng, new_text)
-        return CompletionItem(label, kind, detail, doc, edit, sort, filter_text, snippet)
+        return CompletionItem(label, kind, detail, doc, edit, sort, filter_text, snippet, retrigger)
 
     @property
     def items(self) -> list[CompletionItem]:
@@ -435,8 +441,8 @@ _NS_CACHE: weakref.WeakKeyDictionary[Project, _NsCache] = weakref.WeakKeyDiction
 
 def _namespaces(project: Project, sid: str | None) -> list[_Ns]:
     """The namespaces readable from ``sid``, in sort order: the skill itself first, then
-    the skills with public fields (the project's, then the bundled ones), then
-    ``project``."""
+    ``project``, then the skills with public fields (the project's, then the bundled
+    ones)."""
     shared = _shared_namespaces(project)
     if not sid:
         return shared
@@ -445,8 +451,8 @@ def _namespaces(project: Project, sid: str | None) -> list[_Ns]:
 
 
 def _shared_namespaces(project: Project) -> list[_Ns]:
-    """Every skill with public fields (the project's, then the bundled ones) and
-    ``project``, in sort order. Kept per project while the set of skills and every
+    """``project`` and every skill with public fields (the project's, then the bundled
+    ones), in sort order. Kept per project while the set of skills and every
     memory.yml stay the same parse (a 1,000-skill project lists 1,000 on each keystroke)."""
     return _ns_cache(project).shared
 
@@ -463,10 +469,10 @@ def _ns_cache(project: Project) -> _NsCache:
         detail = _public_summary(project, other)
         if detail is None:
             continue
-        rank = "2" if project.skill(other) is None else "1"  # project skills first
+        rank = "3" if project.skill(other) is None else "2"  # project skills first
         out.append(_Ns(other, detail, f"{rank}{i:04d}", other.lower()))
-    if _project_fields(project):
-        out.append(_Ns("project", "project memory", "3", "project"))
+    if _project_fields(project):  # before the other skills and the bundled defaults
+        out.append(_Ns("project", "project memory", "1", "project"))
     out.sort(key=lambda n: n.sort)
     cached = _NS_CACHE[project] = _NsCache(key, out)
     return cached
@@ -644,12 +650,23 @@ def _condition(
     spaced = end == 0 or before[end - 1 : end].isspace() or before[end - 1 : end] == "("
     last = toks[-1] if toks else None
     o = _Out(c.back(len(partial)))
-    value_q = '"' if yaml_quote == "'" else "'"
+    if yaml_quote == "'":
+        value_q = '"'
+    elif yaml_quote == '"':
+        value_q = "'"
+    else:  # free to choose: the file's own style
+        value_q = _file_quote(c.text)
     if partial[:1] in ("'", '"'):
         value_q = partial[0]
 
     def operand_start() -> None:
-        o.add("session.", "keyword", "memory reference", "`session.<skill_id|project>.<entry>`")
+        o.add(
+            "session.",
+            "keyword",
+            "memory reference",
+            "`session.<skill_id|project>.<entry>`",
+            retrigger=True,
+        )
         o.add("not", "keyword", "negation", text="not ")
 
     if last is None or last[0] == "lpar" or (last[0] == "name" and last[1] in ("and", "or", "not")):
@@ -680,6 +697,7 @@ def _condition(
                 "memory reference",
                 "`session.<skill_id|project>.<entry>`",
                 text=prefix_space + "session.",
+                retrigger=True,
             )
         return o.best(c)
     # after a complete operand: comparison operators and connectives
@@ -688,6 +706,21 @@ def _condition(
     for i, op in enumerate((*_COMPARISONS, "and", "or")):
         o.add(op, "keyword", _OPERATOR_DOCS[op], text=op + " ", sort=f"{i:02d}")
     return o.best(c)
+
+
+_COMPARED_RE = re.compile(r"""(?:==|!=)[ \t]*(['"])""")
+
+
+def _file_quote(text: str) -> str:
+    """The quote the file writes compared strings with (``== "x"`` or ``== 'x'``): the
+    more frequent one, ``'`` when neither is used."""
+    single = double = 0
+    for m in _COMPARED_RE.finditer(text):
+        if m.group(1) == "'":
+            single += 1
+        else:
+            double += 1
+    return '"' if double > single else "'"
 
 
 def _values(o: _Out, f: _Field | None, q: str, prefix: str, strings_only: bool) -> None:
@@ -783,8 +816,46 @@ def _keys(
             new = f"{k}:\n{pad}- "
         else:
             new = f"{k}: "
-        o.add(k, "property", "", (docs or {}).get(k, ""), new, f"{i:03d}")
+        again = k in _VALUE_KEYS and new.endswith(": ")
+        o.add(k, "property", "", (docs or {}).get(k, ""), new, f"{i:03d}", retrigger=again)
     return o.best(c)
+
+
+# keys whose values completion offers: accepting one opens the suggestions for the value
+_VALUE_KEYS = frozenset(
+    {
+        "type",
+        "next",
+        "then",
+        "else",
+        "execute_tool",
+        "call",
+        "link",
+        "action",
+        "utter",
+        "utterance",
+        "collect",
+        "precondition",
+        "on_success",
+        "on_failure",
+        "utter_for_confirmation",
+        "utter_on_user_denial",
+        "hidden",
+        "disabled",
+        "always_include_in_prompt",
+        "enabled",
+        "is_default",
+        "engine_managed",
+        "optional",
+        "ask_before_filling",
+        "noop",
+        "allow_audio_input",
+        "llm_settable",
+        "pii",
+        "seed",
+        "on",
+    }
+)
 
 
 def _bools(c: _Ctx, y: YamlContext) -> list[CompletionItem]:
@@ -894,16 +965,17 @@ def _tools_of(c: _Ctx, which: Literal["visible", "attachable", "execute"]) -> li
     imports), ``execute`` (what an ``execute_tool`` step may run)."""
     p = c.project
     sk = c.skill
+    sem = Semantics(p)
     out: dict[str, _Tool] = {}
     if sk is not None:
         for pf, mod in sk.tool_modules():
-            for t in mod.tools:
+            for t in sem.tools_in(pf, mod):
                 out.setdefault(
                     t.name, _Tool(t.name, f"tool of {sk.id}", _tool_doc(p, t.description, pf.path))
                 )
     shared: dict[str, _Tool] = {}
     for pf, mod in p.shared_tool_files():
-        for t in mod.tools:
+        for t in sem.tools_in(pf, mod):
             shared.setdefault(
                 t.name, _Tool(t.name, "shared tool", _tool_doc(p, t.description, pf.path))
             )
@@ -915,7 +987,7 @@ def _tools_of(c: _Ctx, which: Literal["visible", "attachable", "execute"]) -> li
     if which == "attachable":
         visible = set(shared)
     elif sk is not None:
-        visible = Semantics(p).visible_tools(sk, doc)
+        visible = sem.visible_tools(sk, doc)
     else:
         visible = set()
     for name, tool in shared.items():
@@ -1111,7 +1183,15 @@ def _at_items(c: _Ctx, where: Literal["prose", "instructions"]) -> list[Completi
     if len(parts) == 1:
         kinds = list(_AT_KINDS) if where == "prose" else ["memory", "tool"]
         for i, k in enumerate(kinds):
-            o.add(f"{k}.", "keyword", f"@{k}", _AT_KINDS[k], sort=str(i), filter_text=k)
+            o.add(
+                f"{k}.",
+                "keyword",
+                f"@{k}",
+                _AT_KINDS[k],
+                sort=str(i),
+                filter_text=k,
+                retrigger=True,
+            )
         return o.best(c)
     kind = parts[0]
     if kind == "memory":
@@ -1218,8 +1298,9 @@ def _frontmatter_value(c: _Ctx, y: YamlContext) -> list[CompletionItem]:
 def _import_items(c: _Ctx, y: YamlContext) -> list[CompletionItem]:
     o = _Out(c.back(len(y.line.value)))
     p = c.project
+    sem = Semantics(p)
     for pf, mod in p.shared_tool_files():
-        for t in mod.tools:
+        for t in sem.tools_in(pf, mod):
             o.add(t.name, "tool", "shared tool", _tool_doc(p, t.description, pf.path))
     integ = p.integrations
     if integ is not None:
@@ -1303,11 +1384,13 @@ def _block(
     if in_step and (y.scalar_key == "instructions" or path[2:] == ("instructions",)):
         return _at_items(c, "instructions") or []
     if y.at_key:
-        return _block_keys(c, y, in_step)
+        return _block_keys(c, y, in_step, region)
     return _block_value(c, y, region, regions, in_step)
 
 
-def _block_keys(c: _Ctx, y: YamlContext, in_step: bool) -> list[CompletionItem]:
+def _block_keys(
+    c: _Ctx, y: YamlContext, in_step: bool, region: _Region | None = None
+) -> list[CompletionItem]:
     p = c.project
     path = y.path
     if not path and not y.dashes:
@@ -1331,6 +1414,8 @@ def _block_keys(c: _Ctx, y: YamlContext, in_step: bool) -> list[CompletionItem]:
         return o.best(c)
     if in_step and path[2:] == ("dtmf",):
         return _keys(c, y, ("length", "finish_on_key", "allow_audio_input"))
+    if in_step and path[2:] == ("parameters",) and region is not None:
+        return _parameter_names(c, y, region)
     if path == ("tools", "-") and y.dashes:
         o = _Out(c.back(len(y.line.value)))
         _add_tools(o, _tools_of(c, "attachable"))
@@ -1340,6 +1425,71 @@ def _block_keys(c: _Ctx, y: YamlContext, in_step: bool) -> list[CompletionItem]:
     if y.under("tools", "-", "requires_confirmation"):
         return _keys(c, y, CONFIRMATION_KEYS)
     return []
+
+
+def _parameter_names(c: _Ctx, y: YamlContext, region: _Region) -> list[CompletionItem]:
+    """The parameters of the step's tool not given yet, required ones first (from the
+    tool's ``def``; none for MCP, framework, factory-made or imported tools)."""
+    tool = _step_tool(c, region)
+    if tool is None:
+        return []
+    word = y.line.value
+    o = _Out(c.back(len(word)))
+    rest = c.line_after.strip()
+    order = sorted(tool.signature, key=lambda p: not p.required)
+    for i, prm in enumerate(order):
+        if prm.positional_only or (prm.name in y.siblings and prm.name != word):
+            continue
+        o.add(
+            prm.name,
+            "property",
+            _param_detail(prm),
+            functools.partial(_signature_doc, c.project, tool, prm.name),
+            prm.name if rest else f"{prm.name}: ",
+            f"{i:03d}",
+        )
+    return o.best(c)
+
+
+def _step_tool(c: _Ctx, region: _Region) -> ToolDef | None:
+    """The definition of the tool the cursor's ``execute_tool`` step runs, when known."""
+    sk = c.skill
+    found = _current_step(c, region)
+    if sk is None or found is None:
+        return None
+    m = _EXECUTE_RE.search(found[0])
+    if m is None:
+        return None
+    return Semantics(c.project).tool_signature(sk, c.skill_doc, m.group(1))
+
+
+def _param_detail(prm: ToolParam) -> str:
+    parts = [prm.annotation] if prm.annotation else []
+    parts.append("required" if prm.required else f"default {prm.default}")
+    return " · ".join(parts)
+
+
+def tool_signature_label(t: ToolDef) -> str:
+    """``name(a: str, b: int = 3)``: how a tool's parameters read (``context`` aside)."""
+    return f"{t.name}({', '.join(_param_text(p) for p in t.signature)})"
+
+
+def _param_text(prm: ToolParam) -> str:
+    out = prm.name + (f": {prm.annotation}" if prm.annotation else "")
+    if prm.default is not None:
+        out += f" = {prm.default}" if prm.annotation else f"={prm.default}"
+    return out
+
+
+def _signature_doc(project: Project, t: ToolDef, name: str | None = None) -> str:
+    out = [f"```python\n{tool_signature_label(t)}\n```"]
+    if name is not None:
+        prm = next((p for p in t.signature if p.name == name), None)
+        if prm is not None and prm.required:
+            out.append(f"`{name}` has no default: the step must give it.")
+    if t.description:
+        out.append(t.description.strip())
+    return "\n\n".join(out)
 
 
 def _block_value(
@@ -1363,8 +1513,12 @@ def _block_value(
         return []
     if key in ("next", "then", "else") and in_step:
         ids = _step_ids(c.text, region)
+        here = _current_step_id(c, region)
         for i, sid_ in enumerate(ids):
-            o.add(sid_, "step", f"step of block {region.block_id}", sort=f"{i:04d}")
+            if sid_ == here:  # a step that goes to itself loops: offered, but last
+                o.add(sid_, "step", "this step (loops)", sort="9998")
+            else:
+                o.add(sid_, "step", f"step of block {region.block_id}", sort=f"{i:04d}")
         o.add("END", "keyword", "end of the block", "Finish the block.", sort="9999")
     elif key in ("call", "link") and in_step:
         _add_skills(o, p, exclude=sid)
@@ -1388,6 +1542,44 @@ def _block_value(
 
 
 _STEP_ID_RE = re.compile(r"^[ \t]*(?:-[ \t]+)*id[ \t]*:[ \t]*[\"']?([\w-]+)", re.M)
+_ITEM_RE = re.compile(r"^([ \t]*)-[ \t]", re.M)
+
+
+_EXECUTE_RE = re.compile(r"^[ \t]*(?:-[ \t]+)?execute_tool[ \t]*:[ \t]*[\"']?([\w-]+)", re.M)
+
+
+def _current_step(c: _Ctx, region: _Region) -> tuple[str, int] | None:
+    """The text of the step the cursor is in and the column of its ``- ``, read from the
+    raw lines (the block may not parse while it is written): the step item is the last
+    ``- `` line before the cursor at the indentation of the block's ``steps`` items."""
+    body = c.text[region.start : region.end]
+    cut = c.offset - region.start
+    items = list(_ITEM_RE.finditer(body))
+    if not items:
+        return None
+    col = min(len(m.group(1)) for m in items)  # the steps list is the outermost list
+    starts = [m.start() for m in items if len(m.group(1)) == col]
+    before = [s_ for s_ in starts if s_ <= cut]
+    if not before:
+        return None
+    start = before[-1]
+    after = [s_ for s_ in starts if s_ > start]
+    return body[start : after[0] if after else len(body)], col
+
+
+def _current_step_id(c: _Ctx, region: _Region) -> str | None:
+    """The id of the step the cursor is in (see :func:`_current_step`)."""
+    found = _current_step(c, region)
+    if found is None:
+        return None
+    step, col = found
+    m = _STEP_ID_RE.search(step)
+    if m is None:
+        return None
+    # the id of this step, not of a nested item: on the item line or at the item's keys
+    line_start = step.rfind("\n", 0, m.start(1)) + 1
+    indent = len(step[line_start:]) - len(step[line_start:].lstrip(" \t-"))
+    return m.group(1) if indent <= col + 2 else None
 
 
 def _step_ids(text: str, region: _Region) -> list[str]:
@@ -1663,3 +1855,58 @@ def _tools_py(c: _Ctx) -> list[CompletionItem]:
         for f in fields:
             add(f"{other}.{f.name}", f)
     return o.best(c)
+
+
+# ---------------------------------------------------------------------------------------
+# Signature help: the parameters of an execute_tool step's tool
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SignatureHelp:
+    """A tool's signature while its ``parameters`` are written: ``label`` reads
+    ``name(a: str, b: int = 3)``; ``params`` are the ranges of each parameter in the label
+    (start, end) with its documentation; ``active`` is the one the cursor's line names."""
+
+    label: str
+    doc: str
+    params: tuple[tuple[int, int, str], ...]
+    active: int | None
+
+
+def signature_help(project: Project, path: Path, offset: int) -> SignatureHelp | None:
+    """The signature of the tool an ``execute_tool`` step runs, when the cursor is in that
+    step's ``parameters`` (or on the key): None elsewhere, and for tools whose ``def`` is
+    not known (MCP, framework, factory-made or imported tools)."""
+    pf = project.files.get(path)
+    if pf is None or not pf.source.analyzable or pf.kind is not FileKind.SKILL_MD:
+        return None
+    offset = min(max(offset, 0), len(pf.text))
+    c = _Ctx.make(project, pf, offset)
+    region = _region_at(_outline(c.text), offset)
+    if region is None or region.kind != "block":
+        return None
+    y = yaml_context_at(c.text, offset, region.start, region.end)
+    path_ = y.path
+    inside = len(path_) >= 3 and path_[:3] == ("steps", "-", "parameters")
+    on_key = path_ == ("steps", "-") and y.line.key == "parameters"
+    if not (inside or on_key):
+        return None
+    tool = _step_tool(c, region)
+    if tool is None:
+        return None
+    label = tool_signature_label(tool)
+    params = []
+    at = len(tool.name) + 1
+    active = None
+    here = y.line.key if inside and len(path_) == 3 else None
+    partial = y.line.value if inside and here is None and y.at_key else ""
+    for i, prm in enumerate(tool.signature):
+        text = _param_text(prm)
+        doc = _param_detail(prm)
+        params.append((at, at + len(text), doc))
+        at += len(text) + 2
+        if prm.name == here or (active is None and partial and prm.name.startswith(partial)):
+            active = i
+    doc = tool.description.strip() if tool.description else ""
+    return SignatureHelp(label, doc, tuple(params), active)

@@ -34,6 +34,8 @@ from .server import MantleServer
 
 TRIGGER_CHARACTERS = [".", "@", "{", '"', "'", ":", " "]
 SHOW_REFERENCES = "editor.action.showReferences"
+# accepting `@skill.`, `session.` or `type: ` opens the suggestions for what follows
+RETRIGGER = lsp.Command(title="Suggest", command="editor.action.triggerSuggest")
 REFERENCES_WITH_KINDS = "mantle/references"  # a request of ours (docs/lsp.md)
 SKILL_FOLDERS = lsp.FileOperationRegistrationOptions(
     filters=[
@@ -148,6 +150,40 @@ def register(server: MantleServer) -> None:
         if markdown:
             item.documentation = lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=markdown)
         return item
+
+    # -- signature help ---------------------------------------------------------------
+    @server.request(
+        lsp.TEXT_DOCUMENT_SIGNATURE_HELP,
+        lsp.SignatureHelpOptions(trigger_characters=[":", " "], retrigger_characters=[":"]),
+    )
+    def signature_help(params: lsp.SignatureHelpParams) -> lsp.SignatureHelp | None:
+        """The parameters of an ``execute_tool`` step's tool, in its ``parameters``."""
+        doc = server.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        offset = convert.to_offset(doc.index, params.position)
+        found = ide_completion.signature_help(doc.project, doc.path, offset)
+        if found is None:
+            return None
+        sig = lsp.SignatureInformation(
+            label=found.label,
+            documentation=(
+                lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=found.doc)
+                if found.doc
+                else None
+            ),
+            parameters=[
+                lsp.ParameterInformation(
+                    label=(_utf16(found.label, start), _utf16(found.label, end)),
+                    documentation=pdoc or None,
+                )
+                for start, end, pdoc in found.params
+            ],
+            active_parameter=found.active,
+        )
+        return lsp.SignatureHelp(
+            signatures=[sig], active_signature=0, active_parameter=found.active
+        )
 
     # -- hover --------------------------------------------------------------------------
     @server.request(lsp.TEXT_DOCUMENT_HOVER)
@@ -542,6 +578,11 @@ def completion_list(
     )
 
 
+def _utf16(text: str, offset: int) -> int:
+    """A code-point offset into ``text`` in UTF-16 code units (LSP label offsets)."""
+    return len(text[:offset].encode("utf-16-le")) // 2
+
+
 def completion_item(
     it: ide_completion.CompletionItem,
     index: LineIndex,
@@ -592,6 +633,7 @@ def completion_item(
         text_edit_text=edit_text,
         insert_text_format=fmt,
         data=data,
+        command=RETRIGGER if it.retrigger else None,
     )
 
 
