@@ -1405,6 +1405,169 @@ schema:
 
 
 # ---------------------------------------------------------------------------------------
+# execute_tool parameters
+
+SEARCH_TOOLS = """\
+//- skills/search/tools.py
+from rasa.mantle.tools.decorator import ToolContext, tool
+
+
+@tool(description="Search the help centre.")
+async def search_articles(
+    source: str, topic: str, limit: int = 5, context: ToolContext = None
+):
+    return None
+//- skills/search/memory.yml
+schema:
+  private:
+    topic:
+      type: text
+"""
+
+
+def test_unknown_parameter_is_renamed_to_the_one_meant(tmp_path: Path) -> None:
+    action = check_code_action(
+        tmp_path,
+        SEARCH_TOOLS
+        + """\
+//- skills/search/skill.md
+---
+description: Search the help centre.
+---
+:::ordered_block id=main
+steps:
+  - id: search
+    execute_tool: search_articles
+    parameters:
+      sau$0ce: faq
+      topic: session.search.topic
+:::
+""",
+        "Change to `source`",
+        """\
+//- skills/search/skill.md
+---
+description: Search the help centre.
+---
+:::ordered_block id=main
+steps:
+  - id: search
+    execute_tool: search_articles
+    parameters:
+      source: faq
+      topic: session.search.topic
+:::
+""",
+    )
+    assert action.preferred and not action.safe
+
+
+def test_missing_parameters_are_added_under_parameters(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        SEARCH_TOOLS
+        + """\
+//- skills/search/skill.md
+---
+description: Search the help centre.
+---
+:::ordered_block id=main
+steps:
+  - id: search
+    execute_tool: search_articles
+    param$0eters:
+      limit: 3   # enough
+    next: END
+:::
+""",
+        "Add `source`, `topic` under `parameters`",
+        """\
+//- skills/search/skill.md
+---
+description: Search the help centre.
+---
+:::ordered_block id=main
+steps:
+  - id: search
+    execute_tool: search_articles
+    parameters:
+      limit: 3   # enough
+      source: TODO
+      topic: session.search.topic
+    next: END
+:::
+""",
+    )
+
+
+def test_missing_parameters_without_a_parameters_key(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        SEARCH_TOOLS
+        + """\
+//- skills/search/skill.md
+---
+description: Search the help centre.
+---
+:::ordered_block id=main
+steps:
+    -   id: search
+        execute_tool: search_art$0icles
+        next: END
+:::
+""",
+        "Add `source`, `topic` under `parameters`",
+        """\
+//- skills/search/skill.md
+---
+description: Search the help centre.
+---
+:::ordered_block id=main
+steps:
+    -   id: search
+        execute_tool: search_articles
+        parameters:
+          source: TODO
+          topic: session.search.topic
+        next: END
+:::
+""",
+    )
+
+
+def test_missing_parameter_in_a_flow_mapping(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        SEARCH_TOOLS
+        + """\
+//- skills/search/skill.md
+---
+description: Search the help centre.
+---
+:::ordered_block id=main
+steps:
+  - id: search
+    execute_tool: search_articles
+    param$0eters: {source: faq}
+:::
+""",
+        "Add `topic` under `parameters`",
+        """\
+//- skills/search/skill.md
+---
+description: Search the help centre.
+---
+:::ordered_block id=main
+steps:
+  - id: search
+    execute_tool: search_articles
+    parameters: {source: faq, topic: session.search.topic}
+:::
+""",
+    )
+
+
+# ---------------------------------------------------------------------------------------
 # Ignore this here: an inline suppression
 
 

@@ -96,6 +96,8 @@ C_ENUM_VALUE = "lsp.condition.enum_value"
 C_TYPE_MISMATCH = "lsp.condition.type_mismatch"
 C_BARE_MENTION = "skill.prose.bare_skill_mention"
 C_UNKNOWN_FM_KEY = "skill.markdown.unknown_frontmatter_key"
+C_UNKNOWN_PARAM = "lsp.tools.unknown_parameter"
+C_MISSING_PARAM = "lsp.tools.missing_parameter"
 
 # Files where `# mantle-lsp: ignore[…]` works (skill.md: its frontmatter and block bodies)
 _SUPPRESSIBLE = frozenset(
@@ -435,6 +437,12 @@ class _Fixer:
         if code == C_UNKNOWN_FM_KEY:
             yield from self.constraints_to_prose(d)
         data = d.data or {}
+        if code == C_UNKNOWN_PARAM:
+            yield from self.rename_parameter(d)
+            return
+        if code == C_MISSING_PARAM:
+            yield from self.add_parameters(d)
+            return
         if code == C_ENUM_VALUE:
             yield from self.enum_value(d)
         elif code == C_TYPE_MISMATCH:
@@ -613,6 +621,84 @@ class _Fixer:
         if new is not None:
             edit = _ws_edit(self.path, TextEdit(d.range, new))
             yield self.action(f"Change to `{new}`", d, edit, preferred=True)
+
+    # -- execute_tool parameters -------------------------------------------------------------
+    def rename_parameter(self, d: Diagnostic) -> Iterator[CodeAction]:
+        """`sauce:` → `source:` (data: the tool, the parameter written, the one meant)."""
+        data = d.data or {}
+        param, meant = data.get("param"), data.get("meant")
+        if not isinstance(param, str) or not isinstance(meant, str) or param == meant:
+            return
+        written = self.text[d.range.start : d.range.end]
+        if written == param:
+            target = d.range
+        elif written[:1] in ("'", '"') and written[1:-1] == param:
+            target = TextRange(d.range.start + 1, d.range.end - 1)
+        else:
+            return  # an escape inside the key: leave it to the author
+        edit = _ws_edit(self.path, TextEdit(target, meant))
+        yield self.action(f"Change to `{meant}`", d, edit, preferred=True)
+
+    def add_parameters(self, d: Diagnostic) -> Iterator[CodeAction]:
+        """Give each missing parameter under `parameters:`: the field of that name when
+        this skill (or the project) has one, else a `TODO` the author replaces."""
+        missing = (d.data or {}).get("missing")
+        doc = self.pf.doc
+        if not isinstance(missing, list) or not missing or not isinstance(doc, SkillDoc):
+            return
+        if not all(isinstance(m, str) and _PLAIN_SAFE.match(m) for m in missing):
+            return
+        text = self.text
+        step = None
+        for _, st in doc.steps():
+            node = st.node
+            if not isinstance(node, YMap) or _is_flow(text, node):
+                continue
+            if any(k.range == d.range or (k.value == "execute_tool" and v.range == d.range)
+                   for k, v in node.pairs()):  # fmt: skip
+                step = node
+                break
+        if step is None:
+            return
+        sid = self.pf.skill_id
+        sk = self.p.skill(sid) if sid else None
+        lines: list[tuple[str, str]] = []
+        for m in missing:
+            if sk is not None and sk.field(m) is not None:
+                lines.append((m, f"session.{sid}.{m}"))
+            elif self.p.project_field(m) is not None:
+                lines.append((m, f"session.project.{m}"))
+            else:
+                lines.append((m, "TODO"))
+        params_key = step.key_node("parameters")
+        params = step.get("parameters")
+        edit: TextEdit | None = None
+        if params_key is None:
+            tool_key = step.key_node("execute_tool")
+            if tool_key is None:
+                return
+            col = _column(text, tool_key.range.start)
+            body = [f"{' ' * col}parameters:", *(f"{' ' * (col + 2)}{k}: {v}" for k, v in lines)]
+            edit = _insert_lines(text, _content_end(text, step.get("execute_tool")), body)
+        elif isinstance(params, YScalar) and params.is_null:
+            col = _column(text, params_key.range.start) + 2
+            body = [f"{' ' * col}{k}: {v}" for k, v in lines]
+            edit = _insert_lines(text, params_key.range.end, body)
+        elif isinstance(params, YMap) and params.items:
+            if _is_flow(text, params):
+                close = params.range.end - 1
+                if text[close] != "}":
+                    return
+                added = "".join(f", {k}: {v}" for k, v in lines)
+                edit = TextEdit(TextRange(close, close), added)
+            else:
+                col = _column(text, params.items[0][0].range.start)
+                body = [f"{' ' * col}{k}: {v}" for k, v in lines]
+                edit = _insert_lines(text, _content_end(text, params), body)
+        if edit is None or _inside_line_comment(text, edit.range.start):
+            return
+        names = ", ".join(f"`{m}`" for m in missing)
+        yield self.action(f"Add {names} under `parameters`", d, _ws_edit(self.path, edit))
 
     # -- frontmatter `constraints:` (3.20) -----------------------------------------------
     def constraints_to_prose(self, d: Diagnostic) -> Iterator[CodeAction]:
@@ -880,6 +966,13 @@ class _Fixer:
         # nothing, `enum_values:` does: a change of behaviour
         safe = new == "ask_before_filling"
         yield self.action(f"Rename `{written}` to `{new}`", d, edit, preferred=True, safe=safe)
+
+
+def _inside_line_comment(text: str, offset: int) -> bool:
+    """Whether ``offset`` falls after a `#` comment start on its line (an insertion
+    there would be commented out)."""
+    before = text[_line_start(text, offset) : offset]
+    return bool(re.search(r"(?:^|\s)#", before))
 
 
 def _constraint_texts(v: YNode | None) -> list[str] | None:
