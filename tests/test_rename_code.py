@@ -66,6 +66,15 @@ def test_a_field_rename_edits_the_constant_a_tool_imports(tmp_path: Path) -> Non
     assert edit.notices == () and edit.notes == {}
 
 
+def test_an_imported_constant_named_like_the_key_keeps_its_name(tmp_path: Path) -> None:
+    """`from lib.keys import user_country`: the string in lib/keys.py is renamed, never the
+    Python name at the call (that would break the import)."""
+    fixture = USER_LOCATION.replace(
+        'MEMORY_COUNTRY = "«r:user_country»"', 'user_country = "«r:user_country»"'
+    ).replace("MEMORY_COUNTRY", "user_country")
+    check_rename(tmp_path, fixture, "home_country")
+
+
 def test_a_constant_of_the_tool_module_and_a_qualified_key_are_renamed(tmp_path: Path) -> None:
     fixture = (
         """\

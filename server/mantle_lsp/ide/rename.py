@@ -17,6 +17,7 @@ resolves to, touches something bundled with the engine, or changes nothing.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
 from dataclasses import dataclass, field
@@ -494,18 +495,18 @@ def _constant_site(project: Project, ref: Reference) -> Site | str:
     reference itself (a constant of the same module or function), or the literal of the
     constant it imports from a project module; else why that is not known."""
     entry = ref.key[-1]
-    if _text(project, ref.path, ref.range) == entry:
-        return (ref.path, ref.range)
     pf = project.files.get(ref.path)
     mod = pf.doc if pf is not None else None
     keys = mod.imported_keys if isinstance(mod, ToolModule) else ()
     ik = next((k for k in keys if k.range == ref.range), None)
-    if ik is None:
+    if ik is None:  # a constant of this module or function: the reference is its string
+        if _text(project, ref.path, ref.range) == entry:
+            return (ref.path, ref.range)
         return "a memory key the model cannot follow"
     target = module_for_import(project, ref.path, ik.module, ik.level)
     if target is None:
         return f"`{ik.name}` comes from `{ik.module}`, which is not a project module"
-    rng = constant_literals(target.text).get(ik.name)
+    rng = _constant_literals(target.text).get(ik.name)
     if rng is None:
         return (
             f"the constant `{ik.name}` in {relative(project, target.path)} may be rebound, "
@@ -515,6 +516,11 @@ def _constant_site(project: Project, ref: Reference) -> Site | str:
     if value != entry and not value.endswith("." + entry):
         return f"the constant `{ik.name}` holds `{value}`"
     return (target.path, TextRange(rng.end - len(entry), rng.end))
+
+
+@functools.lru_cache(maxsize=64)
+def _constant_literals(text: str) -> dict[str, TextRange]:
+    return constant_literals(text)
 
 
 def _shared_constants(project: Project) -> dict[Site, set[SymbolKey]]:
@@ -581,9 +587,9 @@ def _skill_edits(plan: _Plan, sid: str, new: str) -> None:
     for ref in p.index.references:
         if ref.key[0] != "field" or ref.key[1] != sid or ref.via != "constant" or ref.soft:
             continue
-        if _text(p, ref.path, ref.range) == ref.key[2]:
-            continue  # spelled here: its `namespace` reference is renamed
         site = _constant_site(p, ref)
+        if not isinstance(site, str) and site == (ref.path, ref.range):
+            continue  # spelled here: its `namespace` reference is renamed
         if isinstance(site, str):
             plan.skip(ref.path, ref.range, site)
             continue
