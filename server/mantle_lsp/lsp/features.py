@@ -18,6 +18,7 @@ from lsprotocol import types as lsp
 
 from ..ide import code_actions as ide_code_actions
 from ..ide import completion as ide_completion
+from ..ide import fixes as ide_fixes
 from ..ide import hover as ide_hover
 from ..ide import locate as ide_locate
 from ..ide import navigation as ide_navigation
@@ -34,6 +35,7 @@ from .server import MantleServer
 
 TRIGGER_CHARACTERS = [".", "@", "{", '"', "'", ":", " "]
 SHOW_REFERENCES = "editor.action.showReferences"
+FIX_ALL_KIND = "source.fixAll.mantle"  # the safe fixes of a file (docs/features/code-actions.md)
 # accepting `@skill.`, `session.` or `type: ` opens the suggestions for what follows
 RETRIGGER = lsp.Command(title="Suggest", command="editor.action.triggerSuggest")
 REFERENCES_WITH_KINDS = "mantle/references"  # a request of ours (docs/lsp.md)
@@ -478,8 +480,10 @@ def register(server: MantleServer) -> None:
                 lsp.CodeActionKind.QuickFix,
                 lsp.CodeActionKind.RefactorRewrite,
                 lsp.CodeActionKind.Source,
+                lsp.CodeActionKind.SourceFixAll,
+                FIX_ALL_KIND,
             ],
-            resolve_provider=False,
+            resolve_provider=True,
         ),
     )
     def code_action(params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
@@ -490,9 +494,26 @@ def register(server: MantleServer) -> None:
         incoming = list(params.context.diagnostics)
         diags = [convert.from_diagnostic(d, doc.path, doc.index) for d in incoming]
         only = list(params.context.only or ())
+
+        def wanted(kind: str) -> bool:
+            return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
         out = []
+        if only and wanted(FIX_ALL_KIND):  # asked for by name (on save, Source Action…)
+            found = server.diagnostics.compute(doc.project, [doc.path]).get(doc.path, [])
+            batch = ide_fixes.fix_all(doc.project, found)
+            if batch.count:
+                try:
+                    edit = workspace_edit(batch.workspace_edit(), [doc.project.root])
+                except FeatureFailed:
+                    edit = None
+                if edit is not None:
+                    title = f"Fix all safe problems in this file ({batch.count})"
+                    out.append(lsp.CodeAction(title=title, kind=FIX_ALL_KIND, edit=edit))
+        lazy = "edit" in _resolvable(server)
+        offered: set[str] = set()
         for action in ide_code_actions.code_actions(doc.project, doc.path, rng, diags):
-            if only and not any(action.kind == k or action.kind.startswith(f"{k}.") for k in only):
+            if not wanted(action.kind):
                 continue
             try:
                 edit = workspace_edit(action.edit, [doc.project.root])
@@ -508,7 +529,52 @@ def register(server: MantleServer) -> None:
                     is_preferred=action.preferred or None,
                 )
             )
+            # a safe fix: also every finding of that code in the file / the project, the
+            # edit computed when chosen (codeAction/resolve)
+            code = action.diagnostic_codes[0] if action.diagnostic_codes else ""
+            if lazy and action.safe and code and code not in offered:
+                offered.add(code)
+                for scope in ("file", "project"):
+                    where = "this file" if scope == "file" else "the project"
+                    out.append(
+                        lsp.CodeAction(
+                            title=f"Fix all `{code}` in {where} (safe fixes)",
+                            kind=lsp.CodeActionKind.QuickFix,
+                            diagnostics=fixes or None,
+                            data={"uri": params.text_document.uri, "code": code, "scope": scope},
+                        )
+                    )
         return out
+
+    @server.feature(lsp.CODE_ACTION_RESOLVE)
+    def code_action_resolve(action: lsp.CodeAction) -> lsp.CodeAction:
+        """The edit of a "Fix all `CODE` in this file / the project" action: the safe fix
+        of every finding of that code the editor shows there, one per finding."""
+        data = action.data if isinstance(action.data, dict) else {}
+        uri, code, scope = data.get("uri"), data.get("code"), data.get("scope")
+        doc = server.doc(uri) if isinstance(uri, str) else None
+        if doc is None or not isinstance(code, str) or action.edit is not None:
+            return action
+        proj = doc.project
+        if scope == "project":
+            raw = server.diagnostics.raw_project(proj)
+            found = [d for p, ds in raw.items() for d in server.diagnostics.filtered(proj, p, ds)]
+        else:
+            found = server.diagnostics.compute(proj, [doc.path]).get(doc.path, [])
+        batch = ide_fixes.fix_all(proj, found, code=code)
+        try:
+            action.edit = workspace_edit(batch.workspace_edit(), [proj.root])
+        except FeatureFailed:
+            action.edit = lsp.WorkspaceEdit()
+        return action
+
+
+def _resolvable(server: MantleServer) -> list[str]:
+    """The code-action properties the client can resolve lazily (``edit`` in VS Code)."""
+    caps = server.client_capabilities.text_document
+    ca = caps.code_action if caps is not None else None
+    support = ca.resolve_support if ca is not None else None
+    return list(support.properties) if support is not None else []
 
 
 def _param(params: Any, *path: str) -> Any:
