@@ -133,10 +133,15 @@ _YAML11_WORDS = frozenset(
 
 
 def code_actions(
-    project: Project, path: Path, rng: TextRange, diagnostics: list[Diagnostic]
+    project: Project,
+    path: Path,
+    rng: TextRange,
+    diagnostics: list[Diagnostic],
+    suppressions: bool = True,
 ) -> list[CodeAction]:
     """The code actions for ``rng`` in ``path``; ``diagnostics`` are the diagnostics the
-    editor shows there (others are ignored)."""
+    editor shows there (others are ignored). Without ``suppressions``, no "Ignore …
+    here" (a fix-all never takes one: it need not re-read the file to place it)."""
     pf = project.files.get(path)
     if pf is None:
         return []
@@ -147,7 +152,7 @@ def code_actions(
     for d in diagnostics:
         if d.path != path:
             continue
-        ignore = ignore_here(pf, d)
+        ignore = ignore_here(pf, d) if suppressions else None
         if ignore is not None:
             ignores.append(ignore)
         for action in fixer.fixes(d):

@@ -23,7 +23,7 @@ def fixes_for(project: Project, d: Diagnostic) -> list[CodeAction]:
     """The fixes the editor offers for ``d`` (none that renames files or only silences
     it; none when a fix fails: the others go on)."""
     try:
-        actions = code_actions(project, d.path, d.range, [d])
+        actions = code_actions(project, d.path, d.range, [d], suppressions=False)
     except Exception:  # a fix that fails is not offered
         return []
     return [a for a in actions if not a.edit.renames and not a.suppresses]
