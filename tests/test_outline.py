@@ -125,6 +125,54 @@ def test_skill_md_outline(tmp_path: Path) -> None:
     )
 
 
+def test_headings_are_sections_holding_what_follows_them(tmp_path: Path) -> None:
+    check_document_symbols(
+        tmp_path,
+        """\
+//- skills/card/skill.md
+---
+description: Replace a lost or stolen card.
+---
+Intro before any heading.
+
+if: session.card.reason == 'lost'
+Check the address first.
+
+# «sel:Replacing a card»
+
+## «sel:Lost cards» ##
+Ask where it was lost.
+
+```markdown
+## not a heading: fenced code
+```
+
+if: session.card.reason == 'stolen'
+Lock it.
+
+## Delivery
+:::ordered_block id=main
+steps:
+  - id: ask
+    instructions: |
+      ## not a heading either: inside a block
+:::
+#hashtag is not a heading
+""",
+        "skills/card/skill.md",
+        """
+        skill card
+        keyword session.card.reason == 'lost' (if)
+        heading Replacing a card (#)
+          heading Lost cards (##)
+            keyword session.card.reason == 'stolen' (if)
+          heading Delivery (##)
+            block main (ordered block)
+              step ask (instructions)
+        """,
+    )
+
+
 def test_skill_without_frontmatter_still_lists_blocks(tmp_path: Path) -> None:
     check_document_symbols(
         tmp_path,

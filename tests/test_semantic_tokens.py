@@ -321,3 +321,24 @@ def test_unknown_file_has_no_tokens(tmp_path: Path) -> None:
 )
 def test_classify_condition(source: str, expected: list[str]) -> None:
     assert [kind for _, _, kind, _ in classify_condition(source)] == expected
+
+
+def test_a_field_where_it_is_read_is_a_readonly_property(tmp_path: Path) -> None:
+    """The default light themes leave a plain `property` near-black; `property` +
+    `readonly` is coloured in every default theme (variable.other.constant)."""
+    text, toks = tokens_of(
+        tmp_path,
+        SKILL_HEAD + "if: session.card.reason == 'lost'\nSay @memory.card.reason.\n"
+        "//- skills/card/memory.yml\nschema:\n  public:\n    reason:\n      type: text\n",
+        "skills/card/skill.md",
+    )
+    fields = [
+        (text[t.range.start : t.range.end], t.modifiers) for t in toks if t.type == "property"
+    ]
+    assert fields == [("reason", ("readonly",)), ("reason", ("readonly",))]
+    _, declared = tokens_of(
+        tmp_path / "m",
+        "//- skills/card/memory.yml\nschema:\n  public:\n    reason:\n      type: text\n",
+        "skills/card/memory.yml",
+    )
+    assert [(t.type, t.modifiers) for t in declared] == [("property", ("declaration",))]

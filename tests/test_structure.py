@@ -516,6 +516,41 @@ def test_tool_response_and_block_lenses(tmp_path: Path) -> None:
     )
 
 
+def test_no_reference_count_on_the_entry_block_of_a_blocks_only_skill(tmp_path: Path) -> None:
+    blocks_only = """\
+//- skills/flow/skill.md
+---
+description: A blocks-only skill.
+---
+:::ordered_block id=main
+steps:
+  - id: go
+    call: details
+:::
+
+:::ordered_block id=details
+steps:
+  - id: say
+    instructions: Explain.
+:::
+
+:::ordered_block id=spare
+steps:
+  - id: s
+    instructions: Never entered.
+:::
+"""
+    # two blocks nobody enters: no single entry block, so both keep their count
+    check_lenses(
+        tmp_path,
+        blocks_only,
+        "skills/flow/skill.md",
+        [("main", "0 references"), ("details", "1 reference"), ("spare", "0 references")],
+    )
+    one_entry = blocks_only.split("\n:::ordered_block id=spare")[0] + "\n"
+    check_lenses(tmp_path / "one", one_entry, "skills/flow/skill.md", [("details", "1 reference")])
+
+
 def test_lens_keys_are_the_symbols(tmp_path: Path) -> None:
     fx = write_fixture(tmp_path, LENSES)
     lenses = code_lenses(Project.load(fx.root), fx.root / "skills/card/memory.yml")

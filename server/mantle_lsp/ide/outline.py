@@ -11,6 +11,7 @@ The small YAML range helpers at the end (:func:`yaml_span`, :func:`pair_span`,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,13 +114,86 @@ def _skill_md(text: str, doc: SkillDoc, skill_id: str) -> list[DocSymbol]:
             elif name_key is not None:
                 sel = name_key.range
         out.append(_sym(skill_id, "skill", fm, sel, doc.fm_str("name") or "", children))
+    body: list[DocSymbol] = []
     for para in doc.paragraphs:
         if para.kind == "if":
-            out.append(_if_paragraph(para))
+            body.append(_if_paragraph(para))
     for blk in doc.blocks:
-        out.append(_block(text, blk))
+        body.append(_block(text, blk))
+    skip = [blk.range for blk in doc.blocks]
+    if fm is not None:
+        skip.append(fm)
+    out += _sections(text, _headings(text, skip), body)
     out.sort(key=lambda s: s.range.start)
     return out
+
+
+_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.M)
+_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)", re.M)
+
+
+_Heading = tuple[int, str, TextRange, TextRange]  # level, title, its line, the title
+
+
+def _headings(text: str, skip: list[TextRange]) -> list[_Heading]:
+    """The Markdown ATX headings (``## Title``) of the prose: outside the frontmatter,
+    the ordered blocks (``skip``) and fenced code."""
+    fences = [m.start() for m in _FENCE_RE.finditer(text)]
+    out = []
+    for m in _HEADING_RE.finditer(text):
+        at = m.start()
+        if any(r.start <= at <= r.end for r in skip):
+            continue
+        if sum(1 for f in fences if f < at) % 2:
+            continue  # inside a fenced code block
+        title = m.group(2).strip()
+        if title:
+            start = at + len(m.group(0)) - len(m.group(0).lstrip(" "))
+            sel = TextRange(m.start(2), m.start(2) + len(m.group(2).rstrip()))
+            out.append((len(m.group(1)), title, TextRange(start, m.end()), sel))
+    return out
+
+
+def _sections(text: str, heads: list[_Heading], body: list[DocSymbol]) -> list[DocSymbol]:
+    """Headings as outline sections (a ``##`` inside the ``#`` before it), each holding
+    the ``if:`` paragraphs and blocks that follow it up to the next heading of the same or
+    a higher level; symbols before the first heading stay at the top."""
+    end = len(text.rstrip())
+
+    def build(i: int, stop: int) -> tuple[DocSymbol, int]:
+        level, title, line, sel = heads[i]
+        j = i + 1
+        kids: list[DocSymbol] = []
+        while j < len(heads) and heads[j][0] > level:
+            child, j = build(j, stop)
+            kids.append(child)
+        until = heads[j][2].start if j < len(heads) else stop
+        until = max(trim_end(text, line.end, until), line.end)
+        span = TextRange(line.start, until)
+        kids += [
+            b
+            for b in body
+            if span.start <= b.range.start < span.end
+            and not any(k.range.start <= b.range.start < k.range.end for k in kids)
+        ]
+        return _sym(title, "heading", span, sel, "#" * level, kids), j
+
+    out: list[DocSymbol] = []
+    i = 0
+    while i < len(heads):
+        sym, i = build(i, end)
+        out.append(sym)
+    placed = _all_starts(out)
+    out += [b for b in body if (b.range.start, b.name) not in placed]
+    return out
+
+
+def _all_starts(syms: list[DocSymbol]) -> set[tuple[int, str]]:
+    found: set[tuple[int, str]] = set()
+    for sym in syms:
+        found.add((sym.range.start, sym.name))
+        found |= _all_starts(list(sym.children))
+    return found
 
 
 def _gate_tool(text: str, gt: GateTool, detail: str) -> DocSymbol:

@@ -44,6 +44,11 @@ TOKEN_TYPES: tuple[str, ...] = (
 )
 TOKEN_MODIFIERS: tuple[str, ...] = ("declaration", "readonly", "defaultLibrary", "deprecated")
 
+# A field where it is read (a condition, `@memory`, a placeholder) is `property` +
+# `readonly`: the default themes colour that (Light+ #0070C1, Dark+ #4FC1FF, through
+# `variable.other.constant`), while a plain `property` is near-black in the light themes.
+_READ = ("readonly",)
+
 
 @dataclass(frozen=True)
 class SemToken:
@@ -129,7 +134,10 @@ def classify_condition(source: str) -> tuple[_Rel, ...]:
                     ):
                         end = toks[i + 1].end
                         i += 2
-                out.append((start, end, "namespace" if segment == 0 else "property", ()))
+                if segment == 0:
+                    out.append((start, end, "namespace", ()))
+                else:
+                    out.append((start, end, "property", _READ))
                 segment += 1
             continue
         kind = t.type
@@ -228,7 +236,7 @@ def _at_token(text: str, tok: Token) -> list[SemToken]:
                 )
             )
             out.append(SemToken(ns, "namespace"))
-            out.append(SemToken(entry, "property"))
+            out.append(SemToken(entry, "property", _READ))
         return out
     # @memory / @skill / @tool / @block and their incomplete lookalikes
     word_end = 1
@@ -240,7 +248,7 @@ def _at_token(text: str, tok: Token) -> list[SemToken]:
     out.append(SemToken(TextRange(rng.start, prefix_end), "decorator"))
     if tok.kind == "memory" and len(tok.parts) == 2:
         out.append(SemToken(tok.parts[0][1], "namespace"))
-        out.append(SemToken(tok.parts[1][1], "property"))
+        out.append(SemToken(tok.parts[1][1], "property", _READ))
     elif tok.kind in ("skill", "tool") and tok.parts:
         out.append(SemToken(tok.parts[0][1], _AT_PART_TYPES[tok.kind]))
     elif tok.kind == "block" and tok.parts:
@@ -259,17 +267,17 @@ def _responses(text: str, doc: ResponsesDoc) -> list[SemToken]:
     for ph in doc.placeholders:
         if ph.kind == "bare":
             if ph.entry_range is not None:
-                out.append(SemToken(ph.entry_range, "property"))
+                out.append(SemToken(ph.entry_range, "property", _READ))
             continue
         out.extend(_session_word(text, ph.range.start + 1))
         if ph.kind == "qualified":
             if ph.namespace_range is not None:
                 out.append(SemToken(ph.namespace_range, "namespace"))
             if ph.entry_range is not None:
-                out.append(SemToken(ph.entry_range, "property"))
+                out.append(SemToken(ph.entry_range, "property", _READ))
         elif text[ph.range.start : ph.range.end] == "{" + ph.text + "}":
             start = ph.range.start + 1 + len("session.")
-            out.append(SemToken(TextRange(start, ph.range.end - 1), "property"))
+            out.append(SemToken(TextRange(start, ph.range.end - 1), "property", _READ))
     for r in doc.responses:
         for v in r.variants:
             for b in v.buttons:

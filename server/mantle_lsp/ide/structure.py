@@ -14,7 +14,7 @@ from typing import Literal
 
 from ..model.layout import FileKind
 from ..model.project import ParsedFile, Project
-from ..model.semantics import READ_FORMS
+from ..model.semantics import READ_FORMS, Semantics
 from ..model.symbols import SymbolKey, content_range
 from ..syntax.conditions import (
     BoolOpExpr,
@@ -375,6 +375,17 @@ def _rel(project: Project, path: Path) -> str:
 NEVER_READ = "never read by name"
 
 
+def _entry_blocks(project: Project, sid: str | None) -> set[str]:
+    """The entry block of a blocks-only skill (the one no other block calls or links):
+    the skill starts there, so no reference to it is expected."""
+    sk = project.skill(sid) if sid else None
+    doc = sk.doc if sk is not None else None
+    if sid is None or doc is None or doc.has_prose:
+        return set()
+    entries = Semantics.entry_blocks(sid, doc)
+    return {b.id for b in entries if b.id} if len(entries) == 1 else set()
+
+
 def code_lenses(project: Project, path: Path) -> list[Lens]:
     """Reference counts on each memory field, response, tool and block definition, and a
     hint on memory fields that nothing reads by name. Only literal references count (a
@@ -384,12 +395,15 @@ def code_lenses(project: Project, path: Path) -> list[Lens]:
         return []
     idx = project.index
     out: list[Lens] = []
+    entry = _entry_blocks(project, pf.skill_id) if isinstance(pf.doc, SkillDoc) else set()
     for sym in idx.definitions_in(path):
         if sym.range is None or sym.key[0] not in ("field", "response", "tool", "block"):
             continue
         refs = idx.references_to(sym.key)
         if not refs and isinstance(sym.obj, ToolDef) and sym.obj.kind == "possible":
             continue  # a binding that may not be a tool at all (an import, a factory call)
+        if not refs and sym.key[0] == "block" and sym.key[-1] in entry:
+            continue  # the block a blocks-only skill starts with: nothing refers to it
         hard = sum(1 for r in refs if not r.soft)
         soft = len(refs) - hard
         title = f"{hard} reference" + ("" if hard == 1 else "s")

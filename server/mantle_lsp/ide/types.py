@@ -62,5 +62,5 @@ class FeatureError:
 
 SymbolKind = Literal[
     "skill", "field", "block", "step", "response", "tool", "precondition", "mcp",
-    "model_group", "namespace", "keyword", "value", "property", "snippet", "file",
+    "model_group", "namespace", "keyword", "value", "property", "snippet", "file", "heading",
 ]  # fmt: skip

@@ -305,6 +305,7 @@ _SYMBOL_KINDS: dict[str, lsp.SymbolKind] = {
     "property": lsp.SymbolKind.Property,
     "snippet": lsp.SymbolKind.Constant,
     "file": lsp.SymbolKind.File,
+    "heading": lsp.SymbolKind.String,  # as VS Code's Markdown outline shows headings
 }
 
 _COMPLETION_KINDS: dict[str, lsp.CompletionItemKind] = {
