@@ -1682,6 +1682,104 @@ Hand over to bill$0ing.
 
 
 # ---------------------------------------------------------------------------------------
+# Ignore in this file: per-file-ignores, for prose (which has no inline suppression)
+
+MENTION = """\
+//- skills/billing/skill.md
+---
+description: Explain fees.
+---
+Explain the fee.
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Hand over to billing.
+"""
+IGNORED = '"skills/card/skill.md" = ["skill.prose.bare_skill_mention"]'
+
+
+def ignore_in_file_after(tmp_path: Path, config: str | None, name: str = "mantle-lsp.toml") -> str:
+    """The configuration once "Ignore … in this file" is applied on the bare mention (and
+    the mention is no longer reported with it)."""
+    from mantle_lsp.ide.code_actions import ConfigFile
+    from mantle_lsp.ide.codes import REGISTRY
+    from mantle_lsp.model import settings
+
+    write_fixture(tmp_path, MENTION)
+    cfg = tmp_path / name
+    if config is not None:
+        cfg.write_text(config, encoding="utf-8")
+    proj = Project.load(tmp_path)
+    path = tmp_path / "skills/card/skill.md"
+    (d,) = project_diagnostics(proj)[path]
+    given = ConfigFile(cfg, config) if config is not None else ConfigFile(None)
+    actions = code_actions(proj, path, d.range, [d], config=given)
+    assert [a.title for a in actions] == [
+        "Change to `@skill.billing`",
+        f"Ignore `skill.prose.bare_skill_mention` in this file ({name} per-file-ignores)",
+    ]
+    apply_edit(tmp_path, actions[1].edit)
+    st, errors = settings.load(tmp_path, REGISTRY)
+    assert not errors and settings.apply(st, path, [d]) == []
+    return cfg.read_text(encoding="utf-8")
+
+
+def test_ignore_in_file_creates_the_configuration(tmp_path: Path) -> None:
+    assert ignore_in_file_after(tmp_path, None) == f"[per-file-ignores]\n{IGNORED}\n"
+
+
+def test_ignore_in_file_adds_to_the_table(tmp_path: Path) -> None:
+    config = """\
+ignore = ["lsp.legacy"]
+
+[per-file-ignores]
+"tools/*.py" = ["lsp.tools.obsolete_import"]  # old helpers
+
+# end of the file
+"""
+    assert ignore_in_file_after(tmp_path, config) == config.replace(
+        "# old helpers\n", f"# old helpers\n{IGNORED}\n"
+    )
+
+
+def test_ignore_in_file_adds_to_the_files_entry(tmp_path: Path) -> None:
+    config = """\
+[tool.mantle-lsp]
+engine = "3.21"
+
+[tool.mantle-lsp.per-file-ignores]
+"skills/card/skill.md" = ["lsp.condition"]
+
+[tool.black]
+line-length = 100
+"""
+    assert ignore_in_file_after(tmp_path, config, "pyproject.toml") == config.replace(
+        '["lsp.condition"]', '["lsp.condition", "skill.prose.bare_skill_mention"]'
+    )
+
+
+def test_ignore_in_file_adds_a_table(tmp_path: Path) -> None:
+    config = '[tool.mantle-lsp]\nengine = "3.21"'
+    assert ignore_in_file_after(tmp_path, config, "pyproject.toml") == (
+        f"{config}\n\n[tool.mantle-lsp.per-file-ignores]\n{IGNORED}\n"
+    )
+
+
+def test_no_ignore_in_file_for_an_inline_table(tmp_path: Path) -> None:
+    from mantle_lsp.ide.code_actions import ConfigFile
+
+    write_fixture(tmp_path, MENTION)
+    config = 'per-file-ignores = { "tools/*.py" = ["lsp.tools"] }\n'
+    proj = Project.load(tmp_path)
+    path = tmp_path / "skills/card/skill.md"
+    (d,) = project_diagnostics(proj)[path]
+    given = ConfigFile(tmp_path / "mantle-lsp.toml", config)
+    actions = code_actions(proj, path, d.range, [d], config=given)
+    assert [a.title for a in actions] == ["Change to `@skill.billing`"]
+
+
+# ---------------------------------------------------------------------------------------
 # Fix all: the safe fixes of many findings in one edit
 
 FIX_ALL = """\

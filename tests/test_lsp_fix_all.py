@@ -142,3 +142,53 @@ async def test_fix_all_of_a_code_in_the_file_and_the_project(tmp_path: Path) -> 
         assert changes.keys() == {uri(path), uri(other)}
         assert apply(text, changes[uri(path)]) == _fixed(text, "plan_change")
         assert apply(other_text, changes[uri(other)]) == _fixed(other_text, "roaming_pass")
+
+
+async def test_prose_finding_can_be_ignored_in_the_configuration(tmp_path: Path) -> None:
+    """Prose has no inline suppression: the finding's file goes to `per-file-ignores` (a
+    new mantle-lsp.toml here), and once the editor has written it the warning goes."""
+    root = copy_telecom(tmp_path)
+    path = root / "skills" / "plan_change" / "skill.md"
+    text = path.read_text(encoding="utf-8") + "\nIf they travel, hand over to roaming_pass.\n"
+    async with lsp_session(root) as s:
+        s.open(path, text)
+        code = "skill.prose.bare_skill_mention"
+        d = await s.until(
+            lambda: next((d for d in s.diagnostics(path) if d.code == code), None),
+            what="the bare mention",
+        )
+        actions = await s.client.text_document_code_action_async(
+            lsp.CodeActionParams(
+                text_document=s.doc(path),
+                range=d.range,
+                context=lsp.CodeActionContext(diagnostics=[d]),
+            )
+        )
+        assert actions is not None
+        by_title = {a.title: a for a in actions if isinstance(a, lsp.CodeAction)}
+        assert list(by_title) == [
+            "Change to `@skill.roaming_pass`",
+            f"Ignore `{code}` in this file (mantle-lsp.toml per-file-ignores)",
+        ]
+        ignore = by_title[f"Ignore `{code}` in this file (mantle-lsp.toml per-file-ignores)"]
+        assert ignore.edit is not None and ignore.edit.document_changes is not None
+        create, write = ignore.edit.document_changes
+        assert isinstance(create, lsp.CreateFile) and create.uri == uri(root / "mantle-lsp.toml")
+        assert isinstance(write, lsp.TextDocumentEdit)
+        (new,) = write.edits
+        assert isinstance(new, lsp.TextEdit)
+        assert new.new_text == f'[per-file-ignores]\n"skills/plan_change/skill.md" = ["{code}"]\n'
+        (root / "mantle-lsp.toml").write_text(new.new_text, encoding="utf-8")
+        s.client.workspace_did_change_watched_files(
+            lsp.DidChangeWatchedFilesParams(
+                changes=[
+                    lsp.FileEvent(
+                        uri=uri(root / "mantle-lsp.toml"), type=lsp.FileChangeType.Created
+                    )
+                ]
+            )
+        )
+        await s.until(
+            lambda: not any(d.code == code for d in s.diagnostics(path)),
+            what="the bare mention to go",
+        )

@@ -17,10 +17,16 @@ import difflib
 import itertools
 import json
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 from ..model.files import parse_file
 from ..model.layout import FileKind, inside
@@ -132,16 +138,28 @@ _YAML11_WORDS = frozenset(
 )
 
 
+@dataclass(frozen=True)
+class ConfigFile:
+    """The project's configuration file as the editor has it (``path`` None: there is
+    none; ``text`` None: it cannot be read), for "Ignore … in this file"."""
+
+    path: Path | None
+    text: str | None = None
+
+
 def code_actions(
     project: Project,
     path: Path,
     rng: TextRange,
     diagnostics: list[Diagnostic],
     suppressions: bool = True,
+    config: ConfigFile | None = None,
 ) -> list[CodeAction]:
     """The code actions for ``rng`` in ``path``; ``diagnostics`` are the diagnostics the
     editor shows there (others are ignored). Without ``suppressions``, no "Ignore …
-    here" (a fix-all never takes one: it need not re-read the file to place it)."""
+    here" (a fix-all never takes one: it need not re-read the file to place it). With
+    ``config``, a warning (or hint) in skill.md prose, which has no inline form, gets
+    "Ignore … in this file": it adds the code to the configuration's ``per-file-ignores``."""
     pf = project.files.get(path)
     if pf is None:
         return []
@@ -153,6 +171,10 @@ def code_actions(
         if d.path != path:
             continue
         ignore = ignore_here(pf, d) if suppressions else None
+        # in prose, not for an error: the engine refuses the skill whatever the editor shows
+        prose = pf.kind is FileKind.SKILL_MD and d.severity != "error"
+        if ignore is None and suppressions and config and prose:
+            ignore = ignore_in_file(project, config, path, d.code)
         if ignore is not None:
             ignores.append(ignore)
         for action in fixer.fixes(d):
@@ -169,6 +191,106 @@ def code_actions(
             seen.add(key)
             out.append(action)
     return out
+
+
+_PFI = "per-file-ignores"
+_TOOL_PFI_HEADER = re.compile(
+    r"""^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*(?:"mantle-lsp"|'mantle-lsp'|mantle-lsp)[ \t]*\.[ \t]*"""
+    r"""(?:"per-file-ignores"|'per-file-ignores'|per-file-ignores)[ \t]*\][ \t]*(?:#.*)?$""",
+    re.M,
+)
+_PFI_HEADER = re.compile(
+    r"""^[ \t]*\[[ \t]*(?:"per-file-ignores"|'per-file-ignores'|per-file-ignores)[ \t]*\]"""
+    r"""[ \t]*(?:#.*)?$""",
+    re.M,
+)
+_TOML_ENTRY = re.compile(
+    r"""^[ \t]*("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[A-Za-z0-9_-]+)[ \t]*=[ \t]*(.*)$""", re.M
+)
+
+
+def ignore_in_file(
+    project: Project, config: ConfigFile, path: Path, code: str
+) -> CodeAction | None:
+    """ "Ignore `CODE` in this file": ``"<path>" = ["CODE"]`` under the configuration's
+    ``per-file-ignores`` (added to the file's entry, to the table, or in a new table; a
+    new ``mantle-lsp.toml`` at the project root when there is no configuration). None
+    when the file is written in a way this cannot edit safely (an inline table, an entry
+    over several lines, a file that is not valid TOML)."""
+    if not code or code.startswith("lsp.suppression."):
+        return None
+    cfg = config.path if config.path is not None else project.root / "mantle-lsp.toml"
+    try:
+        glob = path.relative_to(cfg.parent).as_posix()
+    except ValueError:
+        return None
+    if any(c in glob for c in '*?[]!\\"\n') or "/" not in glob:
+        return None
+    entry = f"{json.dumps(glob)} = [{json.dumps(code)}]"
+    pyproject = cfg.name == "pyproject.toml"
+    header = "[tool.mantle-lsp.per-file-ignores]" if pyproject else "[per-file-ignores]"
+    title = f"Ignore `{code}` in this file ({cfg.name} per-file-ignores)"
+    if config.path is None:
+        created = WorkspaceEdit(new_files={cfg: f"{header}\n{entry}\n"})
+        return CodeAction(title, "quickfix", created, (code,), suppresses=True)
+    text = config.text
+    if text is None or not _pfi_lists(text, pyproject, glob, code, present=False):
+        return None
+    edit = _pfi_edit(text, pyproject, glob, code, f"{header}\n{entry}\n")
+    if edit is None:
+        return None
+    after = text[: edit.range.start] + edit.new_text + text[edit.range.end :]
+    if not _pfi_lists(after, pyproject, glob, code, present=True):
+        return None
+    return CodeAction(title, "quickfix", _ws_edit(cfg, edit), (code,), suppresses=True)
+
+
+def _pfi_edit(text: str, pyproject: bool, glob: str, code: str, table: str) -> TextEdit | None:
+    """The edit adding ``code`` for ``glob``: to its entry, as a new entry at the end of
+    the per-file-ignores table, or ``table`` (header and entry) at the end of the file."""
+    entry = table.splitlines()[1]
+    found = (_TOOL_PFI_HEADER if pyproject else _PFI_HEADER).search(text)
+    if found is None:
+        if _PFI in text:
+            return None  # an inline table or a dotted key: leave it to the author
+        sep = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
+        return TextEdit(TextRange(len(text), len(text)), sep + table)
+    body_start = _after_line(text, found.end())
+    nxt = re.compile(r"^[ \t]*\[", re.M).search(text, body_start)
+    body_end = nxt.start() if nxt else len(text)
+    for m in _TOML_ENTRY.finditer(text, body_start, body_end):
+        key = m.group(1)
+        name = json.loads(key) if key.startswith('"') else key.strip("'")
+        if name != glob:
+            continue
+        value = m.group(2)
+        close = value.rfind("]")
+        if not value.startswith("[") or close < 0:
+            return None  # over several lines: leave it to the author
+        inner = value[1:close].strip().rstrip(",").strip()
+        at = m.start(2) + close
+        return TextEdit(TextRange(at, at), f", {json.dumps(code)}" if inner else json.dumps(code))
+    last = found.end()  # after the table's last line that is neither blank nor a comment
+    for line in re.finditer(r"^[ \t]*[^\s#].*$", text[body_start:body_end], re.M):
+        last = body_start + line.end()
+    return _insert_lines(text, last, [entry])
+
+
+def _pfi_lists(text: str, pyproject: bool, glob: str, code: str, present: bool) -> bool:
+    """Whether ``text`` is valid TOML whose per-file-ignores lists ``code`` for ``glob``
+    (with ``present``) or does not yet (without)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return False
+    table: object = data
+    for key in (["tool", "mantle-lsp"] if pyproject else []) + [_PFI]:
+        table = table.get(key, {}) if isinstance(table, dict) else None
+    if not isinstance(table, dict):
+        return False
+    codes = table.get(glob, [])
+    listed = isinstance(codes, list) and code in codes
+    return listed if present else not listed
 
 
 def ignore_here(pf: ParsedFile, d: Diagnostic) -> CodeAction | None:

@@ -27,7 +27,7 @@ from ..ide import rename as ide_rename
 from ..ide import semantic_tokens as ide_semantic_tokens
 from ..ide import structure as ide_structure
 from ..ide.types import FeatureError, Location, WorkspaceEdit
-from ..model import layout
+from ..model import layout, settings
 from ..syntax.text import LineIndex, TextRange
 from . import convert
 from .base import FeatureFailed
@@ -512,7 +512,11 @@ def register(server: MantleServer) -> None:
                     out.append(lsp.CodeAction(title=title, kind=FIX_ALL_KIND, edit=edit))
         lazy = "edit" in _resolvable(server)
         offered: set[str] = set()
-        for action in ide_code_actions.code_actions(doc.project, doc.path, rng, diags):
+        config = _config_file(server, doc.project.root)
+        found_actions = ide_code_actions.code_actions(
+            doc.project, doc.path, rng, diags, config=config
+        )
+        for action in found_actions:
             if not wanted(action.kind):
                 continue
             try:
@@ -567,6 +571,16 @@ def register(server: MantleServer) -> None:
         except FeatureFailed:
             action.edit = lsp.WorkspaceEdit()
         return action
+
+
+def _config_file(server: MantleServer, root: Path) -> ide_code_actions.ConfigFile:
+    """The project's configuration file as the editor has it (for "Ignore … in this
+    file"); its text None when it cannot be read as text."""
+    path = settings.discover(root)
+    if path is None:
+        return ide_code_actions.ConfigFile(None)
+    source = server.source_of(path)
+    return ide_code_actions.ConfigFile(path, source.text if source.analyzable else None)
 
 
 def _resolvable(server: MantleServer) -> list[str]:
