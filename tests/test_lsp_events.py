@@ -603,3 +603,16 @@ async def test_an_event_outside_every_folder_loads_no_project(tmp_path: Path) ->
         now = await flat(s, 0)
         assert now["projects"] == []
         assert not {u: d for u, d in s.client.diagnostics.items() if d}
+
+
+async def test_did_you_mean_follows_the_names_that_exist(tmp_path: Path) -> None:
+    """Found by the state machine: a suggestion for an unknown response kept naming one
+    whose responses.yml had been deleted."""
+    root = copy_telecom(tmp_path)
+    async with lsp_session(root) as s:
+        for skill in ("roaming_pass", "verify_customer"):
+            gone = root / "skills" / skill / "responses.yml"
+            gone.unlink()
+            notify_files(s, (gone, DELETED))
+            await flat(s, 0)
+            assert_agrees_with_check(s, root, what=f"{skill}/responses.yml deleted")

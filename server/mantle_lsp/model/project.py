@@ -243,8 +243,14 @@ class Project:
         owner = self.skill(sid) if sid is not None else None
         if owner is not None:
             affected.update(f.path for f in owner.files())
-        for key, _ in old_signature ^ new_index.signature_of(path):
+        new_signature = new_index.signature_of(path)
+        for key, _ in old_signature ^ new_signature:
             affected.update(new_index.referencing_files(key))
+        # a name that appeared or vanished changes the suggestions for unknown names of
+        # its kind anywhere (`utter_x`, which no responses.yml defines; did you mean …?)
+        born = {k for k, _ in old_signature} ^ {k for k, _ in new_signature}
+        if born:
+            affected.update(new_index.unresolved_referencing_files({k[0] for k in born}))
         # the other way round: a symbol that gained or lost a reference here (a field
         # now used, or no longer: lsp.memory.unused_field) may change its own file's
         # findings; the references of the whole skill were resolved again

@@ -141,6 +141,15 @@ class Index:
     def referencing_files(self, key: SymbolKey) -> set[Path]:
         return set(self._refs_by_key.get(key, ()))
 
+    def unresolved_referencing_files(self, kinds: set[str]) -> set[Path]:
+        """The files referring to a symbol of one of ``kinds`` that nothing defines: what
+        they are told (did you mean …?) reads the names of that kind that do exist."""
+        out: set[Path] = set()
+        for key, per in self._refs_by_key.items():
+            if key[0] in kinds and key not in self.symbols:
+                out.update(per)
+        return out
+
     def signature_of(self, path: Path) -> set[tuple[SymbolKey, tuple[object, ...]]]:
         """What other files may depend on in ``path``: each symbol it defines, with the
         facts that other files' diagnostics read (a field's scope and type, …)."""
