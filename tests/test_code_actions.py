@@ -930,7 +930,7 @@ schema:
   public:
     label:
       type: text
-      desc$0ription: >
+      desc$0ription: >   # from the old spec
         Nobody can set this,
         so nobody reads this.
 
@@ -948,6 +948,7 @@ schema:
       # so nobody reads this.
       #
       #   An indented line.
+      # from the old spec
       pii: false   # keep
 """,
     )
@@ -1400,6 +1401,36 @@ schema:
         - express
         - standard
         - same day
+""",
+    )
+
+
+def test_add_a_value_to_a_project_enum_list_keeps_double_quotes(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- memory.yml
+tier:
+  type: categorical
+  enum_values:
+    - "gold"
+    - "silver"
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+if: session.project.tier == 'bron$0ze'
+Offer the basic card.
+""",
+        "Add `bronze` to enum_values of `tier` (memory.yml)",
+        """\
+//- memory.yml
+tier:
+  type: categorical
+  enum_values:
+    - "gold"
+    - "silver"
+    - "bronze"
 """,
     )
 

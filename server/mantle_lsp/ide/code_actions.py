@@ -686,8 +686,8 @@ class _Fixer:
             yield self.action(f"Change to `{v}`", d, edit, preferred=v in best)
         add = self.add_enum_value(f, ref, str(lit.value))
         if add is not None:
-            where = "project" if ref.namespace == "project" else f"skills/{ref.namespace}"
-            title = f"Add `{lit.value}` to enum_values of `{f.name}` ({where}/memory.yml)"
+            where = "" if ref.namespace == "project" else f"skills/{ref.namespace}/"
+            title = f"Add `{lit.value}` to enum_values of `{f.name}` ({where}memory.yml)"
             yield self.action(title, d, add)
 
     def add_enum_value(self, f: MemoryField, ref: MemoryRef, value: str) -> WorkspaceEdit | None:
@@ -1013,6 +1013,11 @@ class _Fixer:
             return None  # something else follows on the last line
         pad = " " * _column(text, k.range.start)
         lines = [f"{pad}# {line}".rstrip() for line in _description_lines(text, v)]
+        if v.style in ("|", ">"):  # a comment after the `>` / `|` header stays too
+            header = text[v.range.start : _after_line(text, v.range.start)]
+            note = re.search(r"\s#.*", header)
+            if note is not None:
+                lines.append(f"{pad}{note.group(0).strip()}")
         if tail:
             lines.append(f"{pad}{tail}")
         return TextEdit(rm.range, "".join(line + "\n" for line in lines))
