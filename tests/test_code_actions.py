@@ -1435,6 +1435,124 @@ tier:
     )
 
 
+def test_remove_a_frontmatter_id_that_repeats_the_folder(tmp_path: Path) -> None:
+    action = check_code_action(
+        tmp_path,
+        """\
+//- skills/card/skill.md
+---
+i$0d: card
+description: Replace a card.
+---
+Help.
+""",
+        "Remove `id`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help.
+""",
+    )
+    assert action.safe and action.preferred
+
+
+def test_remove_other_ignored_keys_is_unsafe(tmp_path: Path) -> None:
+    action = check_code_action(
+        tmp_path,
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+lic$0ense: MIT
+---
+:::ordered_block id=main
+id: main
+steps:
+  - id: a
+    instructions: Ask.
+:::
+""",
+        "Remove `license`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+id: main
+steps:
+  - id: a
+    instructions: Ask.
+:::
+""",
+    )
+    assert not action.safe
+    action = check_code_action(
+        tmp_path,
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+i$0d: main
+steps:
+  - id: a
+    instructions: Ask.
+:::
+""",
+        "Remove `id`",
+        """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: a
+    instructions: Ask.
+:::
+""",
+    )
+    assert action.safe  # the fence says the same
+
+
+def test_remove_access_but_not_a_misspelt_section(tmp_path: Path) -> None:
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+acc$0ess:
+  deny_write: [reason]
+schema:
+  public:
+    reason:
+      type: text
+""",
+        "Remove `access`",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+""",
+    )
+    fixture = """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+  publ$0c:
+    other:
+      type: text
+"""
+    assert titles_at(tmp_path, fixture) == []
+
+
 # ---------------------------------------------------------------------------------------
 # execute_tool parameters
 

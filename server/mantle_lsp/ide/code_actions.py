@@ -48,7 +48,7 @@ from ..syntax.errors import C_LEGACY
 from ..syntax.memory_yml import MemoryDoc, MemoryField, Scope
 from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.sites import ConditionSite
-from ..syntax.skill_md import SkillDoc
+from ..syntax.skill_md import FRONTMATTER_KEYS, SkillDoc
 from ..syntax.text import TextRange
 from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq
 from .diagnostics import Diagnostic
@@ -102,6 +102,7 @@ C_ENUM_VALUE = "lsp.condition.enum_value"
 C_TYPE_MISMATCH = "lsp.condition.type_mismatch"
 C_BARE_MENTION = "skill.prose.bare_skill_mention"
 C_UNKNOWN_FM_KEY = "skill.markdown.unknown_frontmatter_key"
+C_UNKNOWN_TOP = "lsp.memory.unknown_top_level_key"
 C_UNKNOWN_PARAM = "lsp.tools.unknown_parameter"
 C_MISSING_PARAM = "lsp.tools.missing_parameter"
 
@@ -563,6 +564,8 @@ class _Fixer:
             yield from self.wrap_mention(d)
         if code == C_UNKNOWN_FM_KEY:
             yield from self.constraints_to_prose(d)
+        if code in (C_UNKNOWN_FM_KEY, C_LEGACY, C_UNKNOWN_TOP):
+            yield from self.remove_ignored_key(d)
         data = d.data or {}
         if code == C_UNKNOWN_PARAM:
             yield from self.rename_parameter(d)
@@ -826,6 +829,47 @@ class _Fixer:
             return
         names = ", ".join(f"`{m}`" for m in missing)
         yield self.action(f"Add {names} under `parameters`", d, _ws_edit(self.path, edit))
+
+    # -- keys the engine refuses or ignores ---------------------------------------------------
+    def remove_ignored_key(self, d: Diagnostic) -> Iterator[CodeAction]:
+        """`id:` / `engine:` / `license:` … in the frontmatter, `id:` in a block's YAML,
+        `access:` or an unknown scalar key in memory.yml: remove the key (all its lines).
+        Only keys with a scalar value (and `access:`, which has no effect): a mapping under
+        a misspelt key holds declarations a removal would lose."""
+        text = self.text
+        doc = self.pf.doc
+        roots: list[tuple[YMap, str | None]] = []  # (mapping, the id a key `id:` repeats)
+        if isinstance(doc, SkillDoc):
+            if doc.frontmatter is not None:
+                roots.append((doc.frontmatter, doc.skill_id))
+            roots += [(b.root, b.id) for b in doc.blocks if isinstance(b.root, YMap)]
+        elif isinstance(doc, MemoryDoc) and isinstance(doc.root, YMap):
+            roots.append((doc.root, None))
+            schema = doc.root.get("schema")
+            if isinstance(schema, YMap):
+                roots.append((schema, None))
+        for mapping, own_id in roots:
+            if _is_flow(text, mapping) or len(mapping.items) < 2:
+                continue
+            for k, v in mapping.pairs():
+                if k.range != d.range:
+                    continue
+                name = str(k.value)
+                if name in ("constraints", "memory", "schema") or name in FRONTMATTER_KEYS:
+                    return  # moved by its own fix, or declarations to keep
+                if not isinstance(v, YScalar) and name != "access":
+                    return
+                if isinstance(v, YScalar) and v.style in ("|", ">"):
+                    return
+                rm = _delete_lines(text, k.range.start, max(_content_end(text, v), k.range.end))
+                if rm is None:
+                    return
+                # `id: <the id it has anyway>` says nothing: removing it is safe
+                same = name == "id" and isinstance(v, YScalar) and v.value == own_id
+                safe = same and "#" not in text[rm.range.start : rm.range.end]
+                edit = _ws_edit(self.path, rm)
+                yield self.action(f"Remove `{name}`", d, edit, preferred=True, safe=safe)
+                return
 
     # -- frontmatter `constraints:` (3.20) -----------------------------------------------
     def constraints_to_prose(self, d: Diagnostic) -> Iterator[CodeAction]:
