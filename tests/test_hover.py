@@ -22,7 +22,8 @@ def check_hover(tmp_path: Path, fixture: str) -> str:
     assert h is not None, "no hover"
     [mk] = [m for m in fx.marks if m.label == "h"]
     assert (h.range.start, h.range.end) == (mk.start, mk.end)
-    return render_hover(h, fx.files[rel])
+    # locations are links to file URIs: the project's folder reads file:///project
+    return render_hover(h, fx.files[rel]).replace(fx.root.as_uri(), "file:///project")
 
 
 CARD = """\
@@ -124,11 +125,18 @@ llm_settable · collect-owned · pii
 
 Why the card is replaced.
 
-Declared in `skills/card/memory.yml:3`
+Declared in [skills/card/memory.yml:3](file:///project/skills/card/memory.yml#L3)
 
-Written by collect step (`skills/card/skill.md:11`), tool `record` (`skills/card/tools.py:6`)
+Written by 2 places:
+- collect step ([skills/card/skill.md:11](file:///project/skills/card/skill.md#L11))
+- tool `record` ([skills/card/tools.py:6](file:///project/skills/card/tools.py#L6))
 
-Read in 5 places (and mentioned in 1 backticked name)
+Read in 5 places (and mentioned in 1 backticked name):
+- `@memory` ([skills/card/skill.md:6](file:///project/skills/card/skill.md#L6))
+- condition ([skills/card/responses.yml:4](file:///project/skills/card/responses.yml#L4))
+- placeholder ([skills/card/responses.yml:3](file:///project/skills/card/responses.yml#L3))
+- tool `record` ([skills/card/tools.py:7](file:///project/skills/card/tools.py#L7))
+- condition ([skills/other/skill.md:4](file:///project/skills/other/skill.md#L4))
 
 Validated by the hook `run_after_setting_reason`\
 """)
@@ -146,9 +154,11 @@ type `int`
 
 initial_value `0`
 
-Declared in `skills/card/memory.yml:10`
+Declared in [skills/card/memory.yml:10](file:///project/skills/card/memory.yml#L10)
 
-Read in 2 places\
+Read in 2 places:
+- `@memory` ([skills/card/skill.md:6](file:///project/skills/card/skill.md#L6))
+- condition ([skills/other/skill.md:4](file:///project/skills/other/skill.md#L4))\
 """)
 
 
@@ -162,9 +172,10 @@ type `bool`
 
 seed
 
-Declared in `memory.yml:1`
+Declared in [memory.yml:1](file:///project/memory.yml#L1)
 
-Read in 1 place\
+Read in 1 place:
+- condition ([agent.yml:7](file:///project/agent.yml#L7))\
 """)
 
 
@@ -207,7 +218,7 @@ precondition `logged_in`
 
 2 memory fields · 1 block · 2 tools
 
-`skills/card/skill.md`\
+[skills/card/skill.md](file:///project/skills/card/skill.md)\
 """)
 
 
@@ -221,7 +232,7 @@ Log in.
 
 0 memory fields
 
-`skills/login/skill.md`\
+[skills/login/skill.md](file:///project/skills/login/skill.md)\
 """)
     fixture = at("card", "reason").replace(
         "Offer help.", "Offer help, or @skill.$0«h:default_completed»."
@@ -246,7 +257,7 @@ def test_block_and_step_hovers(tmp_path: Path) -> None:
 
 3 steps: `ask` (collect), `store` (execute_tool), `done` (action)
 
-`skills/card/skill.md:8`\
+[skills/card/skill.md:8](file:///project/skills/card/skill.md#L8)\
 """)
     fixture = at("card", "reason").replace("next: store", "next: $0«h:store»")
     assert check_hover(tmp_path / "b", fixture) == snapshot("""\
@@ -257,7 +268,7 @@ execute_tool `record`
 
 next (implicit) `done`
 
-`skills/card/skill.md:13`\
+[skills/card/skill.md:13](file:///project/skills/card/skill.md#L13)\
 """)
     fixture = at("card", "reason").replace("  - id: ask", "  - id: $0«h:ask»")
     assert check_hover(tmp_path / "c", fixture) == snapshot("""\
@@ -268,7 +279,7 @@ collect `reason`
 
 next `store`
 
-`skills/card/skill.md:10`\
+[skills/card/skill.md:10](file:///project/skills/card/skill.md#L10)\
 """)
 
 
@@ -278,23 +289,28 @@ def test_response_hover_lists_files_and_the_winner(tmp_path: Path) -> None:
 «utter_done»
 **response `utter_done`**
 
-`responses.yml:2` — **wins**
+[responses.yml:2](file:///project/responses.yml#L2) — **wins**
 
-- "All done, thank you for waiting."
+text:
+> All done, thank you for waiting.
 
-`skills/card/responses.yml:6` — overridden
+[skills/card/responses.yml:6](file:///project/skills/card/responses.yml#L6) — overridden
 
-- "Card part done."\
+text:
+> Card part done.\
 """)
     fixture = at("card", "reason").replace("  utter_reason:", "  $0«h:utter_reason»:")
     assert check_hover(tmp_path / "b", fixture) == snapshot("""\
 «utter_reason»
 **response `utter_reason`**
 
-`skills/card/responses.yml:2`
+[skills/card/responses.yml:2](file:///project/skills/card/responses.yml#L2)
 
-- "You said {reason}." — if `session.card.reason == 'lost'`
-- "Tell me why."\
+variant 1 — if `session.card.reason == 'lost'`:
+> You said {reason}.
+
+variant 2:
+> Tell me why.\
 """)
 
 
@@ -306,9 +322,9 @@ def test_tool_hovers(tmp_path: Path) -> None:
 
 Record the reason.
 
-async `record(reason, count)`
+async `record(reason: str, count: int)`
 
-`skills/card/tools.py:5`\
+[skills/card/tools.py:5](file:///project/skills/card/tools.py#L5)\
 """)
     fixture = at("card", "reason").replace(
         "async def run_after_setting_reason", "async def $0«h:run_after_setting_reason»"
@@ -321,7 +337,7 @@ Check the reason.
 
 async `run_after_setting_reason()`
 
-`skills/card/tools.py:11`\
+[skills/card/tools.py:11](file:///project/skills/card/tools.py#L11)\
 """)
     fixture = at("card", "reason").replace("Offer help.", "Use @tool.$0«h:cannot_help».")
     assert check_hover(tmp_path / "c", fixture) == snapshot("""\
@@ -346,7 +362,7 @@ resolve_with skill `login`
 
 required by `card`
 
-`agent.yml:6`\
+[agent.yml:6](file:///project/agent.yml#L6)\
 """)
 
 
@@ -386,7 +402,7 @@ Check the balance.
 «main»
 **model group `main`**
 
-`integrations.yml:2`\
+[integrations.yml:2](file:///project/integrations.yml#L2)\
 """)
     fixture = fixture.replace("$0«h:main»", "main").replace(
         "mcp/banking:get_balance", "mcp/$0«h:banking»:get_balance"
@@ -395,5 +411,88 @@ Check the balance.
 «banking»
 **MCP server `banking`**
 
-`integrations.yml:8`\
+[integrations.yml:8](file:///project/integrations.yml#L8)\
 """)
+
+
+def test_enum_value_hover_lists_the_values(tmp_path: Path) -> None:
+    fixture = at("card", "reason").replace("== 'lost'\nOffer", "== $0«h:'lost'»\nOffer")
+    assert check_hover(tmp_path, fixture) == snapshot("""\
+«'lost'»
+**`'lost'`** — a value of `card.reason` (categorical)
+
+values `lost`, `stolen`\
+""")
+    fixture = at("card", "reason").replace("== 'lost'\nOffer", "== $0«h:'lsot'»\nOffer")
+    assert check_hover(tmp_path / "b", fixture) == snapshot("""\
+«'lsot'»
+**`'lsot'`** — a value of `card.reason` (categorical)
+
+values `lost`, `stolen`
+
+`lsot` is not one of them: the comparison never holds\
+""")
+
+
+def test_frontmatter_key_hover(tmp_path: Path) -> None:
+    fixture = at("card", "reason").replace("hidden: true", "$0«h:hidden»: true")
+    assert check_hover(tmp_path, fixture) == snapshot("""\
+«hidden»
+**`hidden`** — frontmatter key
+
+`true`: never offered by routing; reachable through `call`/`link`/`@skill`.\
+""")
+    nested = at("card", "reason").replace(
+        "hidden: true",
+        "tool_constraints:\n  - record:\n      $0«h:requires»: session.card.reason != None",
+    )
+    assert check_hover(tmp_path / "b", nested) == snapshot("""\
+«requires»
+**`requires`** — key of `tool_constraints`
+
+A condition: while it does not hold, the tool is hidden from the model (and an `execute_tool` step of it waits).\
+""")
+
+
+def test_a_long_response_text_is_shown_in_full_folded(tmp_path: Path) -> None:
+    long = "First line of a long answer.\\n\\nSecond paragraph " + "with many words " * 8
+    fixture = (
+        at("card", "reason")
+        .replace("    - text: Tell me why.", f'    - text: "{long}"')
+        .replace("  $0utter_reason:", "  utter_reason:")
+        .replace("  utter_reason:", "  $0«h:utter_reason»:")
+    )
+    assert check_hover(tmp_path, fixture) == snapshot("""\
+«utter_reason»
+**response `utter_reason`**
+
+[skills/card/responses.yml:2](file:///project/skills/card/responses.yml#L2)
+
+variant 1 — if `session.card.reason == 'lost'`:
+> You said {reason}.
+
+variant 2:
+<details><summary>First line of a long answer. Second paragraph with many wor…</summary>
+
+> First line of a long answer.
+>
+> Second paragraph with many words with many words with many words with many words with many words with many words with many words with many words
+
+</details>\
+""")
+
+
+def test_a_very_long_list_of_places_ends_with_a_count(tmp_path: Path) -> None:
+    lines = "".join(f"if: session.card.reason == 'lost'\nHelp {i}.\n\n" for i in range(45))
+    fixture = at("card", "reason").replace("Offer help.\n", "Offer help.\n\n" + lines)
+    fixture = fixture.replace(
+        "    reason:\n      type: categorical", "    $0«h:reason»:\n      type: categorical"
+    )
+    md = check_hover(tmp_path, fixture)
+    # 5 places of the fixture and the 45 conditions: 40 listed, then the count
+    assert "Read in 50 places (and mentioned in 1 backticked name):" in md
+    assert md.count("\n- ") == 2 + 40 + 1  # the 2 writers, 40 readers, the count
+    assert md.endswith(
+        "- … and 10 more (Find All References lists them)\n\n"
+        "Validated by the hook `run_after_setting_reason`"
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lsprotocol import types as lsp
+from pygls import uris
 
 from mantle_lsp.ide.diagnostics import Diagnostic
 from mantle_lsp.ide.types import TextEdit, WorkspaceEdit
@@ -40,6 +41,25 @@ def test_diagnostic_round_trip() -> None:
     assert wire.severity == lsp.DiagnosticSeverity.Warning
     assert (wire.code, wire.source, wire.message) == ("x.y.z", "mantle-lsp", "msg")
     assert convert.from_diagnostic(wire, Path("/p/skill.md"), index) == d
+
+
+def test_a_diagnostic_code_links_to_its_page() -> None:
+    index = LineIndex("if: session.a.b\n")
+    d = Diagnostic(
+        Path("/p/skill.md"), TextRange(4, 15), "lsp.tools.unknown_parameter", "warning", "msg"
+    )
+    wire = convert.to_diagnostic(d, index)
+    assert wire.code_description is not None
+    href = wire.code_description.href
+    assert href.startswith("file://") and href.endswith("/lsp.tools.unknown_parameter.md")
+    assert (
+        Path(uris.to_fs_path(href) or "")
+        .read_text(encoding="utf-8")
+        .startswith("# lsp.tools.unknown_parameter\n")
+    )
+    # a code without a page (not registered): no link
+    bare = Diagnostic(Path("/p/skill.md"), TextRange(4, 15), "x.y.z", "warning", "msg")
+    assert convert.to_diagnostic(bare, index).code_description is None
 
 
 def test_code_patterns() -> None:

@@ -1229,6 +1229,7 @@ _FM_DOCS = {
     "knowledge_answering": "`instructions:` for answering from the knowledge base.",
     "routing": "`is_default` / `engine_managed` flags.",
 }
+FRONTMATTER_DOCS = _FM_DOCS  # what each frontmatter key means (hover shows it too)
 _FM_MAPS = ("complete_when",)
 _FM_BOOLS = frozenset({"hidden", "disabled", "always_include_in_prompt"})
 _RESPONSE_VALUE_KEYS = frozenset(

@@ -7,6 +7,7 @@ ordered blocks, steps, responses, tools, preconditions, MCP servers and model gr
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,21 +15,25 @@ from typing import Any
 from ..model.defaults import DEFAULT_SKILLS, FRAMEWORK_TOOLS, DefaultField, DefaultSkill
 from ..model.layout import FileKind
 from ..model.project import Project, Skill
-from ..model.semantics import WRITE_FORMS
+from ..model.semantics import WRITE_FORMS, Semantics
 from ..model.symbols import Reference, Symbol, SymbolKey, qualified_name
 from ..syntax.config_yml import Precondition
 from ..syntax.memory_yml import MemoryField
 from ..syntax.responses_yml import Response, Variant
-from ..syntax.skill_md import Block, Step
+from ..syntax.skill_md import Block, SkillDoc, Step
 from ..syntax.text import TextRange
 from ..syntax.tools_py import ToolDef, ToolModule
-from ..syntax.yaml_tree import YNode, YScalar
+from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq
+from .completion import FRONTMATTER_DOCS, tool_signature_label
 from .locate import target_at
-from .navigation import relative, where
+from .navigation import line_of, relative, where
+from .semantic_tokens import classify_condition
 
-PREVIEW = 60  # characters of a response text or description shown in a hover
+PREVIEW = 60  # characters of a condition or step detail shown in a hover
 DESCRIPTION = 400
-MAX_LIST = 6  # writers, variants, … listed before "and N more"
+MAX_LIST = 6  # steps, … listed before "and N more"
+MAX_PLACES = 40  # places a field is written or read, listed before "and N more"
+FOLD = 120  # a response text longer than this (or on several lines) is folded
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,7 @@ class Hover:
 def hover(project: Project, path: Path, offset: int) -> Hover | None:
     t = target_at(project, path, offset)
     if t is None:
-        return None
+        return _enum_value(project, path, offset) or _frontmatter_key(project, path, offset)
     md = describe(project, t.key)
     if md is None:
         return None
@@ -84,6 +89,25 @@ def _code(s: object) -> str:
 def _preview(text: str, limit: int = PREVIEW) -> str:
     one = " ".join(text.split())
     return one if len(one) <= limit else one[: limit - 1].rstrip() + "…"
+
+
+def _link(project: Project, path: Path | None, offset: int) -> str:
+    """``rel/path:line`` as a Markdown link that opens the place (``file:///…#L<line>``)."""
+    if path is None:
+        return "bundled with the engine"
+    at = where(project, path, offset)
+    line = line_of(project, path, offset)
+    target = path.as_uri() + (f"#L{line}" if line else "")
+    return f"[{at}]({target})"
+
+
+def _places(items: list[str]) -> str:
+    """Every place, one per line (a very long list ends with how many more there are)."""
+    shown = items[:MAX_PLACES]
+    rows = [f"- {item}" for item in shown]
+    if len(items) > MAX_PLACES:
+        rows.append(f"- … and {len(items) - MAX_PLACES} more (Find All References lists them)")
+    return "\n".join(rows)
 
 
 def _listing(items: list[str]) -> str:
@@ -161,17 +185,19 @@ def _field(project: Project, key: SymbolKey) -> list[str]:
         out.append(" · ".join(flags))
     if f.description:
         out.append(_preview(f.description, DESCRIPTION))
-    places = [where(project, s.path, s.range.start) for s in fields if s.path and s.range]
-    out.append("Declared in " + ", ".join(_code(p) for p in places))
+    places = [_link(project, s.path, s.range.start) for s in fields if s.path and s.range]
+    out.append("Declared in " + ", ".join(places))
     writers = [_writer(project, r) for r in refs if r.form in WRITE_FORMS and not r.soft]
+    writers = list(dict.fromkeys(writers))
     if writers:
-        out.append("Written by " + _listing(list(dict.fromkeys(writers))))
+        out.append(f"Written by {_plural(len(writers), 'place')}:\n" + _places(writers))
     reads = [r for r in refs if r.form not in WRITE_FORMS and not r.soft]
     soft = [r for r in refs if r.soft]
-    read_line = f"Read in {_plural(len(reads), 'place')}"
+    readers = list(dict.fromkeys(_reader(project, r) for r in reads))
+    read_line = f"Read in {_plural(len(readers), 'place')}"
     if soft:
         read_line += f" (and mentioned in {_plural(len(soft), 'backticked name')})"
-    out.append(read_line)
+    out.append(read_line + (":\n" + _places(readers) if readers else ""))
     if ns != "project":
         hook = ("tool", ns, f"run_after_setting_{entry}")
         if _defs(project, hook):
@@ -196,13 +222,30 @@ _WRITER_LABELS = {
 
 
 def _writer(project: Project, ref: Reference) -> str:
-    at = where(project, ref.path, ref.range.start)
+    at = _link(project, ref.path, ref.range.start)
     if ref.form == "tool_set":
         tool = _enclosing_tool(project, ref.path, ref.range)
         if tool is not None:
-            return f"tool {_code(tool)} ({_code(at)})"
-        return f"tool code ({_code(at)})"
-    return f"{_WRITER_LABELS.get(ref.form, ref.form)} ({_code(at)})"
+            return f"tool {_code(tool)} ({at})"
+        return f"tool code ({at})"
+    return f"{_WRITER_LABELS.get(ref.form, ref.form)} ({at})"
+
+
+_READER_LABELS = {
+    "condition": "condition",
+    "memory_token": "`@memory`",
+    "placeholder": "placeholder",
+    "bare_placeholder": "placeholder",
+    "execute_param": "`execute_tool` parameter",
+}
+
+
+def _reader(project: Project, ref: Reference) -> str:
+    at = _link(project, ref.path, ref.range.start)
+    if ref.form == "tool_get":
+        tool = _enclosing_tool(project, ref.path, ref.range)
+        return f"tool {_code(tool)} ({at})" if tool is not None else f"tool code ({at})"
+    return f"{_READER_LABELS.get(ref.form, ref.form.replace('_', ' '))} ({at})"
 
 
 def _enclosing_tool(project: Project, path: Path, rng: TextRange) -> str | None:
@@ -256,12 +299,13 @@ def _skill(project: Project, sid: str) -> list[str]:
     counts = [_plural(len(sk.field_names()), "memory field")]
     if doc.blocks:
         counts.append(_plural(len(doc.blocks), "block"))
-    tools = [t.name for _, mod in sk.tool_modules() for t in mod.tools]
+    tools = sorted(Semantics(project).local_tools(sk))
     if tools:
         counts.append(_plural(len(tools), "tool"))
     out.append(" · ".join(counts))
     if sk.skill_md is not None:
-        out.append(_code(relative(project, sk.skill_md.path)))
+        rel = relative(project, sk.skill_md.path)
+        out.append(f"[{rel}]({sk.skill_md.path.as_uri()})")
     return out
 
 
@@ -297,10 +341,11 @@ def _block(project: Project, key: SymbolKey) -> list[str]:
         out.append(f"complete_when {_code(_preview(cw))}")
     callers = [r for r in _real_refs(project, key) if r.form in ("call", "link")]
     if callers:
-        out.append(f"called from {_plural(len(callers), 'step')}")
+        rows = [f"{r.form} ({_link(project, r.path, r.range.start)})" for r in callers]
+        out.append(f"called from {_plural(len(callers), 'step')}:\n" + _places(rows))
     s = syms[0]
     if s.path is not None and s.range is not None:
-        out.append(_code(where(project, s.path, s.range.start)))
+        out.append(_link(project, s.path, s.range.start))
     return out
 
 
@@ -322,7 +367,7 @@ def _step(project: Project, key: SymbolKey) -> list[str]:
         out.append(f"next (implicit) {_code(follower)}")
     s = syms[0]
     if s.path is not None and s.range is not None:
-        out.append(_code(where(project, s.path, s.range.start)))
+        out.append(_link(project, s.path, s.range.start))
     return out
 
 
@@ -372,28 +417,44 @@ def _response(project: Project, name: str) -> list[str]:
         if s.path is None:
             out.append(f"bundled with the engine{tag}")
             continue
-        at = where(project, s.path, s.range.start if s.range else 0)
-        out.append(f"{_code(at)}{tag}")
+        at = _link(project, s.path, s.range.start if s.range else 0)
+        out.append(f"{at}{tag}")
         if isinstance(s.obj, Response):
-            out.append(_variants(s.obj))
+            out.extend(_variant(v, len(s.obj.variants)) for v in s.obj.variants)
     return out
 
 
-def _variants(r: Response) -> str:
-    rows = [_variant(v) for v in r.variants]
-    more = f"\n- … and {len(rows) - MAX_LIST} more" if len(rows) > MAX_LIST else ""
-    return "\n".join(f"- {row}" for row in rows[:MAX_LIST]) + more
-
-
-def _variant(v: Variant) -> str:
-    text = f'"{_preview(v.text)}"' if v.text is not None else "(no text)"
+def _variant(v: Variant, count: int) -> str:
+    """One variant: its conditions and buttons, then its whole text (folded in a
+    ``<details>`` when it is long)."""
+    head = f"variant {v.index + 1}" if count > 1 else "text"
     cond = _scalar_text(v.condition)
-    row = text + (f" — if {_code(_preview(cond))}" if cond else "")
+    if cond:
+        head += f" — if {_code(' '.join(cond.split()))}"
     if v.buttons:
-        row += f" · {_plural(len(v.buttons), 'button')}"
+        titles = [_scalar_text(b.title) for b in v.buttons]
+        head += f" · {_plural(len(v.buttons), 'button')}"
+        if all(titles):
+            head += ": " + ", ".join(_code(t) for t in titles)
     if v.source is not None:
-        row += f" · buttons from tool {_code(v.source.value)}"
-    return row
+        head += f" · buttons from tool {_code(v.source.value)}"
+    if v.text is None:
+        return f"{head}: (no text)"
+    body = _quoted(v.text)
+    if len(v.text) <= FOLD and "\n" not in v.text.strip():
+        return f"{head}:\n{body}"
+    first = _preview(v.text)
+    return f"{head}:\n<details><summary>{_escape(first)}</summary>\n\n{body}\n\n</details>"
+
+
+def _quoted(text: str) -> str:
+    """A text as a Markdown block quote, its lines kept."""
+    lines = text.strip("\n").split("\n") or [""]
+    return "\n".join(f"> {line.rstrip()}" if line.strip() else ">" for line in lines)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 # -- tools -----------------------------------------------------------------------------------
@@ -419,10 +480,10 @@ def _tool(project: Project, key: SymbolKey) -> list[str]:
         out[0] += " (possibly a tool: built by a factory or imported)"
     if t.description:
         out.append(_preview(t.description, DESCRIPTION))
-    sig = ", ".join(t.params)
-    out.append(f"{'async ' if t.is_async else ''}{_code(f'{name}({sig})')}")
+    sig = tool_signature_label(t) if t.signature else f"{name}({', '.join(t.params)})"
+    out.append(f"{'async ' if t.is_async else ''}{_code(sig.replace(t.name, name, 1))}")
     if s.path is not None and s.range is not None:
-        out.append(_code(where(project, s.path, s.range.start)))
+        out.append(_link(project, s.path, s.range.start))
     return out
 
 
@@ -446,7 +507,7 @@ def _precondition(project: Project, name: str) -> list[str]:
         out.append("required by " + _listing([_code(u) for u in users]))
     s = syms[-1]
     if s.path is not None and s.range is not None:
-        out.append(_code(where(project, s.path, s.range.start)))
+        out.append(_link(project, s.path, s.range.start))
     return out
 
 
@@ -459,5 +520,119 @@ def _config_entry(project: Project, key: SymbolKey) -> list[str]:
         return out
     s = syms[-1]
     if s.path is not None and s.range is not None:
-        out.append(_code(where(project, s.path, s.range.start)))
+        out.append(_link(project, s.path, s.range.start))
     return out
+
+
+# -- enum values in conditions ----------------------------------------------------------------
+
+
+def _enum_value(project: Project, path: Path, offset: int) -> Hover | None:
+    """A string compared with a categorical field (``session.card.reason == 'lost'``): the
+    field's values, and whether this one is among them."""
+    pf = project.files.get(path)
+    sites = getattr(pf.doc, "conditions", None) if pf is not None else None
+    if pf is None or not sites:
+        return None
+    for site in sites:
+        if not (site.anchor.start <= offset <= site.anchor.end):
+            continue
+        idx = site.map.index_of(offset)
+        if idx is None:
+            continue
+        toks = classify_condition(site.text)
+        at = next((i for i, t in enumerate(toks) if t[2] == "string" and t[0] <= idx < t[1]), None)
+        if at is None or at < 4:
+            continue
+        op, entry_t, ns_t = toks[at - 1], toks[at - 2], toks[at - 3]
+        if site.text[op[0] : op[1]] not in ("==", "!=") or entry_t[2] != "property":
+            continue
+        if ns_t[2] != "namespace":
+            continue
+        ns, entry = site.text[ns_t[0] : ns_t[1]], site.text[entry_t[0] : entry_t[1]]
+        raw = site.text[toks[at][0] : toks[at][1]]
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            continue
+        if not isinstance(value, str):
+            continue
+        ft = Semantics(project).field_type(pf.skill_id, ns, entry)
+        if ft is None or not ft.enum_values:
+            continue
+        name = f"{ns}.{entry}"
+        out = [f"**{_code(raw)}** — a value of {_code(name)} ({ft.type})"]
+        out.append("values " + ", ".join(_code(v) for v in ft.enum_values))
+        if value not in ft.enum_values:
+            out.append(f"{_code(value)} is not one of them: the comparison never holds")
+        return Hover(site.file_range(toks[at][0], toks[at][1]), "\n\n".join(out))
+    return None
+
+
+# -- frontmatter keys ---------------------------------------------------------------------------
+
+_NESTED_DOCS = {
+    "requires": "A condition: while it does not hold, the tool is hidden from the model "
+    "(and an `execute_tool` step of it waits).",
+    "requires_confirmation": "Ask the user before the tool runs: `enabled`, "
+    "`utter_for_confirmation`, `utter_on_user_denial`.",
+    "on_success": "A response said after the tool succeeds.",
+    "on_failure": "A response said after the tool fails.",
+    "enabled": "`true`: the confirmation is asked.",
+    "utter_for_confirmation": "The response that asks for the confirmation.",
+    "utter_on_user_denial": "The response said when the user declines.",
+    "on": "`activate`: say the response when the skill starts.",
+    "when": "A condition: say the response while it holds.",
+    "is_default": "`true`: the skill the router falls back to.",
+    "engine_managed": "`true`: the engine starts the skill itself; routing never offers it.",
+    "condition": "A condition: the skill is complete when it holds.",
+    "criteria": "Criteria the model checks to decide that the skill is complete.",
+    "instructions": "How to answer from the knowledge base.",
+}
+_NESTED_PARENTS = frozenset(
+    {"tool_constraints", "utter", "routing", "complete_when", "knowledge_answering"}
+)
+
+
+def _frontmatter_key(project: Project, path: Path, offset: int) -> Hover | None:
+    """What a frontmatter key of skill.md means (and the keys of its nested mappings)."""
+    pf = project.files.get(path)
+    doc = pf.doc if pf is not None else None
+    if not isinstance(doc, SkillDoc) or doc.frontmatter is None:
+        return None
+    found = _key_at(doc.frontmatter, offset, ())
+    if found is None:
+        return None
+    keys, node = found
+    if len(keys) == 1:
+        text = FRONTMATTER_DOCS.get(keys[0])
+        where_ = "frontmatter key"
+    elif keys[0] in _NESTED_PARENTS:
+        text = _NESTED_DOCS.get(keys[-1])
+        where_ = f"key of `{keys[0]}`"
+    else:
+        text = None
+    if text is None:
+        return None
+    return Hover(node.range, f"**{_code(keys[-1])}** — {where_}\n\n{text}")
+
+
+def _key_at(
+    node: YNode | None, offset: int, keys: tuple[str, ...]
+) -> tuple[tuple[str, ...], YScalar] | None:
+    if isinstance(node, YMap):
+        for k, v in node.pairs():
+            name = k.value if isinstance(k.value, str) else None
+            if name is None:
+                continue
+            if k.range.length and k.range.start <= offset <= k.range.end:
+                return (*keys, name), k
+            inner = _key_at(v, offset, (*keys, name))
+            if inner is not None:
+                return inner
+    elif isinstance(node, YSeq):
+        for item in node.items:
+            inner = _key_at(item, offset, keys)
+            if inner is not None:
+                return inner
+    return None

@@ -12,6 +12,7 @@ locations in other files are converted with *their* current text (open buffer or
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -21,6 +22,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls import uris
 
+from ..cli.code_docs import pages_dir
 from ..ide.codes import Severity
 from ..ide.diagnostics import Diagnostic
 from ..ide.types import Location, TextEdit, WorkspaceEdit
@@ -169,14 +171,28 @@ def to_diagnostic(d: Diagnostic, index: LineIndex) -> lsp.Diagnostic:
     data = dict(d.data) if d.data else {}
     if d.engine_code:
         data["engine_code"] = d.engine_code
+    page = code_page_uri(d.code)
     return lsp.Diagnostic(
         range=to_range(index, d.range),
         message=d.message,
         severity=_SEVERITY.get(d.severity, lsp.DiagnosticSeverity.Warning),
         code=d.code,
+        code_description=lsp.CodeDescription(href=page) if page else None,
         source=SOURCE,
         data=data or None,
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def code_page_uri(code: str) -> str | None:
+    """The ``file://`` URI of the page explaining ``code`` (the packaged
+    ``docs/diagnostics/<code>.md``), or None when it has none: the editor shows the code
+    of a diagnostic as a link to it."""
+    folder = pages_dir()
+    if folder is None or "/" in code or "\\" in code:
+        return None
+    page = folder / f"{code}.md"
+    return page.as_uri() if page.is_file() else None
 
 
 def from_diagnostic(d: lsp.Diagnostic, path: Path, index: LineIndex) -> Diagnostic:
