@@ -51,6 +51,7 @@ from ..syntax.sites import ConditionSite
 from ..syntax.skill_md import FRONTMATTER_KEYS, SkillDoc
 from ..syntax.text import TextRange
 from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq
+from .codes import REGISTRY
 from .diagnostics import Diagnostic
 from .suppression import MARK, find_suppressions
 from .types import TextEdit, WorkspaceEdit
@@ -218,8 +219,8 @@ def ignore_in_file(
     new ``mantle-lsp.toml`` at the project root when there is no configuration). None
     when the file is written in a way this cannot edit safely (an inline table, an entry
     over several lines, a file that is not valid TOML)."""
-    if not code or code.startswith("lsp.suppression."):
-        return None
+    if code not in REGISTRY or code.startswith("lsp.suppression."):
+        return None  # an unknown code makes the configuration invalid
     cfg = config.path if config.path is not None else project.root / "mantle-lsp.toml"
     try:
         glob = path.relative_to(cfg.parent).as_posix()
@@ -301,8 +302,8 @@ def ignore_here(pf: ParsedFile, d: Diagnostic) -> CodeAction | None:
     inside a block scalar or a multi-line string). Each candidate is checked by reading
     the edited file's suppressions back."""
     code = d.code
-    if not code or code.startswith("lsp.suppression.") or not pf.source.analyzable:
-        return None
+    if code not in REGISTRY or code.startswith("lsp.suppression.") or not pf.source.analyzable:
+        return None  # an unknown code in a suppression is itself reported
     if pf.kind not in _SUPPRESSIBLE:
         return None
     text = pf.text
