@@ -121,9 +121,10 @@ $(CLIENT_DEPS): $(CLIENT)/package.json $(CLIENT)/package-lock.json
 	cd $(CLIENT) && npm ci --no-audit --no-fund
 	touch $@
 
-## client-check: type-check the extension (tsc --noEmit)
+## client-check: type-check the extension (tsc --noEmit), then its unit tests (client-vscode/test)
 client-check: $(CLIENT_DEPS)
 	cd $(CLIENT) && npx tsc --noEmit -p .
+	cd $(CLIENT) && node --test test/
 
 # what goes into the .vsix: the server package (wheel), the grammars, the extension
 VSIX_SRC = pyproject.toml $(shell find server/mantle_lsp grammars docs/diagnostics -type f \

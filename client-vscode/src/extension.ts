@@ -15,6 +15,8 @@ import {
   WorkDoneProgress,
   WorkDoneProgressCreateRequest,
 } from 'vscode-languageclient/node';
+import { openReference, runCheck } from './check';
+import { pipeStderr, pipeStdout } from './log';
 import {
   pythonExtensionApi,
   ResolveError,
@@ -23,7 +25,7 @@ import {
   SAFE_ENV,
   ServerCommand,
 } from './resolve';
-import { Status } from './status';
+import { Profile, Status } from './status';
 
 /**
  * The documents the server is attached to. Patterns, never bare languages: Markdown,
@@ -66,6 +68,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('mantle.restartServer', () => restart()),
     vscode.commands.registerCommand('mantle.showOutput', () => output.show(true)),
     vscode.commands.registerCommand('mantle.checkWorkspace', () => checkWorkspace()),
+    vscode.commands.registerCommand('mantle.checkFile', (uri?: vscode.Uri) => checkFile(uri)),
+    vscode.commands.registerCommand('mantle.openReference', () =>
+      openReference(vscode.Uri.joinPath(extensionUri, 'server', 'libs').fsPath),
+    ),
     vscode.commands.registerCommand('mantle.showReferences', showReferences),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
@@ -145,11 +151,15 @@ async function doStart(): Promise<void> {
     transport: TransportKind.stdio,
     options: { cwd: SAFE_CWD, env: { ...process.env, ...SAFE_ENV, ...cmd.env } },
   };
+  const watch = new IndexWatch();
   const clientOptions: LanguageClientOptions = {
     documentSelector: DOCUMENT_SELECTOR,
     outputChannel: output,
     traceOutputChannel: output,
-    middleware: codeLensMiddleware,
+    // the server's log records keep their level (vscode-languageclient makes every
+    // stderr line an error)
+    stdioOptions: { stderr: pipeStderr, stdout: pipeStdout },
+    middleware: { ...codeLensMiddleware, ...checkedMiddleware(watch, cmd.source) },
     errorHandler: {
       error: () => ({ action: ErrorAction.Continue }),
       closed: () => {
@@ -173,15 +183,17 @@ async function doStart(): Promise<void> {
   client = c;
   c.onDidChangeState((e) => {
     if (e.newState === State.Running) {
-      trackProgress(c);
-      status.ready(cmd.source);
+      trackProgress(c, watch);
+      watch.begin();
+      status.indexing('waiting for the server to index the workspace');
+      void watch.poll(c);
     } else if (e.newState === State.Stopped && client === c) {
       status.failed('the server is not running; see the "Mantle" output');
     }
   });
   try {
     await c.start();
-    trackProgress(c);
+    trackProgress(c, watch);
   } catch (e) {
     const message =
       `Mantle: the server could not be started with "${[cmd.command, ...cmd.args].join(' ')}": ` +
@@ -264,11 +276,125 @@ async function showError(message: string): Promise<void> {
   }
 }
 
+/** How long the first workspace diagnostics pull waits for the index at most. */
+const INDEX_WAIT_MS = 120000;
+
+/**
+ * The index of one server (a restart makes a new one): ended when its `$/progress` ends
+ * (or `mantle/status` says `indexed`); each end is an epoch. A workspace diagnostics pull
+ * answered in the epoch it was asked in makes the status "ready": until then it says
+ * "checking…", never "0 errors" that nobody checked.
+ */
+class IndexWatch {
+  ended = false;
+  epoch = 0;
+  private waiters: (() => void)[] = [];
+
+  begin(): void {
+    this.ended = false;
+  }
+
+  end(): void {
+    this.ended = true;
+    this.epoch++;
+    this.waiters.splice(0).forEach((w) => w());
+  }
+
+  /** Resolves when the index ends, or after `ms`. */
+  wait(ms: number): Promise<void> {
+    if (this.ended) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.waiters.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * A safety net for a progress that never came (or a server without `$/progress`):
+   * ask `mantle/status` every second until it says the index is done.
+   */
+  async poll(c: LanguageClient): Promise<void> {
+    for (let i = 0; i < INDEX_WAIT_MS / 1000 && !this.ended && client === c; i++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      if (this.ended || client !== c || c.state !== State.Running) {
+        return;
+      }
+      const st = await serverStatus(c);
+      if (st && st.indexed !== false && !this.ended) {
+        output.info('the index is done (mantle/status)');
+        this.end();
+        afterIndex(c, this);
+        return;
+      }
+    }
+  }
+}
+
+interface ServerStatus {
+  indexed?: boolean;
+  profiles?: Profile[];
+}
+
+async function serverStatus(c: LanguageClient): Promise<ServerStatus | undefined> {
+  try {
+    return (await c.sendRequest<ServerStatus>('mantle/status', {})) ?? undefined;
+  } catch (e) {
+    output.debug(`mantle/status: ${e}`);
+    return undefined;
+  }
+}
+
+/**
+ * After an index: "checking…" until the workspace's diagnostics are in (a client that is
+ * pushed them has them already), and the rule profile of each project in the tooltip.
+ */
+function afterIndex(c: LanguageClient, watch: IndexWatch, message?: string): void {
+  if (c.initializeResult?.capabilities.diagnosticProvider) {
+    output.info('indexed: checking the workspace… (the status bar says so until its diagnostics are in)');
+    status.checking(current?.source, message);
+  } else {
+    status.ready(current?.source, message); // pushed before the progress ended
+  }
+  void serverStatus(c).then((st) => {
+    if (st?.profiles && client === c) {
+      status.setProfiles(st.profiles);
+    }
+  });
+}
+
+/**
+ * The first workspace diagnostics pull waits for the index (asked earlier, it would be
+ * answered with nothing, and the next pull comes 2 s later); a pull answered in the epoch
+ * it was asked in makes the status "ready".
+ */
+function checkedMiddleware(watch: IndexWatch, source: string): Middleware {
+  return {
+    async provideWorkspaceDiagnostics(resultIds, token, reporter, next) {
+      if (!watch.ended) {
+        await watch.wait(INDEX_WAIT_MS);
+      }
+      const epoch = watch.epoch;
+      const result = await next(resultIds, token, reporter);
+      if (watch.ended && watch.epoch === epoch && status.current === 'checking' && !token.isCancellationRequested) {
+        const { errors, warnings } = Status.counts();
+        output.info(`the workspace's diagnostics are in: ${errors} errors, ${warnings} warnings (ready)`);
+        status.ready(source);
+      }
+      return result;
+    },
+  };
+}
+
 /**
  * The server's `$/progress` (the initial index) drives the status bar item and a window
  * progress indicator. Registered after every (re)start, replacing the client's default.
  */
-function trackProgress(c: LanguageClient): void {
+function trackProgress(c: LanguageClient, watch: IndexWatch): void {
   c.onRequest(WorkDoneProgressCreateRequest.type, ({ token }) => {
     let finish: (() => void) | undefined;
     let report: ((message: string) => void) | undefined;
@@ -282,6 +408,7 @@ function trackProgress(c: LanguageClient): void {
     );
     const sub = c.onProgress(WorkDoneProgress.type, token, (value) => {
       if (value.kind === 'begin') {
+        watch.begin();
         status.indexing(value.message ?? value.title);
         report?.(`${value.title}${value.message ? ` ${value.message}` : ''}`);
       } else if (value.kind === 'report') {
@@ -290,7 +417,8 @@ function trackProgress(c: LanguageClient): void {
           report?.(value.message);
         }
       } else {
-        status.ready(current?.source, value.message);
+        watch.end();
+        afterIndex(c, watch, value.message);
         finish?.();
         sub.dispose();
       }
@@ -341,10 +469,27 @@ async function showReferences(
   );
 }
 
+/** The `check` options that mirror the editor settings. */
+function checkOptions(): string[] {
+  const config = vscode.workspace.getConfiguration('mantle');
+  const engine = config.get<string>('engineVersion') ?? 'auto';
+  const ignore = config.get<string[]>('diagnostics.ignore') ?? [];
+  return ['--engine', engine, ...ignore.flatMap((code) => ['--ignore', code])];
+}
+
+/** The resolved server command (started if need be), or undefined (already reported). */
+async function checkCommand(): Promise<ServerCommand | undefined> {
+  if (!current) {
+    await start();
+  }
+  return current;
+}
+
 /**
  * Mantle: Check Workspace — runs `mantle-lsp check` (the same interpreter and bundle as the
- * server) on every workspace folder, in a terminal. The terminal keeps the report; the
- * Problems panel keeps showing the server's live diagnostics.
+ * server) on every workspace folder, in the "Mantle: check" terminal, which keeps the
+ * report after the check ends. Problems found are the check's result, not a failure: no
+ * error toast (check.ts). The Problems panel keeps showing the server's live diagnostics.
  */
 async function checkWorkspace(): Promise<void> {
   const folders = vscode.workspace.workspaceFolders ?? [];
@@ -352,31 +497,42 @@ async function checkWorkspace(): Promise<void> {
     void vscode.window.showWarningMessage('Mantle: open a folder with a Mantle project first.');
     return;
   }
-  if (!current) {
-    await start();
-  }
-  const cmd = current;
+  const cmd = await checkCommand();
   if (!cmd) {
     return; // resolveServer already showed why
   }
-  const engine = vscode.workspace.getConfiguration('mantle').get<string>('engineVersion') ?? 'auto';
-  const ignore = vscode.workspace.getConfiguration('mantle').get<string[]>('diagnostics.ignore') ?? [];
-  const args = [
-    ...cmd.args,
-    'check',
-    '--engine',
-    engine,
-    ...ignore.flatMap((code) => ['--ignore', code]),
-    ...folders.map((f) => f.uri.fsPath),
-  ];
+  const paths = folders.map((f) => f.uri.fsPath);
+  await launchCheck(cmd, paths, `mantle-lsp check ${paths.join(' ')}`);
+}
+
+/** Mantle: Check File — the same, for the active file (as saved) only. */
+async function checkFile(uri?: vscode.Uri): Promise<void> {
+  const target = uri instanceof vscode.Uri ? uri : vscode.window.activeTextEditor?.document.uri;
+  if (!target || target.scheme !== 'file') {
+    void vscode.window.showWarningMessage('Mantle: open a Mantle file (skill.md, memory.yml, …) first.');
+    return;
+  }
+  const cmd = await checkCommand();
+  if (!cmd) {
+    return;
+  }
+  const dirty = vscode.workspace.textDocuments.some((d) => d.uri.toString() === target.toString() && d.isDirty);
+  await launchCheck(
+    cmd,
+    [target.fsPath],
+    `mantle-lsp check ${target.fsPath}${dirty ? ' (the saved file: it has unsaved changes)' : ''}`,
+  );
+}
+
+async function launchCheck(cmd: ServerCommand, paths: string[], title: string): Promise<void> {
+  const args = [...cmd.args, 'check', ...checkOptions(), ...paths];
   output.info(`check: ${[cmd.command, ...args].join(' ')}`);
-  const terminal = vscode.window.createTerminal({
-    name: 'Mantle: check',
-    shellPath: cmd.command,
-    shellArgs: args,
+  const code = await runCheck({
+    command: cmd.command,
+    args,
     cwd: SAFE_CWD, // not a workspace folder: see SAFE_CWD; the folders are passed as paths
     env: { ...SAFE_ENV, ...cmd.env },
-    isTransient: true,
+    title,
   });
-  terminal.show(true);
+  output.info(`check: exit status ${code}`);
 }

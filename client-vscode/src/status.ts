@@ -1,13 +1,24 @@
-// The "Mantle" status bar item: starting / indexing / ready with problem counts / error.
+// The "Mantle" status bar item: starting / indexing / checking / ready with problem counts /
+// error. "ready" is shown only once the workspace's first diagnostics have arrived: before
+// that, 0 errors would be a claim nobody checked.
 import * as vscode from 'vscode';
 
-type Phase = 'starting' | 'indexing' | 'ready' | 'failed';
+type Phase = 'starting' | 'indexing' | 'checking' | 'ready' | 'failed';
+
+/** A project's rule profile and why it applies (`mantle/status`, server side). */
+export interface Profile {
+  root: string;
+  engine: string;
+  reason: string;
+}
 
 export class Status implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly subscriptions: vscode.Disposable[] = [];
   private phase: Phase = 'starting';
   private detail = '';
+  private source = '';
+  private profiles: Profile[] = [];
   private timer: NodeJS.Timeout | undefined;
 
   constructor() {
@@ -28,6 +39,10 @@ export class Status implements vscode.Disposable {
     this.item.show();
   }
 
+  get current(): Phase {
+    return this.phase;
+  }
+
   starting(): void {
     this.set('starting', 'starting the server');
   }
@@ -36,12 +51,25 @@ export class Status implements vscode.Disposable {
     this.set('indexing', message ?? '');
   }
 
+  /** The server is up and has indexed; the diagnostics are on their way. */
+  checking(source?: string, message?: string): void {
+    this.source = source ?? this.source;
+    this.set('checking', message ?? '');
+  }
+
+  /** The workspace's diagnostics have arrived: counts are now true. */
   ready(source?: string, message?: string): void {
-    this.set('ready', [message, source ? `server: ${source}` : ''].filter(Boolean).join('\n'));
+    this.source = source ?? this.source;
+    this.set('ready', message ?? (this.phase === 'checking' ? this.detail : ''));
   }
 
   failed(message: string): void {
     this.set('failed', message);
+  }
+
+  setProfiles(profiles: Profile[]): void {
+    this.profiles = profiles;
+    this.render();
   }
 
   private set(phase: Phase, detail: string): void {
@@ -69,9 +97,23 @@ export class Status implements vscode.Disposable {
     return { errors, warnings };
   }
 
+  /** The tooltip lines that say which rules apply, one per project (at most 5). */
+  profileLines(): string[] {
+    const many = this.profiles.length > 1;
+    const lines = this.profiles
+      .slice(0, 5)
+      .map((p) => `Rules: ${many ? `${p.root.split(/[\\/]/).pop()}: ` : ''}${p.reason}`);
+    if (this.profiles.length > 5) {
+      lines.push(`… and ${this.profiles.length - 5} more projects (see the "Mantle" output)`);
+    }
+    return lines;
+  }
+
   private render(): void {
     const item = this.item;
     item.backgroundColor = undefined;
+    const server = this.source ? `server: ${this.source}` : '';
+    const tail = [...this.profileLines(), server, 'Click to show the output.'].filter(Boolean).join('\n');
     switch (this.phase) {
       case 'starting':
         item.text = '$(sync~spin) Mantle';
@@ -79,7 +121,13 @@ export class Status implements vscode.Disposable {
         break;
       case 'indexing':
         item.text = '$(sync~spin) Mantle: indexing';
-        item.tooltip = `Mantle: indexing the workspace${this.detail ? ` (${this.detail})` : ''}`;
+        item.tooltip = `Mantle: indexing the workspace${this.detail ? ` (${this.detail})` : ''}\n${tail}`;
+        break;
+      case 'checking':
+        item.text = '$(sync~spin) Mantle: checking…';
+        item.tooltip =
+          `Mantle: checking… — the diagnostics of the workspace are on their way` +
+          `${this.detail ? ` (${this.detail})` : ''}\n${tail}`;
         break;
       case 'ready': {
         const { errors, warnings } = Status.counts();
@@ -91,7 +139,7 @@ export class Status implements vscode.Disposable {
           `Mantle: ready — ${errors} error${errors === 1 ? '' : 's'}, ` +
           `${warnings} warning${warnings === 1 ? '' : 's'}` +
           (this.detail ? `\n${this.detail}` : '') +
-          '\nClick to show the output.';
+          `\n${tail}`;
         break;
       }
       case 'failed':

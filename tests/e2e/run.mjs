@@ -493,6 +493,7 @@ async function main() {
   page = await context.newPage();
   page.setDefaultTimeout(30000);
   await page.goto(`${url}/?folder=${encodeURIComponent(dirs.ws)}`);
+  void sampleStatus(); // issue 17: every status text the item shows, from the start
 
   await check('the workbench loads', async () => {
     await page.locator('.monaco-workbench').waitFor({ timeout: 120000 });
@@ -920,6 +921,8 @@ async function main() {
     return `${starts() - before} restart; output shows "${text.split('\n').filter((l) => l.includes('initial index')).pop()?.replace(/^.*\[info\] /, '').slice(0, 60)}…"`;
   }, { retries: 1 });
 
+  await editorExperience(); // issue 17
+
   await check('without mantle.interpreter: the Python extension\'s environment (mantle_lsp importable there)', async () => {
     writeSettings({ 'fakePython.interpreter': PYTHON }, 'Machine');
     const s = await until('the server from the Python extension to be ready', async () => {
@@ -953,6 +956,202 @@ async function main() {
     assert(/mantle\.interpreter/.test(s), `status: ${s}`);
     return toasts[0].slice(0, 100);
   });
+}
+
+// ---- issue 17: what only VS Code shows (status, check terminal, preview, palette) --------
+const statusSeen = []; // every distinct text of the Mantle status item, in order
+let sampling = false;
+async function sampleStatus() {
+  sampling = true;
+  let last = '';
+  while (sampling && !shuttingDown) {
+    const s = await mantleStatus().catch(() => '');
+    if (s && s !== last) {
+      statusSeen.push(s);
+      last = s;
+    }
+    await sleep(30);
+  }
+}
+const phaseOf = (s) =>
+  /checking…/.test(s) ? 'checking' : /indexing/.test(s) ? 'indexing' : /ready/.test(s) ? 'ready' : /starting/.test(s) ? 'starting' : 'other';
+
+/** The text of the terminal panel. */
+async function terminalText() {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.terminal-wrapper .xterm-rows, .terminal-wrapper .xterm-accessibility-tree')]
+      .map((e) => e.textContent ?? '')
+      .join('\n'),
+  );
+}
+
+/** The labels of the editor tabs of the window. */
+async function tabLabels() {
+  return page.evaluate(() => [...document.querySelectorAll('.tabs-container .tab')].map((t) => t.getAttribute('aria-label') ?? t.textContent ?? ''));
+}
+
+async function closeActiveEditor() {
+  await runCommand('View: Close Editor');
+  await sleep(300);
+}
+
+async function editorExperience() {
+  const PIN_REASON = 'rasa-pro 3.20.0.dev1 pinned in requirements.txt:1 → 3.21 rules (3.20 not supported)';
+
+  await check('the status says "checking…" until the workspace\'s diagnostics are in, never "ready — 0 errors" before', async () => {
+    const phases = statusSeen.map(phaseOf);
+    const first = phases.indexOf('ready');
+    assert(first >= 0, `never ready: ${statusSeen.join(' / ')}`);
+    const zero = statusSeen.filter((s) => /ready — 0 errors, 0 warnings/.test(s));
+    assert(zero.length === 0, `said ready with 0 problems on a project with errors: ${zero[0]}`);
+    assert(/[1-9]\d* errors?/.test(statusSeen[first]), `first ready: ${statusSeen[first]}`);
+    // the client logs the phases: the index ends, then the workspace's diagnostics arrive
+    const lines = mantleLog().split('\n');
+    const checking = lines.findIndex((l) => l.includes('indexed: checking the workspace'));
+    const inLine = lines.findIndex((l) => /the workspace's diagnostics are in: [1-9]\d* errors/.test(l));
+    assert(checking >= 0 && inLine > checking, `log order: checking at ${checking}, diagnostics in at ${inLine}`);
+    return `${[...new Set(phases.slice(0, first + 1))].join(' → ')}; ${lines[inLine].replace(/^.*\] /, '')}`;
+  }, { always: true });
+
+  await check('the status tooltip and the log say which rule profile applies and why', async () => {
+    fs.writeFileSync(path.join(dirs.ws, 'requirements.txt'), 'rasa-pro==3.20.0.dev1\n');
+    const from = statusSeen.length;
+    await runCommand('Mantle: Restart Server');
+    const s = await until('the tooltip to name the pin', async () => {
+      const v = await mantleStatus();
+      return /ready/.test(v) && v.includes(PIN_REASON) ? v : false;
+    }, 60000);
+    assert(mantleLog().includes(`: ${PIN_REASON}`), 'the Mantle log does not name the pin');
+    const after = statusSeen.slice(from);
+    assert(!after.some((v) => /ready — 0 errors, 0 warnings/.test(v)), `after the restart: ${after.join(' / ')}`);
+    // the tooltip on screen
+    await page.locator('.statusbar-item[id$="mantle.status"]').hover();
+    await page.locator('.monaco-hover, .statusbar-hover, .workbench-hover').filter({ hasText: 'pinned in' }).first().waitFor({ timeout: 10000 });
+    await sleep(300);
+    await shot('status-tooltip');
+    await page.mouse.move(640, 300);
+    return `${after.map(phaseOf).filter((p, i, a) => p !== a[i - 1]).join(' → ')}; ${s.split(' | ')[0].split('; ').find((l) => l.includes('pinned'))}`;
+  }, { retries: 1 });
+
+  await check('no error lines in the output for cancelled requests during editing', async () => {
+    await openFile('skills/verify_customer/skill.md');
+    await goTo(3, 1);
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.type('xyz ', { delay: 40 }); // each keystroke: pulls, cancels
+      for (let j = 0; j < 4; j++) {
+        await page.keyboard.press('Backspace');
+        await sleep(40);
+      }
+    }
+    await sleep(3000);
+    const lines = mantleLog().split('\n');
+    const cancels = lines.filter((l) => /Cancel notification|unknown message id/.test(l));
+    assert(cancels.length === 0, `${cancels.length} lines like: ${cancels[0]}`);
+    const misfiled = lines.filter((l) => /\[error\].*\b(WARNING|INFO|DEBUG)\b/.test(l));
+    assert(misfiled.length === 0, `warnings logged as errors: ${misfiled[0]}`);
+    const errors = lines.filter((l) => /\[error\]/.test(l));
+    return `${errors.length} [error] lines in the log${errors.length ? `: ${errors[0].slice(0, 120)}` : ''}`;
+  }, { retries: 1 });
+
+  await check('Mantle: Check Workspace keeps its report in the terminal, with no "exit code" error toast', async () => {
+    await dismissNotifications();
+    await runCommand('Mantle: Check Workspace');
+    const text = await until('the end of the check in the terminal', async () => {
+      const t = await terminalText();
+      return /Found \d+ errors?/.test(t) && /mantle-lsp check: errors found/.test(t) ? t : false;
+    }, 45000);
+    await sleep(2500); // an exit-code toast would be on screen by now
+    const toasts = await notifications();
+    assert(!toasts.some((t) => /exit code|terminated/i.test(t)), `toast: ${toasts.join(' / ')}`);
+    assert(/Found \d+ errors?/.test(await terminalText()), 'the report is gone from the terminal');
+    await shot('check-workspace');
+    return text.match(/mantle-lsp check: [^)]*\)/)?.[0] ?? '';
+  }, { retries: 1 });
+
+  await check('Mantle: Check File checks the active file only', async () => {
+    await closePanel();
+    await openFile('skills/verify_customer/skill.md');
+    await runCommand('Mantle: Check File');
+    const text = await until('the check of the file in the terminal', async () => {
+      const t = await terminalText();
+      return /mantle-lsp check: errors found/.test(t) && /Found \d+ errors?[^\n]* in 1 file/.test(t) ? t : false;
+    }, 45000);
+    assert(!/plan_change/.test(text), 'the check of one file reported another');
+    await closePanel();
+    return text.match(/Found [^\n]*?\)/)?.[0] ?? '';
+  }, { retries: 1 });
+
+  await check('the command palette lists the Mantle commands an author looks for', async () => {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 10000 });
+    await input.fill('>Mantle: ');
+    await sleep(800);
+    const rows = await page.evaluate(() =>
+      [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => r.getAttribute('aria-label') ?? r.textContent ?? ''),
+    );
+    await page.keyboard.press('Escape');
+    const wanted = ['Check File', 'Check Workspace', 'Show Output', 'Restart Server', 'Open Diagnostics Reference'];
+    const missing = wanted.filter((w) => !rows.some((r) => r.includes(`Mantle: ${w}`)));
+    assert(missing.length === 0, `missing ${missing.join(', ')} in ${rows.join(' / ')}`);
+    return wanted.join(', ');
+  }, { retries: 1 });
+
+  await check('Ctrl+Shift+V opens the Markdown preview of a Mantle skill', async () => {
+    await closePanel();
+    await openFile('skills/verify_customer/skill.md');
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+Shift+V');
+    const tab = await until('a preview tab', async () => (await tabLabels()).find((l) => /Preview skill\.md/.test(l)), 20000);
+    await sleep(1500); // the webview renders
+    await shot('preview');
+    await closeActiveEditor();
+    return tab.split(',')[0];
+  }, { retries: 1 });
+
+  await check('Mantle: Open Diagnostics Reference opens the page of the code under the cursor', async () => {
+    await openFile('skills/verify_customer/skill.md');
+    await goTo(45, 12); // `next: ask_pn`: mantle.validation.flow.unresolved_next
+    await sleep(300);
+    await runCommand('Mantle: Open Diagnostics Reference');
+    const tab = await until('the reference page', async () =>
+      (await tabLabels()).find((l) => /Preview mantle\.validation\.flow\.unresolved_next\.md/.test(l)), 20000);
+    await closeActiveEditor();
+    // elsewhere: the list of every code
+    await openFile('skills/verify_customer/skill.md');
+    await goTo(1, 1);
+    await runCommand('Mantle: Open Diagnostics Reference');
+    const rows = await until('the list of codes', async () => {
+      const n = await page.locator('.quick-input-list .monaco-list-row').count();
+      return n > 5 ? n : false;
+    }, 10000);
+    await page.keyboard.press('Escape');
+    return `${tab.split(',')[0]}; elsewhere a list (${rows}+ rows)`;
+  }, { retries: 1 });
+
+  await check('suggestions open by themselves in a YAML value (`next: a…`)', async () => {
+    await openFile('skills/verify_customer/skill.md');
+    await goTo(45, 17); // the end of `    next: ask_pn`
+    for (let i = 0; i < 5; i++) {
+      await page.keyboard.press('Backspace');
+    }
+    await page.keyboard.type('s', { delay: 50 }); // `next: as`, no Ctrl+Space
+    let names = [];
+    try {
+      await until('the suggest widget to offer ask_pin', async () => {
+        const rows = await page.evaluate(() =>
+          [...document.querySelectorAll('.suggest-widget.visible .monaco-list-row')].map((r) => r.getAttribute('aria-label') ?? ''),
+        );
+        names = rows.map((l) => l.split(',')[0].trim());
+        return names.includes('ask_pin') ? names : false;
+      }, 10000);
+    } finally {
+      await page.keyboard.press('Escape');
+      await runCommand('File: Revert File');
+      await sleep(500);
+    }
+    return names.slice(0, 6).join(', ');
+  }, { retries: 1 });
 }
 
 /**
