@@ -11,14 +11,14 @@ from mantle_lsp.model.project import Project
 from support import render_hover, write_fixture
 
 
-def check_hover(tmp_path: Path, fixture: str) -> str:
+def check_hover(tmp_path: Path, fixture: str, html: bool = False) -> str:
     """Hover at the cursor, rendered (``support.render_hover``): the hovered range is
     exactly the mark labelled `h`."""
     fx = write_fixture(tmp_path, fixture)
     assert fx.cursor is not None
     proj = Project.load(fx.root)
     rel, offset = fx.cursor
-    h = hover(proj, fx.root / rel, offset)
+    h = hover(proj, fx.root / rel, offset, html)
     assert h is not None, "no hover"
     [mk] = [m for m in fx.marks if m.label == "h"]
     assert (h.range.start, h.range.end) == (mk.start, mk.end)
@@ -462,7 +462,7 @@ def test_a_long_response_text_is_shown_in_full_folded(tmp_path: Path) -> None:
         .replace("  $0utter_reason:", "  utter_reason:")
         .replace("  utter_reason:", "  $0«h:utter_reason»:")
     )
-    assert check_hover(tmp_path, fixture) == snapshot("""\
+    assert check_hover(tmp_path, fixture, html=True) == snapshot("""\
 «utter_reason»
 **response `utter_reason`**
 
@@ -480,6 +480,18 @@ variant 2:
 
 </details>\
 """)
+
+
+def test_without_html_a_long_response_text_is_not_folded(tmp_path: Path) -> None:
+    long = "First line of a long answer. " + "More words. " * 12
+    fixture = (
+        at("card", "reason")
+        .replace("    - text: Tell me why.", f'    - text: "{long}"')
+        .replace("  utter_reason:", "  $0«h:utter_reason»:")
+    )
+    md = check_hover(tmp_path, fixture)
+    assert "<details>" not in md
+    assert md.endswith("variant 2:\n> " + long.strip())
 
 
 def test_a_very_long_list_of_places_ends_with_a_count(tmp_path: Path) -> None:

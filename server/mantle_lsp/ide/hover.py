@@ -42,17 +42,19 @@ class Hover:
     markdown: str
 
 
-def hover(project: Project, path: Path, offset: int) -> Hover | None:
+def hover(project: Project, path: Path, offset: int, html: bool = False) -> Hover | None:
+    """The card for what is at ``offset``. ``html``: the client renders HTML in hovers
+    (then a long response text is folded in a ``<details>``)."""
     t = target_at(project, path, offset)
     if t is None:
         return _enum_value(project, path, offset) or _frontmatter_key(project, path, offset)
-    md = describe(project, t.key)
+    md = describe(project, t.key, html)
     if md is None:
         return None
     return Hover(t.range, md)
 
 
-def describe(project: Project, key: SymbolKey) -> str | None:
+def describe(project: Project, key: SymbolKey, html: bool = False) -> str | None:
     """The Markdown hover text for ``key`` (None for kinds without a hover)."""
     kind = key[0]
     lines: list[str] | None = None
@@ -65,7 +67,7 @@ def describe(project: Project, key: SymbolKey) -> str | None:
     elif kind == "step":
         lines = _step(project, key)
     elif kind == "response":
-        lines = _response(project, key[1])
+        lines = _response(project, key[1], html)
     elif kind == "tool":
         lines = _tool(project, key)
     elif kind == "precondition":
@@ -404,7 +406,7 @@ def _response_rank(project: Project, sym: Symbol) -> tuple[int, str]:
     return (1, (pf.skill_id or "") if pf is not None else "")
 
 
-def _response(project: Project, name: str) -> list[str]:
+def _response(project: Project, name: str, html: bool = False) -> list[str]:
     syms = _defs(project, ("response", name))
     if not syms:
         return [f"**response {_code(name)}** — not defined"]
@@ -420,13 +422,13 @@ def _response(project: Project, name: str) -> list[str]:
         at = _link(project, s.path, s.range.start if s.range else 0)
         out.append(f"{at}{tag}")
         if isinstance(s.obj, Response):
-            out.extend(_variant(v, len(s.obj.variants)) for v in s.obj.variants)
+            out.extend(_variant(v, len(s.obj.variants), html) for v in s.obj.variants)
     return out
 
 
-def _variant(v: Variant, count: int) -> str:
+def _variant(v: Variant, count: int, html: bool) -> str:
     """One variant: its conditions and buttons, then its whole text (folded in a
-    ``<details>`` when it is long)."""
+    ``<details>`` when it is long and the client renders HTML)."""
     head = f"variant {v.index + 1}" if count > 1 else "text"
     cond = _scalar_text(v.condition)
     if cond:
@@ -441,7 +443,7 @@ def _variant(v: Variant, count: int) -> str:
     if v.text is None:
         return f"{head}: (no text)"
     body = _quoted(v.text)
-    if len(v.text) <= FOLD and "\n" not in v.text.strip():
+    if not html or (len(v.text) <= FOLD and "\n" not in v.text.strip()):
         return f"{head}:\n{body}"
     first = _preview(v.text)
     return f"{head}:\n<details><summary>{_escape(first)}</summary>\n\n{body}\n\n</details>"

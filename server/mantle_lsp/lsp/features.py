@@ -193,7 +193,10 @@ def register(server: MantleServer) -> None:
         doc = server.doc(params.text_document.uri)
         if doc is None:
             return None
-        h = ide_hover.hover(doc.project, doc.path, convert.to_offset(doc.index, params.position))
+        offset = convert.to_offset(doc.index, params.position)
+        # a client that lists the HTML tags its Markdown allows renders <details>
+        html = server.client_supports("general.markdown.allowed_tags")
+        h = ide_hover.hover(doc.project, doc.path, offset, html)
         if h is None:
             return None
         return lsp.Hover(
