@@ -229,6 +229,36 @@ steps:
     )
 
 
+def test_a_tool_the_skill_defines_and_also_imports_is_not_checked(tmp_path: Path) -> None:
+    check_clean(
+        tmp_path,
+        TOOLS
+        + """\
+//- tools/shared.py
+from rasa.mantle.tools.decorator import ToolContext, tool
+
+
+@tool(description="The shared search.")
+async def search_articles(topic: str, context: ToolContext = None):
+    return None
+//- skills/search/skill.md
+---
+description: Search the help centre.
+import_tools:
+  - search_articles
+---
+:::ordered_block id=main
+steps:
+  - id: s1
+    execute_tool: search_articles
+    parameters:
+      topic: faq
+:::
+""",
+        silent=["lsp.tools.unknown_parameter", "lsp.tools.missing_parameter"],
+    )
+
+
 # -- modules imported by name are not tools ---------------------------------------------------
 MODULE = """\
 //- lib/__init__.py

@@ -364,14 +364,12 @@ class Semantics:
 
     def tool_defs(self, sk: Skill, doc: SkillDoc | None, name: str) -> list[ToolDef]:
         """The definitions ``name`` may stand for in skill ``sk``: its own tools of that
-        name, else the shared ones (when the skill may use them); MCP and framework tools
-        have none."""
+        name and the shared ones it declares (both, when it does both: which one runs is
+        not known here); MCP and framework tools have none."""
         own = [t for pf, mod in sk.tool_modules() for t in self.tools_in(pf, mod) if t.name == name]
-        if own:
+        if name not in self._declared_shared(doc):
             return own
-        if name not in self.visible_tools(sk, doc):
-            return []
-        return [
+        return own + [
             t
             for pf, mod in self.p.shared_tool_files()
             for t in self.tools_in(pf, mod)
@@ -381,12 +379,20 @@ class Semantics:
     def tool_signature(self, sk: Skill, doc: SkillDoc | None, name: str) -> ToolDef | None:
         """The one definition of tool ``name`` (as skill ``sk`` sees it) whose parameters
         the module shows; None for an MCP or framework tool, a factory-made or imported
-        one, or a name defined more than once."""
+        one, or a name defined more than once (or also imported from an MCP server)."""
         defs = self.tool_defs(sk, doc, name)
-        if len(defs) != 1 or defs[0].kind == "possible":
+        if len(defs) != 1 or defs[0].kind == "possible" or name in self.mcp_tools(doc):
             return None
         t = defs[0]
         return t if t.exact or t.signature else None
+
+    @staticmethod
+    def _declared_shared(doc: SkillDoc | None) -> set[str]:
+        """The shared tool names a skill declares (gates, block tools, ``import_tools``)."""
+        if doc is None:
+            return set()
+        names = {g.name for g in doc.gate_tools} | {g.name for b in doc.blocks for g in b.tools}
+        return names | {i.value for i in doc.import_tools if not i.value.startswith("mcp/")}
 
     def local_tools(self, sk: Skill) -> set[str]:
         """The tools defined in skill ``sk``'s own tool modules."""
