@@ -602,7 +602,7 @@ def _frontmatter_key(project: Project, path: Path, offset: int) -> Hover | None:
     doc = pf.doc if pf is not None else None
     if not isinstance(doc, SkillDoc) or doc.frontmatter is None:
         return None
-    found = _key_at(doc.frontmatter, offset, ())
+    found = _key_at(doc.frontmatter, offset, (), set())
     if found is None:
         return None
     keys, node = found
@@ -620,8 +620,13 @@ def _frontmatter_key(project: Project, path: Path, offset: int) -> Hover | None:
 
 
 def _key_at(
-    node: YNode | None, offset: int, keys: tuple[str, ...]
+    node: YNode | None, offset: int, keys: tuple[str, ...], seen: set[int]
 ) -> tuple[tuple[str, ...], YScalar] | None:
+    """The mapping key at ``offset`` and the keys above it; descends only into nodes that
+    contain the offset, each once (YAML aliases share nodes: no alias is expanded)."""
+    if node is None or id(node) in seen or len(keys) > 6:
+        return None
+    seen.add(id(node))
     if isinstance(node, YMap):
         for k, v in node.pairs():
             name = k.value if isinstance(k.value, str) else None
@@ -629,12 +634,14 @@ def _key_at(
                 continue
             if k.range.length and k.range.start <= offset <= k.range.end:
                 return (*keys, name), k
-            inner = _key_at(v, offset, (*keys, name))
-            if inner is not None:
-                return inner
+            if v.range.start <= offset <= v.range.end:
+                inner = _key_at(v, offset, (*keys, name), seen)
+                if inner is not None:
+                    return inner
     elif isinstance(node, YSeq):
         for item in node.items:
-            inner = _key_at(item, offset, keys)
-            if inner is not None:
-                return inner
+            if item.range.start <= offset <= item.range.end:
+                inner = _key_at(item, offset, keys, seen)
+                if inner is not None:
+                    return inner
     return None
