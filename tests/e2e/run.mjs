@@ -1022,6 +1022,7 @@ async function editorExperience() {
       return /ready/.test(v) && v.includes(PIN_REASON) ? v : false;
     }, 60000);
     assert(mantleLog().includes(`: ${PIN_REASON}`), 'the Mantle log does not name the pin');
+    await sleep(200); // the sampler's last look
     const after = statusSeen.slice(from);
     assert(!after.some((v) => /ready — 0 errors, 0 warnings/.test(v)), `after the restart: ${after.join(' / ')}`);
     // the tooltip on screen
@@ -1127,6 +1128,30 @@ async function editorExperience() {
     }, 10000);
     await page.keyboard.press('Escape');
     return `${tab.split(',')[0]}; elsewhere a list (${rows}+ rows)`;
+  }, { retries: 1 });
+
+  await check('the Outline view of a Mantle skill lists its `##` headings', async () => {
+    await openFile('skills/bill_dispute/skill.md');
+    await goTo(20, 1); // the first prose paragraph, after the frontmatter
+    await page.keyboard.type('## Before you ask', { delay: 30 });
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter');
+    let rows = [];
+    try {
+      await runCommand('Explorer: Focus on Outline View');
+      const outline = page.locator('.outline-pane').first();
+      await outline.waitFor({ state: 'visible', timeout: 10000 });
+      rows = await until('the heading in the outline', async () => {
+        const r = await outline.locator('.monaco-list-row').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') ?? ''));
+        return r.some((l) => l.startsWith('Before you ask')) ? r : false;
+      }, 15000);
+    } finally {
+      await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+      await runCommand('File: Revert File');
+      await sleep(500);
+    }
+    return rows.slice(0, 4).join(' / ').slice(0, 120);
   }, { retries: 1 });
 
   await check('suggestions open by themselves in a YAML value (`next: a…`)', async () => {
