@@ -307,3 +307,49 @@ Use @tool.shared_locate.
 """,
         silent=["mantle.validation.tools.unresolved_tool"],
     )
+
+
+def test_editing_a_shared_tools_parameters_updates_the_skill(tmp_path: Path) -> None:
+    """An edit of the tool's def changes what the skill using it is told (incrementally,
+    as a fresh check would)."""
+    from mantle_lsp.ide.diagnostics import file_diagnostics, project_diagnostics
+    from mantle_lsp.model.project import Project
+    from mantle_lsp.model.source import source_from_text
+    from support import write_fixture
+
+    shared = (
+        "from rasa.mantle.tools.decorator import ToolContext, tool\n\n\n"
+        '@tool(description="Look up.")\n'
+        "async def lookup({params}context: ToolContext = None):\n    return None\n"
+    )
+    fx = write_fixture(
+        tmp_path,
+        "//- tools/shared.py\n"
+        + shared.format(params="order_id: str, ")
+        + """\
+//- skills/orders/skill.md
+---
+description: Orders.
+import_tools:
+  - lookup
+---
+:::ordered_block id=main
+steps:
+  - id: find
+    execute_tool: lookup
+    parameters:
+      order_id: "42"
+:::
+""",
+    )
+    proj = Project.load(fx.root)
+    md, tools = fx.root / "skills/orders/skill.md", fx.root / "tools/shared.py"
+    assert project_diagnostics(proj).get(md, []) == []
+    new = shared.format(params="order: str, ")
+    affected = proj.set_source(tools, source_from_text(tools, new))
+    assert md in affected
+    codes = sorted(d.code for d in file_diagnostics(proj, [md]).get(md, []))
+    assert codes == ["lsp.tools.missing_parameter", "lsp.tools.unknown_parameter"]
+    tools.write_text(new, encoding="utf-8")
+    fresh = project_diagnostics(Project.load(fx.root)).get(md, [])
+    assert sorted(d.code for d in fresh) == codes

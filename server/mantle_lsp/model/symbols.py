@@ -28,7 +28,7 @@ from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.sites import ConditionSite
 from ..syntax.skill_md import GateTool, SkillDoc, Step
 from ..syntax.text import TextRange, new_range
-from ..syntax.tools_py import ImportedKey, ToolModule
+from ..syntax.tools_py import ImportedKey, ToolDef, ToolModule
 from ..syntax.yaml_tree import YMap, YScalar, scalar_value_map
 from .defaults import DEFAULT_SKILLS, STEP_ACTIONS, SYSTEM_RESPONSES
 from .files import ParsedFile, Skill
@@ -175,6 +175,9 @@ def _facts(obj: Any) -> tuple[object, ...]:
     blank = getattr(obj, "blank_variants", None)
     if callable(blank):  # a Response
         return (len(blank()),)
+    if isinstance(obj, ToolDef):  # what execute_tool parameters are checked against
+        params = tuple((p.name, p.required, p.positional_only) for p in obj.signature)
+        return (obj.kind, obj.exact, obj.var_keyword, params)
     return ()
 
 
