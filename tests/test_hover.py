@@ -132,9 +132,9 @@ Written by 2 places:
 - tool `record` ([skills/card/tools.py:6](file:///project/skills/card/tools.py#L6))
 
 Read in 5 places (and mentioned in 1 backticked name):
-- `@memory` ([skills/card/skill.md:6](file:///project/skills/card/skill.md#L6))
-- condition ([skills/card/responses.yml:4](file:///project/skills/card/responses.yml#L4))
 - placeholder ([skills/card/responses.yml:3](file:///project/skills/card/responses.yml#L3))
+- condition ([skills/card/responses.yml:4](file:///project/skills/card/responses.yml#L4))
+- `@memory` ([skills/card/skill.md:6](file:///project/skills/card/skill.md#L6))
 - tool `record` ([skills/card/tools.py:7](file:///project/skills/card/tools.py#L7))
 - condition ([skills/other/skill.md:4](file:///project/skills/other/skill.md#L4))
 
