@@ -1913,3 +1913,10 @@ def test_signature_help_names_the_parameter_on_the_cursor_line(tmp_path: Path) -
         None,
     )
     assert at("steps:\n  - id: find\n    execute_tool: order_card$0\n") is None
+
+
+def test_accepting_type_opens_the_type_suggestions(tmp_path: Path) -> None:
+    fixture = "//- skills/card_replace/memory.yml\nschema:\n  public:\n    note:\n      ty$0\n"
+    r = run(tmp_path, fixture)
+    assert r.rendered[0] == snapshot("type (property) | replaces 'ty' | + ': ' | suggests again")
+    assert r.item("type").retrigger
