@@ -36,12 +36,9 @@ from ..model.symbols import (
 )
 from ..syntax.text import TextRange
 from ..syntax.tools_py import (
-    EMPTY_MODULE,
-    SYNTAX_ERROR_CODE,
     ToolDef,
     ToolModule,
     constant_literals,
-    parse_tools_module,
 )
 from ..syntax.yaml_tree import YScalar, YSeq
 from .locate import target_at
@@ -152,14 +149,10 @@ def _unparsed_code(project: Project) -> FeatureError | None:
     """A rename that follows names into tool code is refused while a tool or lib module
     does not parse: what it names cannot be known, so it would be skipped silently."""
     for pf in sorted(project.files.values(), key=lambda f: str(f.path)):
-        if pf.kind in (FileKind.SKILL_TOOLS, FileKind.SHARED_TOOLS):
-            issues = [i for i in pf.issues if i.code == SYNTAX_ERROR_CODE]
-        elif pf.kind is FileKind.HELPER and pf.doc is EMPTY_MODULE:
-            issues = [i for i in parse_tools_module(pf.text)[1] if i.code == SYNTAX_ERROR_CODE]
-        else:
+        if pf.kind not in (FileKind.SKILL_TOOLS, FileKind.SHARED_TOOLS, FileKind.HELPER):
             continue
-        if issues:
-            issue = issues[0]
+        issue = pf.syntax_error()
+        if issue is not None:
             return FeatureError(
                 f"cannot rename: {where(project, pf.path, issue.range.start)} is not valid "
                 f"Python ({issue.message}), so the names it uses cannot be followed; fix it "

@@ -34,10 +34,20 @@ class ParsedFile:
     source: Source
     doc: Any = None
     issues: list[SyntaxIssue] = field(default_factory=list)
+    # problems kept but never reported on this file (a lib helper that does not parse:
+    # reported where a tool imports it, ide/rules/tools.py)
+    quiet_issues: list[SyntaxIssue] = field(default_factory=list)
 
     @property
     def text(self) -> str:
         return self.source.text
+
+    def syntax_error(self) -> SyntaxIssue | None:
+        """The Python syntax error of a tool or helper module, if it has one."""
+        return next(
+            (i for i in (*self.issues, *self.quiet_issues) if i.code == "lsp.tools.syntax_error"),
+            None,
+        )
 
 
 def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source) -> ParsedFile:
@@ -62,7 +72,9 @@ def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source)
         doc, issues = parse_tools_module(text)
         pf.issues.extend(issues)
     elif kind is FileKind.HELPER:
-        doc, _ = parse_tools_module(text)  # read for its memory use only: never reported on
+        # read for its memory use only: never reported on (its syntax error is kept quiet)
+        doc, quiet = parse_tools_module(text)
+        pf.quiet_issues.extend(quiet)
     elif kind is FileKind.AGENT:
         doc = parse_agent_yml(text)
         pf.issues.extend(doc.issues)

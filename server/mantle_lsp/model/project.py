@@ -546,6 +546,12 @@ class Project:
         src = self.reader(path)  # an open buffer, else the disk
         return not any(i.code == C_UNREADABLE for i in src.issues)
 
+    def module_file(self, dotted: str) -> ParsedFile | None:
+        """The project file an import ``dotted`` (``lib.helpers.keys``) loads, if it is one
+        of the project's files (``lib/helpers/keys.py`` or ``…/keys/__init__.py``)."""
+        base = self.root.joinpath(*dotted.split("."))
+        return self.files.get(base.with_suffix(".py")) or self.files.get(base / "__init__.py")
+
     def module_exists(self, dotted: str) -> bool:
         """Whether the import ``dotted`` (``lib.helpers.keys``) names a module of the
         project: ``lib/helpers/keys.py`` or a package folder ``lib/helpers/keys/``, saved or

@@ -14,7 +14,9 @@ executed. What is extracted:
 * memory calls whose key is not a literal: resolved through a module-level string constant,
   a loop over a literal container, or a name imported from another module of the project
   (resolved by the model), else recorded as dynamic (see :class:`ToolModule`);
-* imports of obsolete engine paths (``rasa.calm_v2.*``, Maestro-era ``rasa_sdk``) and of the
+* imports of obsolete engine paths (``rasa.calm_v2.*``, and the Mantle names ``tool``,
+  ``ToolContext``, … from Maestro-era ``rasa_sdk``: rasa_sdk itself is installed with
+  rasa-pro, so importing it, or ``Tracker`` from it, works) and of the
   project's ``lib`` package, each with the guard it sits under (:data:`ImportGuard`).
 
 All ranges are code-point offsets into the text given to :func:`parse_tools_module`. The
@@ -208,8 +210,9 @@ class ObsoleteImport:
 
 @dataclass(frozen=True)
 class ProjectImport:
-    """An absolute import of the project's ``lib`` package (``import lib.x``, ``from lib.x
-    import y``); ``range`` covers the dotted module path."""
+    """An import of the project's ``lib`` package (``import lib.x``, ``from lib.x import
+    y``), or a relative import (``from .consts import X``: ``module`` starts with the dots);
+    ``range`` covers the dotted module path."""
 
     module: str
     range: TextRange
@@ -950,8 +953,14 @@ _DECORATOR_NAMES = frozenset({"tool", "ToolContext"})
 _RESULT_NAMES = frozenset({"ToolResult", "ActivateSkill"})
 
 
-def _is_obsolete(module: str) -> bool:
-    return any(module == root or module.startswith(root + ".") for root in (_CALM_V2, _RASA_SDK))
+def _is_obsolete(module: str, names: Sequence[str] | None = None) -> bool:
+    """Whether importing ``module`` (``names`` from it, for ``from … import``) fails on
+    rasa-pro 3.21: ``rasa.calm_v2`` is gone; ``rasa_sdk`` is installed with rasa-pro but
+    has none of the Mantle tool names."""
+    if module == _CALM_V2 or module.startswith(_CALM_V2 + "."):
+        return True
+    in_sdk = module == _RASA_SDK or module.startswith(_RASA_SDK + ".")
+    return in_sdk and names is not None and bool(set(names) & (_DECORATOR_NAMES | _RESULT_NAMES))
 
 
 def _replacement(module: str, imported: Sequence[str]) -> str:
@@ -998,7 +1007,7 @@ def _imports_obsolete(body: list[ast.stmt]) -> bool:
                 isinstance(node, ast.ImportFrom)
                 and not node.level
                 and node.module is not None
-                and _is_obsolete(node.module)
+                and _is_obsolete(node.module, [a.name for a in node.names])
             ):
                 return True
     return False
@@ -1054,7 +1063,7 @@ def _guarded_imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom
 _SYS_PATH = re.compile(r"\bsys\s*\.\s*path\b")
 # Without one of these, an ASCII module imports nothing :func:`_imports` reports (non-ASCII
 # text may spell identifiers with other characters, NFKC, so it is always walked).
-_IMPORT_WORDS = ("rasa_sdk", "calm_v2", "lib")
+_IMPORT_WORDS = ("calm_v2", "rasa_sdk", "lib", "from .")
 
 
 def _imports(
@@ -1080,10 +1089,19 @@ def _imports(
                     obsolete.append(ObsoleteImport(name, rng, _replacement(name, ()), guard))
             continue
         module = stmt.module
-        if stmt.level or module is None:
+        if stmt.level:  # relative: the engine imports tool modules as plain files
+            stmt_range = pos.range_of(stmt)
+            dots = "." * stmt.level + (module or "")
+            at = text.find(".", stmt_range.start, stmt_range.end)
+            rng = TextRange(at, at + len(dots)) if at >= 0 else stmt_range
+            if text[rng.start : rng.end] != dots:
+                rng = stmt_range
+            project.append(ProjectImport(dots, rng, guard))
+            continue
+        if module is None:
             continue
         is_lib = module == "lib" or module.startswith("lib.")
-        if not (is_lib or _is_obsolete(module)):
+        if not (is_lib or _is_obsolete(module, [a.name for a in stmt.names])):
             continue
         stmt_range = pos.range_of(stmt)
         found: TextRange | None = None

@@ -14,6 +14,7 @@ from ...model.project import ParsedFile, Skill
 from ...model.symbols import module_for_import, resolve_code_name
 from ...syntax.text import TextRange
 from ...syntax.tools_py import ToolModule, constant_literals
+from ..codes import Severity
 from ..navigation import relative
 from .base import Checker, rule
 
@@ -186,37 +187,58 @@ def _no_guess(data: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def check_lib_imports(ck: Checker, pf: ParsedFile, mod: ToolModule) -> None:
-    """`lib.*` imports of project helper modules that do not exist: the engine fails to
-    import the tool module (it puts the project root on sys.path while loading tools).
-    An import under `try: … except ImportError:` or `if TYPE_CHECKING:` is silent, one in
-    a function body is a warning (the function fails when called), and a module that
-    changes `sys.path` may find `lib` elsewhere: silent too."""
-    if mod.sys_path_shim:
-        return
+    """Imports the engine cannot resolve when it loads the tool module (as a plain file,
+    with the project root on ``sys.path``): a relative import, a ``lib.*`` module that does
+    not exist, or one that is not valid Python. An import under ``try: … except
+    ImportError:`` or ``if TYPE_CHECKING:`` is silent, one in a function body a warning
+    (the function fails when called); after a ``sys.path`` change, ``lib`` may be found
+    elsewhere: not judged."""
     for imp in mod.project_imports:
         if imp.guard not in ("none", "function"):
             continue
+        late = imp.guard == "function"
+        tail = (
+            "the module loads, but this function fails when it is called"
+            if late
+            else "so the engine cannot import this module"
+        )
+        severity: Severity | None = "warning" if late else None
         dotted = imp.module
-        parts = dotted.split(".")
-        if ck.p.module_exists(dotted):
-            continue
-        where = "/".join(parts)
-        if imp.guard == "none":
+        if dotted.startswith("."):
             ck.emit(
                 pf.path,
                 imp.range,
                 "lsp.tools.unresolved_import",
-                f"`{dotted}` does not exist in this project ({where}.py or a {where}/ "
-                "package), so the engine cannot import this module",
+                f"`{dotted}` is a relative import, but the engine loads tool modules as plain "
+                f"files, not as a package: it fails, {tail}; import from `lib.…` instead",
+                severity,
             )
-        else:
+            continue
+        if mod.sys_path_shim:
+            continue
+        where = "/".join(dotted.split("."))
+        if not ck.p.module_exists(dotted):
             ck.emit(
                 pf.path,
                 imp.range,
                 "lsp.tools.unresolved_import",
                 f"`{dotted}` does not exist in this project ({where}.py or a {where}/ "
-                "package): the module loads, but this function fails when it is called",
-                "warning",
+                f"package), {tail}",
+                severity,
+            )
+            continue
+        target = ck.p.module_file(dotted)
+        bad = target.syntax_error() if target is not None else None
+        if target is not None and bad is not None:
+            line = target.source.index.position(bad.range.start)[0] + 1
+            rel = target.path.relative_to(ck.p.root).as_posix()
+            ck.emit(
+                pf.path,
+                imp.range,
+                "lsp.tools.unresolved_import",
+                f"`{dotted}` is not valid Python "
+                f"({rel}:{line}: {bad.message.removeprefix('Python syntax error: ')}), {tail}",
+                severity,
             )
 
 
