@@ -128,3 +128,19 @@ def test_what_rules_read_decides_which_project_files_are_rechecked(tmp_path: Pat
     # nothing reads project memory.yml's content but the rules of project files and skills
     # (the index adds the skills that refer to its fields)
     assert "skills/other/skill.md" not in after("memory.yml")
+
+
+def test_a_lib_helper_edit_rechecks_every_tool_module(tmp_path: Path) -> None:
+    """Which tool modules import a lib helper is not indexed: an edit of one re-checks all of
+    them (a helper that stops parsing is reported where a tool imports it)."""
+    write_fixture(
+        tmp_path,
+        "//- lib/__init__.py\n//- lib/keys.py\nNOTE = 'note'\n"
+        "//- skills/card/skill.md\n---\ndescription: Card.\n---\nHelp.\n"
+        "//- skills/card/tools.py\nfrom lib.keys import NOTE\n"
+        "//- tools/shared.py\nfrom lib.keys import NOTE\n",
+    )
+    proj = Project.load(tmp_path)
+    got = rechecked(proj, [tmp_path / "lib/keys.py"])
+    assert {tmp_path / "skills/card/tools.py", tmp_path / "tools/shared.py"} <= got
+    assert tmp_path / "skills/card/skill.md" not in got

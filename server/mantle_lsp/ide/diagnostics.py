@@ -73,6 +73,12 @@ def run(project: Project, only: Iterable[Path] | None = None) -> dict[Path, list
     return ck.out
 
 
+# Project files whose edits the index cannot trace to the files that depend on them (which
+# tool modules import a lib helper is not indexed): the skill rules reading them re-check
+# every file they report on.
+_FAN_OUT = frozenset({FileKind.HELPER})
+
+
 def rechecked(project: Project, paths: Iterable[Path]) -> set[Path]:
     """``paths`` (the files an edit affected, as :meth:`Project.set_source` computes them
     from the index) plus the project files that a project rule reading one of their kinds
@@ -81,16 +87,21 @@ def rechecked(project: Project, paths: Iterable[Path]) -> set[Path]:
     out = set(paths)
     kinds = {pf.kind for p in out if (pf := project.files.get(p)) is not None}
     wanted: set[FileKind] = set()
+    every_skill: set[FileKind] = set()
     anchor = False
     for rule in RULES:
-        if rule.scope == "skill" or not (rule.reads & kinds):
+        if not (rule.reads & kinds):
             continue
         if rule.scope == "anchor":
             anchor = True
-        else:
+        elif rule.scope == "project":
             wanted |= rule.reports_on
+        elif rule.reads & kinds & _FAN_OUT:
+            every_skill |= rule.reports_on
     if wanted:
         out |= {p for p, pf in project.files.items() if pf.kind in wanted and pf.skill_id is None}
+    if every_skill:
+        out |= {p for p, pf in project.files.items() if pf.kind in every_skill}
     if anchor and (af := project.anchor_file()) is not None:
         out.add(af.path)
     return out
