@@ -227,9 +227,9 @@ def test_too_large_file_is_not_analysed(tmp_path: Path, monkeypatch: pytest.Monk
 def test_files_at_the_size_limit_in_utf8_and_readable_are_analysed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Non-ASCII UTF-8 text (accents, an emoji, a BOM) exactly at the size limit, readable:
-    no file-level diagnostic."""
-    skill = "\ufeff---\ndescription: Café ☕ und Grüße 😀.\n---\n" + "Help with the café.\n" * 8
+    """Non-ASCII UTF-8 text (accents, an emoji) exactly at the size limit, readable: no
+    file-level diagnostic."""
+    skill = "---\ndescription: Café ☕ und Grüße 😀.\n---\n" + "Help with the café.\n" * 8
     monkeypatch.setattr(source, "MAX_FILE_BYTES", len(skill.encode()))
     check_clean(
         tmp_path,
@@ -277,3 +277,18 @@ def test_structure_mixed_layout_and_no_skills(tmp_path: Path) -> None:
         unmarked=[("agent.yml", 0, 0, "config.project_structure.mixed_layout")],
     )
     assert len(got) == 1, got
+
+
+def test_a_byte_order_mark_hides_the_frontmatter_of_a_skill_md_only(tmp_path: Path) -> None:
+    """rasa-pro reads skill.md as plain UTF-8 (the mark stays in front of `---` and the
+    skill fails to load, `make oracle` showed it); YAML and Python readers skip a BOM."""
+    fx = write_fixture(
+        tmp_path,
+        "//- skills/a/skill.md\n---\ndescription: A.\n---\nHelp.\n"
+        "//- skills/a/memory.yml\nschema:\n  public:\n    note:\n      type: text\n",
+    )
+    for rel in ("skills/a/skill.md", "skills/a/memory.yml", "agent.yml"):
+        path = tmp_path / rel
+        path.write_text("\ufeff" + fx.files[rel], encoding="utf-8")
+    got = [(g[0], g[1], g[2], g[3]) for g in diagnostics_of(tmp_path) if g[4] != "hint"]
+    assert got == [("skills/a/skill.md", 0, 3, "skill.markdown.invalid_frontmatter_delimiter")]

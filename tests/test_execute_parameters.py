@@ -143,6 +143,10 @@ async def _plain(source: str, context: ToolContext = None):
     return None
 
 
+def make_tool(fn):  # a factory, as real projects have (often in lib/)
+    return tool(description="Made.")(fn)
+
+
 made = make_tool(_plain)
 assigned = tool(description="Assigned.")(_plain)
 //- integrations.yml
@@ -297,6 +301,9 @@ def test_an_imported_name_that_is_not_a_module_may_be_a_tool(tmp_path: Path) -> 
 //- lib/tools_factory.py
 def build():
     return None
+
+
+shared_locate = build()
 //- skills/travel/tools.py
 from lib.tools_factory import shared_locate
 //- skills/travel/skill.md

@@ -212,7 +212,7 @@ steps:
     action: utter_done
 :::
 //- skills/card_replace/tools.py
-from rasa.mantle.tools import tool
+from rasa.mantle.tools.decorator import tool
 
 
 @tool(description="Lock the card.")

@@ -465,7 +465,7 @@ Other.
         FIELDS
         + other
         + "//- skills/card/tools.py\n"
-        + "from settings import KEY\n"
+        + "from os import sep as KEY\n"
         + LOCK
         + "    context.memory.set(KEY, None)\n",
     )

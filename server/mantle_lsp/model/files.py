@@ -18,6 +18,7 @@ from ..syntax.hooks_py import parse_hooks_module
 from ..syntax.memory_yml import MemoryDoc, MemoryField, parse_memory_yml
 from ..syntax.responses_yml import ResponsesDoc, parse_responses_yml
 from ..syntax.skill_md import SkillDoc, parse_skill_md
+from ..syntax.text import TextRange
 from ..syntax.tools_py import ToolModule, parse_tools_module
 from .defaults import DEFAULT_SKILLS
 from .layout import FileKind
@@ -58,6 +59,17 @@ def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source)
     doc: Any
     if kind is FileKind.SKILL_MD:
         doc = parse_skill_md(text, skill_id or "")
+        if source.bom and doc.framed:
+            # rasa-pro reads skill.md as plain UTF-8: the mark stays in front of `---`
+            pf.issues.append(
+                SyntaxIssue(
+                    "skill.markdown.invalid_frontmatter_delimiter",
+                    "the file starts with a byte-order mark (U+FEFF), which rasa-pro reads as "
+                    "text before the opening `---`, so it finds no frontmatter; save the file "
+                    "as UTF-8 without a BOM",
+                    TextRange(0, 3),
+                )
+            )
         pf.issues.extend(doc.issues)
     elif kind is FileKind.SKILL_MEMORY:
         doc = parse_memory_yml(text, "skill")

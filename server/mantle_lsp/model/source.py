@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..syntax.errors import SyntaxIssue
-from ..syntax.text import LineIndex, TextRange, normalize_newlines
+from ..syntax.text import BOM, LineIndex, TextRange, normalize_newlines
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # larger files get one diagnostic instead of analysis
 
@@ -25,6 +25,7 @@ class Source:
     issues: list[SyntaxIssue] = field(default_factory=list)
     analyzable: bool = True
     version: int | None = None  # editor version of an open buffer
+    bom: bool = False  # the file starts with a byte-order mark (taken off ``text``)
     _index: LineIndex | None = None
 
     @property
@@ -41,7 +42,7 @@ def source_from_text(path: Path, text: str, version: int | None = None) -> Sourc
         return Source(path, "", [_too_large(size)], analyzable=False, version=version)
     if "\0" in text:
         return Source(path, "", [_binary()], analyzable=False, version=version)
-    return Source(path, normalize_newlines(text), version=version)
+    return Source(path, normalize_newlines(text), version=version, bom=text.startswith(BOM))
 
 
 def _utf8_size(text: str) -> int:
@@ -75,7 +76,7 @@ def source_from_bytes(path: Path, data: bytes) -> Source:
                 )
             ],
         )
-    return Source(path, normalize_newlines(text))
+    return Source(path, normalize_newlines(text), bom=text.startswith(BOM))
 
 
 def read_source(path: Path) -> Source:
