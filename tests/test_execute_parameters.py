@@ -299,8 +299,15 @@ def test_an_imported_name_that_is_not_a_module_may_be_a_tool(tmp_path: Path) -> 
         """\
 //- lib/__init__.py
 //- lib/tools_factory.py
-def build():
+from rasa.mantle.tools.decorator import tool
+
+
+async def _locate(context=None):
     return None
+
+
+def build():
+    return tool(description="Locate a traveller.")(_locate)
 
 
 shared_locate = build()
