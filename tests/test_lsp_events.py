@@ -616,3 +616,20 @@ async def test_did_you_mean_follows_the_names_that_exist(tmp_path: Path) -> None
             notify_files(s, (gone, DELETED))
             await flat(s, 0)
             assert_agrees_with_check(s, root, what=f"{skill}/responses.yml deleted")
+
+
+async def test_a_folder_that_stops_being_a_project_is_let_go(tmp_path: Path) -> None:
+    """Found by the state machine: with agent.yml and integrations.yml deleted, `check`
+    finds no project there, while the server kept reporting on it."""
+    root = copy_telecom(tmp_path)
+    bad = root / "skills" / "bill_dispute" / "skill.md"
+    bad.write_text(bad.read_text("utf-8") + "\nRead @memory.bill_dispute.nope.\n", "utf-8")
+    async with lsp_session(root) as s:
+        await flat(s, 0)
+        assert s.diagnostics(bad)
+        for name in ("agent.yml", "integrations.yml"):
+            (root / name).unlink()
+            notify_files(s, (root / name, DELETED))
+        now = await flat(s, 0)
+        assert now["projects"] == []
+        assert not {u: d for u, d in s.client.diagnostics.items() if d}

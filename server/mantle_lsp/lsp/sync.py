@@ -446,9 +446,24 @@ def file_changed(server: MantleServer, path: Path) -> set[Path]:
         skills = owner.root / "skills"
         known = path == skills or (path.parent == skills and path.name in owner.skills)
         if known or path.is_dir() or any(path in p.parents for p in owner.files):
-            return model.sync_folder(owner, path)
+            return _still_a_project(server, owner, model.sync_folder(owner, path))
         return set()
-    return model.file_changed(path)
+    affected = model.file_changed(path)
+    if owner is not None and path.name in ("agent.yml", "integrations.yml", "skill.md"):
+        return _still_a_project(server, owner, affected)
+    return affected
+
+
+def _still_a_project(server: MantleServer, proj: Project, affected: set[Path]) -> set[Path]:
+    """After a change that may have taken a project's markers away (agent.yml,
+    integrations.yml, skills): a folder that is no longer a project is let go, as
+    ``check`` would not find it; its files' diagnostics are cleared."""
+    if layout.is_project_root(proj.root) or server.model.projects.get(proj.root) is not proj:
+        return affected
+    del server.model.projects[proj.root]
+    server.on_demand.discard(proj.root)
+    server.log(f"{proj.root} is no longer a project (two of agent.yml, integrations.yml, skills)")
+    return affected | set(proj.files)
 
 
 def config_changed(server: MantleServer) -> None:
