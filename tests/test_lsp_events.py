@@ -633,3 +633,29 @@ async def test_a_folder_that_stops_being_a_project_is_let_go(tmp_path: Path) -> 
         now = await flat(s, 0)
         assert now["projects"] == []
         assert not {u: d for u, d in s.client.diagnostics.items() if d}
+
+
+async def test_a_pulling_client_is_told_when_a_project_goes(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    bad = root / "skills" / "bill_dispute" / "skill.md"
+    bad.write_text(bad.read_text("utf-8") + "\nRead @memory.bill_dispute.nope.\n", "utf-8")
+
+    async def pull() -> dict[str, Any]:
+        ws = await s.client.workspace_diagnostic_async(
+            lsp.WorkspaceDiagnosticParams(previous_result_ids=[])
+        )
+        return {item.uri: item.items for item in ws.items}  # type: ignore[union-attr]
+
+    async with lsp_session(root, capabilities=vscode_capabilities(pull=True)) as s:
+        assert (await pull())[uri(bad)]
+        s.client.workspace_did_change_workspace_folders(
+            lsp.DidChangeWorkspaceFoldersParams(
+                event=lsp.WorkspaceFoldersChangeEvent(
+                    added=[], removed=[lsp.WorkspaceFolder(uri=uri(root), name="telecom")]
+                )
+            )
+        )
+        await flat(s, 0)
+        cleared = (await pull()).get(uri(bad))
+        assert cleared is not None and not cleared, "cleared once"
+        assert uri(bad) not in await pull()

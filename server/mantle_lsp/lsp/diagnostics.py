@@ -309,6 +309,16 @@ class DiagnosticsPublisher:
                         result_id=rid,
                     )
                 )
+        # a file reported before whose project is gone (its folder removed, deleted, no
+        # longer a project): reported empty once, to clear what the client shows
+        held = {p for proj in projects for p in proj.files}
+        for path in sorted(self.reported - held):
+            self.reported.discard(path)
+            items.append(
+                lsp.WorkspaceFullDocumentDiagnosticReport(
+                    uri=self.server.uri_of(path), version=None, items=[], result_id=_NONE_ID
+                )
+            )
         return lsp.WorkspaceDiagnosticReport(items=items)
 
 
