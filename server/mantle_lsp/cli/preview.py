@@ -1,0 +1,86 @@
+"""``mantle-lsp preview SKILL.md [--memory STATE.yml] [--format text|json]``: the skill's
+instruction text as the engine puts it in the system prompt for a memory state
+(ide/preview.py; docs/features/preview.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..ide.preview import Preview, preview_skill
+from ..model import layout
+from ..model.project import Project
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def add_parser(sub: Any) -> None:
+    """Register the ``preview`` subcommand on ``sub`` (argparse subparsers)."""
+    p = sub.add_parser(
+        "preview",
+        help="print a skill's instruction text as the engine puts it in the prompt",
+        description="Print the instruction text of a skill as rasa-pro puts it in the "
+        "system prompt for a memory state: `if:` paragraphs kept or dropped, @memory "
+        "tokens replaced by their values. STATE.yml maps namespaces to entries "
+        "(`card_replace: {reason: lost}`, `project: {...}`); anything absent is None.",
+    )
+    p.add_argument("skill", metavar="SKILL_MD", help="the skill's skill.md (or its folder)")
+    p.add_argument("--memory", metavar="STATE.yml", help="the memory state (YAML or JSON)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def load_state(text: str) -> dict[str, dict[str, object]]:
+    """A memory state from YAML (JSON is YAML): ``{namespace: {entry: value}}``. Raises
+    ValueError when it has another shape."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError("expected a mapping of namespaces to entries")
+    out: dict[str, dict[str, object]] = {}
+    for ns, entries in data.items():
+        if entries is None:
+            entries = {}
+        if not isinstance(entries, dict):
+            raise ValueError(f"`{ns}`: expected a mapping of entries to values")
+        out[str(ns)] = {str(k): v for k, v in entries.items()}
+    return out
+
+
+def render_text(pv: Preview) -> str:
+    return pv.text + "\n" if pv.text else ""
+
+
+def cmd_preview(args: argparse.Namespace) -> int:
+    path = Path(args.skill).resolve()
+    folder = path if path.is_dir() else path.parent
+    root = layout.find_project_for(folder / "skill.md")
+    if root is None or folder.parent.name != "skills":
+        print(
+            f"mantle-lsp: error: {args.skill} is not a skill of a Mantle project", file=sys.stderr
+        )
+        return EXIT_USAGE
+    state: dict[str, dict[str, object]] = {}
+    if args.memory:
+        try:
+            state = load_state(Path(args.memory).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"mantle-lsp: error: {args.memory}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    pv = preview_skill(Project.load(root), folder.name, state)
+    if pv is None:
+        print(f"mantle-lsp: error: no skill.md in {folder}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.format == "json":
+        sys.stdout.write(json.dumps(pv.to_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_text(pv))
+    return EXIT_OK

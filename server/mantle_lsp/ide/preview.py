@@ -1,0 +1,301 @@
+"""The prompt preview: a skill's instruction text as the engine puts it in the system prompt
+for one memory state (docs/features/preview.md has the rules, observed on rasa-pro 3.21).
+
+Plain data in, plain data out: :func:`render_preview` takes a parsed ``skill.md``, the
+memory slots the skill may read (with their ``pii`` flag) and a memory state (namespace ->
+entry -> value; anything absent is None) and returns the text, the paragraphs kept and
+dropped (with the condition that dropped each), the ``@memory`` tokens left as written and
+a token estimate. :func:`preview_skill` gathers the readable slots of a skill from
+:class:`~mantle_lsp.model.semantics.Semantics`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..model.project import Project
+from ..model.semantics import Semantics
+from ..syntax.conditions import (
+    BoolOpExpr,
+    Expr,
+    LiteralExpr,
+    NotExpr,
+    RefExpr,
+    parse_condition,
+)
+from ..syntax.skill_md import MEMORY_TOKEN_RE, Paragraph, SkillDoc
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "PII_PLACEHOLDER",
+    "VALUE_LIMIT",
+    "Preview",
+    "PreviewParagraph",
+    "Unresolved",
+    "condition_holds",
+    "preview_skill",
+    "readable_slots",
+    "render_preview",
+    "render_value",
+]
+
+PARAGRAPH_SEPARATOR = "\n\n"  # between the visible paragraphs
+PII_PLACEHOLDER = "[set]"  # a set `pii: true` field: the value is withheld
+VALUE_LIMIT = 100  # characters of a substituted value before it is cut
+CUT_MARK = "... [truncated]"
+CHARS_PER_TOKEN = 4  # the estimate: ceil(characters / 4)
+
+DropReason = Literal["false", "error", "invalid"]
+
+
+class EvalError(Exception):
+    """The engine cannot evaluate the condition for these values (a TypeError in a
+    comparison, e.g. ``None < 3``): it leaves the paragraph out."""
+
+
+@dataclass(frozen=True)
+class PreviewParagraph:
+    """One paragraph of the skill's prose, in document order."""
+
+    text: str  # the text the engine would show (before @memory substitution)
+    start: int  # offset of the paragraph in the file
+    line: int  # 0-based line of the paragraph's first line
+    condition: str | None  # the `if:` condition, as written
+    kept: bool
+    reason: DropReason | None = None  # why it was dropped
+    detail: str = ""  # e.g. the error that made the engine drop it
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """An ``@memory`` token left as written: ``denied`` (the skill cannot read the field)
+    or ``unset`` (its value is None)."""
+
+    token: str
+    reason: Literal["denied", "unset"]
+
+
+@dataclass(frozen=True)
+class Preview:
+    skill_id: str
+    text: str
+    paragraphs: list[PreviewParagraph]
+    unresolved: list[Unresolved] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # state slots the skill cannot read
+
+    @property
+    def dropped(self) -> list[PreviewParagraph]:
+        return [p for p in self.paragraphs if not p.kept]
+
+    @property
+    def tokens(self) -> int:
+        return math.ceil(len(self.text) / CHARS_PER_TOKEN)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form (docs/features/preview.md#json)."""
+        return {
+            "skill": self.skill_id,
+            "text": self.text,
+            "tokens": self.tokens,
+            "token_estimate": f"ceil(characters / {CHARS_PER_TOKEN})",
+            "paragraphs": [_paragraph_json(p) for p in self.paragraphs],
+            "dropped": [_paragraph_json(p) for p in self.dropped],
+            "unresolved": [{"token": u.token, "reason": u.reason} for u in self.unresolved],
+            "ignored_state": list(self.ignored),
+        }
+
+
+def _paragraph_json(p: PreviewParagraph) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "line": p.line + 1,
+        "condition": p.condition,
+        "kept": p.kept,
+        "text": p.text,
+    }
+    if not p.kept:
+        out["reason"] = p.reason
+        if p.detail:
+            out["detail"] = p.detail
+    return out
+
+
+# -- values ---------------------------------------------------------------------------------
+
+
+def render_value(value: object) -> str:
+    """A memory value as the engine writes it into instruction text: strings as they are,
+    booleans and numbers with ``str``, anything else as JSON (``, `` and ``: ``, non-ASCII
+    escaped; objects JSON cannot write by their ``str``); every run of whitespace becomes one
+    space, and more than :data:`VALUE_LIMIT` characters are cut and marked."""
+    if isinstance(value, str):
+        out = value
+    elif isinstance(value, (bool, int, float)):
+        out = str(value)
+    else:
+        try:
+            out = json.dumps(value, default=str)
+        except (TypeError, ValueError):
+            out = str(value)
+    out = " ".join(out.split())
+    return out if len(out) <= VALUE_LIMIT else out[:VALUE_LIMIT] + CUT_MARK
+
+
+# -- conditions -----------------------------------------------------------------------------
+
+_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def _value(e: Expr, values: Mapping[str, object]) -> object:
+    if isinstance(e, RefExpr):
+        return values.get(e.ref.key)
+    if isinstance(e, LiteralExpr):
+        return e.value
+    if isinstance(e, NotExpr):
+        return not _value(e.operand, values)
+    if isinstance(e, BoolOpExpr):
+        # evaluated left to right, stopping at the first operand that decides; the result
+        # is a boolean (not the operand, as Python's own `and`/`or` would give)
+        each: Iterator[object] = (_value(x, values) for x in e.operands)
+        return all(each) if e.op == "and" else any(each)
+    # a chain `a < b < c`: each link in turn, the first false one ends it
+    left = _value(e.left, values)
+    for op, comp in zip(e.ops, e.comparators, strict=True):
+        right = _value(comp, values)
+        try:
+            ok = _COMPARE[op](left, right)
+        except TypeError as exc:
+            raise EvalError(str(exc)) from None
+        if not ok:
+            return False
+        left = right
+    return True
+
+
+def condition_holds(tree: Expr, values: Mapping[str, object]) -> bool:
+    """Whether a parsed condition holds for ``values`` (slot ``ns.entry`` -> value; a slot
+    not in ``values`` is None). Raises :class:`EvalError` where the engine fails."""
+    return bool(_value(tree, values))
+
+
+# -- the preview ----------------------------------------------------------------------------
+
+
+def _engine_text(raw: str) -> str:
+    """Line breaks as the engine has them (it splits lines with ``str.splitlines`` and joins
+    them with ``\\n``), without surrounding whitespace."""
+    return "\n".join(raw.splitlines()).strip()
+
+
+def _paragraph(
+    doc: SkillDoc, p: Paragraph, values: Mapping[str, object], line: int
+) -> PreviewParagraph:
+    raw = doc.text[p.range.start : p.range.end]
+    if p.kind == "text":
+        return PreviewParagraph(_engine_text(raw), p.range.start, line, None, True)
+    if p.kind != "if":
+        return PreviewParagraph(
+            _engine_text(raw),
+            p.range.start,
+            line,
+            None,
+            False,
+            "invalid",
+            f"prose has no `{p.kind}:`: the engine refuses the skill",
+        )
+    body = _engine_text("\n".join(raw.splitlines()[1:]))
+    cond = p.condition or ""
+
+    def dropped(reason: DropReason, detail: str = "") -> PreviewParagraph:
+        return PreviewParagraph(body, p.range.start, line, cond, False, reason, detail)
+
+    if not cond or not body:
+        return dropped("invalid", "an `if:` needs a condition and a body: the engine refuses it")
+    parsed = parse_condition(cond)
+    if parsed.tree is None:
+        msg = parsed.errors[0].message if parsed.errors else "invalid condition"
+        return dropped("invalid", msg)
+    try:
+        holds = condition_holds(parsed.tree, values)
+    except EvalError as exc:
+        return dropped("error", f"cannot be evaluated: {exc}")
+    if not holds:
+        return dropped("false")
+    return PreviewParagraph(body, p.range.start, line, cond, True)
+
+
+def render_preview(
+    doc: SkillDoc,
+    readable: Mapping[str, bool],
+    state: Mapping[str, Mapping[str, object]],
+) -> Preview:
+    """The instruction text of ``doc`` for ``state``.
+
+    ``readable`` maps every slot (``ns.entry``) the skill may read to its ``pii`` flag;
+    ``state`` maps namespaces to entries and values. A value the skill cannot read counts
+    as None (and is listed in :attr:`Preview.ignored`)."""
+    values: dict[str, object] = {}
+    ignored: list[str] = []
+    for ns, entries in state.items():
+        for entry, value in entries.items():
+            slot = f"{ns}.{entry}"
+            if slot in readable:
+                values[slot] = value
+            else:
+                ignored.append(slot)
+    paragraphs: list[PreviewParagraph] = []
+    line, pos = 0, 0
+    for p in doc.paragraphs:
+        line += doc.text.count("\n", pos, p.range.start)
+        pos = p.range.start
+        paragraphs.append(_paragraph(doc, p, values, line))
+    joined = PARAGRAPH_SEPARATOR.join(p.text for p in paragraphs if p.kept)
+    unresolved: list[Unresolved] = []
+
+    def substitute(m: Any) -> str:
+        slot = f"{m.group(1)}.{m.group(2)}"
+        token: str = m.group(0)
+        if slot not in readable:
+            unresolved.append(Unresolved(token, "denied"))
+            return token
+        value = values.get(slot)
+        if value is None:
+            unresolved.append(Unresolved(token, "unset"))
+            return token
+        return PII_PLACEHOLDER if readable[slot] else render_value(value)
+
+    text = MEMORY_TOKEN_RE.sub(substitute, joined)
+    return Preview(doc.skill_id, text, paragraphs, unresolved, ignored)
+
+
+def readable_slots(project: Project, sid: str) -> dict[str, bool]:
+    """Every slot skill ``sid`` may read (its own fields, other skills' public ones, the
+    project's), with its ``pii`` flag: what the engine lists for the active skill."""
+    sem = Semantics(project)
+    out: dict[str, bool] = {}
+    for ns in ("project", *project.catalog_ids()):
+        for f in sem.readable_declarations(sid, ns):
+            out.setdefault(f"{ns}.{f.name}", bool(getattr(f, "pii", False)))
+    return out
+
+
+def preview_skill(
+    project: Project, sid: str, state: Mapping[str, Mapping[str, object]]
+) -> Preview | None:
+    """The preview of skill ``sid`` of ``project`` (None: no such skill or no skill.md)."""
+    sk = project.skill(sid)
+    doc = sk.doc if sk is not None else None
+    if doc is None:
+        return None
+    return render_preview(doc, readable_slots(project, sid), state)
