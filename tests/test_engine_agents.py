@@ -96,3 +96,21 @@ def test_bundled_default_skills_parse_without_errors(wheel_tree: Path) -> None:
                 f"{d.name}/responses.yml {i.code}" for i in rd.issues if i.severity == "error"
             ]
     assert problems == []
+
+
+DATAFLOW = ("lsp.memory.never_written", "lsp.memory.project_field_written_twice")
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("agent", AGENTS)
+def test_bundled_agents_show_no_data_flow_findings(wheel_tree: Path, agent: str) -> None:
+    """The engine's own agents run as written: nothing they read is never written, no
+    project field of theirs is written by two skills (hints included)."""
+    proj = Project.load(wheel_tree / agent)
+    found = [
+        f"{d.path.relative_to(wheel_tree)}:{d.range.start} {d.code}: {d.message}"
+        for ds in project_diagnostics(proj).values()
+        for d in ds
+        if d.code in DATAFLOW
+    ]
+    assert found == []

@@ -496,6 +496,16 @@ _ALL = [
         "reach (a Python keyword, a hyphen, non-ASCII)",
     ),
     _l("lsp.memory.unused_field", "a declared field that nothing in the project refers to", "hint"),
+    _l(
+        "lsp.memory.never_written",
+        "a field that is read but that nothing in the project can write (always None)",
+        "hint",
+    ),
+    _l(
+        "lsp.memory.project_field_written_twice",
+        "a project field another skill writes too: the later write is refused once it has a value",
+        "hint",
+    ),
     _l("lsp.flow.unreachable_step", "a step that no route of its block reaches"),
     _l("lsp.tools.reserved_prefix", "a shared tool named `set_*`, which the engine drops"),
     # -- rasa-pro 3.22 profile (--engine 3.22) --------------------------------------------

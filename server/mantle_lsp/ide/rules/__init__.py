@@ -7,6 +7,7 @@
 | ``prose`` | ``@`` tokens and ``session.`` references in instruction text, bare skill mentions |
 | ``references`` | names of skills, tools and responses used anywhere |
 | ``flow`` | ``next`` targets, ``else`` fallbacks, unreachable steps |
+| ``dataflow`` | fields read but never written, project fields written by two skills |
 | ``memory`` | keys steps write and parameters read, descriptions, field names, unused fields |
 | ``responses`` | placeholders, ``set:`` buttons, button sources |
 | ``tools`` | tool modules (memory keys, bypasses, imports) and tool names |
@@ -23,6 +24,7 @@ from __future__ import annotations
 from . import (  # rules run in the order their modules are imported (and declared)
     conditions,
     config,
+    dataflow,
     flow,
     hooks,
     memory,
@@ -42,6 +44,7 @@ __all__ = [
     "Rule",
     "conditions",
     "config",
+    "dataflow",
     "flow",
     "hooks",
     "memory",
