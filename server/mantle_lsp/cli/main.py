@@ -27,7 +27,7 @@ from ..model.settings import (
     load,
 )
 from ..parallel import MIN_SKILLS, check_project, default_jobs
-from . import baseline, fix, preview
+from . import baseline, fix, graph, preview
 from .output import (
     OUTPUT_FORMATS,
     Finding,
@@ -193,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--log-file", metavar="FILE", help="write the server's own log to FILE")
     _add_jobs(s, "the initial index of a large project", "indexed")
+    graph.add_parser(sub)
     preview.add_parser(sub)
     return p
 
@@ -217,6 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_explain(args)
     if args.command == "preview":
         return preview.cmd_preview(args)
+    if args.command == "graph":
+        return graph.cmd_graph(args)
     if args.command == "serve":
         from ..lsp.app import serve  # imports pygls: only for `serve`
 

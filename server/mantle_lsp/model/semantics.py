@@ -24,6 +24,7 @@ from ..syntax.memory_yml import MemoryField
 from ..syntax.responses_yml import Response, ResponsesDoc
 from ..syntax.skill_md import Block, SkillDoc, Step
 from ..syntax.tools_py import ToolDef, ToolModule
+from ..syntax.yaml_tree import YScalar
 from .defaults import DEFAULT_SKILLS, DefaultField
 from .project import FieldFacts, ParsedFile, Project, Skill
 from .symbols import code_memory
@@ -34,6 +35,7 @@ __all__ = [
     "CodeMemoryFacts",
     "FieldType",
     "Semantics",
+    "StepExit",
     "Unreadable",
     "Unwritable",
 ]
@@ -95,6 +97,23 @@ class FieldType:
     type: str
     enum_values: tuple[str, ...]  # as strings
     enum_booleans: dict[str, bool]  # unquoted enum items YAML 1.1 read as booleans
+
+
+ExitKind = Literal["sequence", "next", "if", "else"]
+
+
+@dataclass(frozen=True)
+class StepExit:
+    """One way out of a step (:meth:`Semantics.step_exits`): on to the following step
+    (``sequence``), a plain ``next:``, a branch's ``then`` (``if``, with its condition) or
+    its ``else``. ``target`` is the step index, None for ``END`` (or a missing step)."""
+
+    kind: ExitKind
+    target: int | None
+    condition: str | None
+    name: str  # the target as written ("" for `sequence`)
+    node: YScalar | None  # where it is written
+    missing: bool = False  # `next` names no step of the block (and not END)
 
 
 @dataclass(frozen=True)
@@ -550,6 +569,57 @@ class Semantics:
         if st.next_node is None or (st.branches and not targets):
             return [i + 1] if i + 1 < len(blk.steps) else []
         return [ids[t] for t in targets if t in ids]
+
+    @staticmethod
+    def step_exits(blk: Block, i: int) -> list[StepExit]:
+        """Where step ``i`` of ``blk`` may go, each way labelled: the same places as
+        :meth:`step_successors`, plus ``END`` (``target`` None) where the block ends (a
+        ``next: END``, the last step running on) and ``next`` targets that name no step
+        (``missing``); none after ``link`` and an ``END`` step."""
+        st = blk.steps[i]
+        ids = {s.id: j for j, s in enumerate(blk.steps) if s.id}
+        if st.kind in ("link", "end"):
+            return []
+        if st.next_node is None or (st.branches and not st.next_targets()):
+            nxt = i + 1 if i + 1 < len(blk.steps) else None
+            return [StepExit("sequence", nxt, None, "", None)]
+
+        def to(kind: ExitKind, node: YScalar, cond: str | None) -> StepExit:
+            name = str(node.value)
+            if name in ids:
+                return StepExit(kind, ids[name], cond, name, node)
+            if name == "END":
+                return StepExit(kind, None, cond, name, node)
+            return StepExit(kind, None, cond, name, node, missing=True)
+
+        if isinstance(st.next_node, YScalar) and isinstance(st.next_node.value, str):
+            return [to("next", st.next_node, None)]
+        out: list[StepExit] = []
+        for b in st.branches:
+            cond = None
+            if isinstance(b.if_node, YScalar):
+                cond = str(b.if_node.value)
+            for kind, n in (("if", b.then_node), ("else", b.else_node)):
+                if isinstance(n, YScalar) and isinstance(n.value, str):
+                    out.append(to(kind, n, cond if kind == "if" else None))  # type: ignore[arg-type]
+        return out
+
+    @classmethod
+    def reachable_steps(cls, blk: Block) -> set[int] | None:
+        """The steps of ``blk`` (by index) some path from its first step reaches; None
+        when a ``next`` names no step (which path was meant is unknown)."""
+        if not blk.steps:
+            return set()
+        exits = [cls.step_exits(blk, j) for j in range(len(blk.steps))]
+        if any(e.missing for es in exits for e in es):
+            return None
+        seen, todo = {0}, [0]
+        while todo:
+            for e in exits[todo.pop()]:
+                if e.target is not None and e.target not in seen:
+                    seen.add(e.target)
+                    todo.append(e.target)
+        return seen
 
 
 def _effective(fields: list[MemoryField], lookup: object) -> list[MemoryField]:
