@@ -165,6 +165,42 @@ Use @tool.remember. Read @memory.card.note and @memory.project.tier.
     )
 
 
+def test_buttons_made_by_a_tool_silence_never_written(tmp_path: Path) -> None:
+    check_clean(
+        tmp_path,
+        """\
+//- memory.yml
+tier:
+  type: text
+//- skills/card/memory.yml
+schema:
+  public:
+    choice:
+      type: text
+//- skills/card/responses.yml
+responses:
+  utter_pick:
+    - text: Pick one.
+      buttons:
+        source: card_buttons
+//- skills/card/tools.py
+"""
+        + TOOLS_HEADER
+        + """
+
+@tool(description="The buttons.")
+async def card_buttons(context: ToolContext = None):
+    return None
+//- skills/card/skill.md
+---
+description: Card.
+---
+Offer utter_pick. Read @memory.card.choice and @memory.project.tier.
+""",
+        silent=["never_written"],
+    )
+
+
 def test_a_project_field_two_skills_write_is_reported_on_the_other_writers(
     tmp_path: Path,
 ) -> None:
