@@ -179,7 +179,7 @@ def test_flow_as_json_has_ids_kinds_and_source_locations(
                 "location": loc(11, 4, 12, 15),
             },
         ],
-        "edges": [{"from": "step:mark", "to": "step:hello", "kind": "sequence"}],
+        "edges": [{"source": "step:mark", "target": "step:hello", "kind": "sequence"}],
     }
 
 

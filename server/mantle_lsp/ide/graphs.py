@@ -351,8 +351,8 @@ def to_json(graph: Graph, where: Where) -> dict[str, Any]:
     out["nodes"] = nodes
     out["edges"] = [
         {
-            "from": e.source,
-            "to": e.target,
+            "source": e.source,
+            "target": e.target,
             "kind": e.kind,
             **({"label": e.label} if e.label else {}),
         }

@@ -19,6 +19,7 @@ from lsprotocol import types as lsp
 from ..ide import code_actions as ide_code_actions
 from ..ide import completion as ide_completion
 from ..ide import fixes as ide_fixes
+from ..ide import graphs as ide_graphs
 from ..ide import hover as ide_hover
 from ..ide import locate as ide_locate
 from ..ide import navigation as ide_navigation
@@ -39,6 +40,7 @@ FIX_ALL_KIND = "source.fixAll.mantle"  # the safe fixes of a file (docs/features
 # accepting `@skill.`, `session.` or `type: ` opens the suggestions for what follows
 RETRIGGER = lsp.Command(title="Suggest", command="editor.action.triggerSuggest")
 REFERENCES_WITH_KINDS = "mantle/references"  # a request of ours (docs/lsp.md)
+FLOW_GRAPH, AGENT_MAP = "mantle/flowGraph", "mantle/agentMap"  # ours too (docs/lsp.md)
 SKILL_FOLDERS = lsp.FileOperationRegistrationOptions(
     filters=[
         lsp.FileOperationFilter(
@@ -574,6 +576,79 @@ def register(server: MantleServer) -> None:
         except FeatureFailed:
             action.edit = lsp.WorkspaceEdit()
         return action
+
+    # -- graphs (docs/features/graphs.md) -------------------------------------------------
+    def graph_json(graph: ide_graphs.Graph) -> dict[str, Any]:
+        def where(loc: Location) -> dict[str, Any]:
+            at = convert.to_location(loc, server.index_of, server.uri_of)
+            start, end = at.range.start, at.range.end
+            return {
+                "uri": at.uri,
+                "range": {
+                    "start": {"line": start.line, "character": start.character},
+                    "end": {"line": end.line, "character": end.character},
+                },
+            }
+
+        return ide_graphs.to_json(graph, where)
+
+    @server.request(FLOW_GRAPH)
+    def flow_graph(params: Any) -> dict[str, Any] | None:
+        """The flow of the ordered block at ``position`` of ``textDocument`` (a skill.md),
+        or of ``block`` (of ``skill``, else of the document's skill); None when there is
+        no such block there."""
+        uri = _param(params, "textDocument", "uri")
+        doc = server.doc(uri) if isinstance(uri, str) else None
+        if doc is None:
+            return None
+        sid, block = _param(params, "skill"), _param(params, "block")
+        if not isinstance(block, str):
+            line, char = _param(params, "position", "line"), _param(params, "position", "character")
+            if not isinstance(line, int) or not isinstance(char, int):
+                raise FeatureFailed("mantle/flowGraph takes a position or a block id")
+            offset = convert.to_offset(doc.index, lsp.Position(line=line, character=char))
+            found = ide_graphs.block_at(doc.project, doc.path, offset)
+            if found is None:
+                return None
+            sid, block = found
+        if not isinstance(sid, str):
+            sid = (doc.project.classify(doc.path) or (None, None))[1]
+            if sid is None:
+                return None
+        diags = server.diagnostics.compute(doc.project, _skill_md(doc.project, sid))
+        try:
+            graph = ide_graphs.flow_graph(
+                doc.project, sid, block, [d for ds in diags.values() for d in ds]
+            )
+        except ide_graphs.GraphError as e:
+            raise FeatureFailed(str(e)) from None
+        return graph_json(graph)
+
+    @server.request(AGENT_MAP)
+    def agent_map(params: Any) -> dict[str, Any] | None:
+        """The agent map of the project of ``textDocument`` (only ``skill``'s part when
+        given); None outside a project."""
+        uri = _param(params, "textDocument", "uri")
+        doc = server.doc(uri) if isinstance(uri, str) else None
+        if doc is None:
+            return None
+        sid = _param(params, "skill")
+        proj = doc.project
+        diags = server.diagnostics.compute(proj, list(proj.files))
+        try:
+            graph = ide_graphs.agent_map(
+                proj,
+                sid if isinstance(sid, str) else None,
+                [d for ds in diags.values() for d in ds],
+            )
+        except ide_graphs.GraphError as e:
+            raise FeatureFailed(str(e)) from None
+        return graph_json(graph)
+
+
+def _skill_md(project: Any, sid: str) -> list[Path]:
+    sk = project.skill(sid)
+    return [sk.skill_md.path] if sk is not None and sk.skill_md is not None else []
 
 
 def _config_file(server: MantleServer, root: Path) -> ide_code_actions.ConfigFile:
