@@ -16,6 +16,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from ..ide import call_hierarchy as ide_call_hierarchy
 from ..ide import code_actions as ide_code_actions
 from ..ide import completion as ide_completion
 from ..ide import fixes as ide_fixes
@@ -380,6 +381,70 @@ def register(server: MantleServer) -> None:
                 container_name=s.container or None,
             )
             for s in found
+        ]
+
+    # -- call hierarchy -----------------------------------------------------------------
+    def call_item(it: ide_call_hierarchy.CallItem) -> lsp.CallHierarchyItem:
+        index = server.index_of(it.path)
+        return lsp.CallHierarchyItem(
+            name=it.name,
+            kind=lsp.SymbolKind.Module if it.kind == "skill" else lsp.SymbolKind.Function,
+            uri=server.uri_of(it.path),
+            range=convert.to_range(index, it.range),
+            selection_range=convert.to_range(index, it.selection),
+            detail=it.detail or None,
+            data={"key": list(it.key)},
+        )
+
+    def call_key(it: lsp.CallHierarchyItem) -> tuple[Any, tuple[str, ...], Path] | None:
+        doc = server.doc(it.uri)
+        key = it.data.get("key") if isinstance(it.data, dict) else None
+        if doc is None or not isinstance(key, list) or not all(isinstance(k, str) for k in key):
+            return None
+        return doc.project, tuple(key), doc.path
+
+    @server.request(lsp.TEXT_DOCUMENT_PREPARE_CALL_HIERARCHY)
+    def prepare_call_hierarchy(
+        params: lsp.CallHierarchyPrepareParams,
+    ) -> list[lsp.CallHierarchyItem] | None:
+        doc = server.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        offset = convert.to_offset(doc.index, params.position)
+        found = ide_call_hierarchy.prepare(doc.project, doc.path, offset)
+        return [call_item(it) for it in found] or None
+
+    @server.request(lsp.CALL_HIERARCHY_INCOMING_CALLS)
+    def incoming_calls(
+        params: lsp.CallHierarchyIncomingCallsParams,
+    ) -> list[lsp.CallHierarchyIncomingCall]:
+        got = call_key(params.item)
+        if got is None:
+            return []
+        project, key, _ = got
+        return [
+            lsp.CallHierarchyIncomingCall(
+                from_=call_item(c.item),
+                from_ranges=[convert.to_range(server.index_of(c.item.path), r) for r in c.ranges],
+            )
+            for c in ide_call_hierarchy.incoming(project, key)
+        ]
+
+    @server.request(lsp.CALL_HIERARCHY_OUTGOING_CALLS)
+    def outgoing_calls(
+        params: lsp.CallHierarchyOutgoingCallsParams,
+    ) -> list[lsp.CallHierarchyOutgoingCall]:
+        got = call_key(params.item)
+        if got is None:
+            return []
+        project, key, path = got
+        caller = server.index_of(path)
+        return [
+            lsp.CallHierarchyOutgoingCall(
+                to=call_item(c.item),
+                from_ranges=[convert.to_range(caller, r) for r in c.ranges],
+            )
+            for c in ide_call_hierarchy.outgoing(project, key)
         ]
 
     # -- semantic tokens ----------------------------------------------------------------
