@@ -22,6 +22,7 @@ from ..ide import completion as ide_completion
 from ..ide import fixes as ide_fixes
 from ..ide import graphs as ide_graphs
 from ..ide import hover as ide_hover
+from ..ide import inlay_hints as ide_inlay_hints
 from ..ide import locate as ide_locate
 from ..ide import navigation as ide_navigation
 from ..ide import outline as ide_outline
@@ -445,6 +446,24 @@ def register(server: MantleServer) -> None:
                 from_ranges=[convert.to_range(caller, r) for r in c.ranges],
             )
             for c in ide_call_hierarchy.outgoing(project, key)
+        ]
+
+    # -- inlay hints --------------------------------------------------------------------
+    @server.request(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
+    def inlay_hint(params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+        doc = server.doc(params.text_document.uri)
+        if doc is None:
+            return []
+        rng = convert.to_text_range(doc.index, params.range)
+        return [
+            lsp.InlayHint(
+                position=convert.to_position(doc.index, h.offset),
+                label=h.label,
+                kind=lsp.InlayHintKind.Type,
+                tooltip=h.tooltip,
+                padding_left=True,
+            )
+            for h in ide_inlay_hints.inlay_hints(doc.project, doc.path, rng)
         ]
 
     # -- semantic tokens ----------------------------------------------------------------
