@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 
 from mantle_lsp.model.layout import is_project_root
 from test_lsp_events import (
@@ -282,41 +283,57 @@ class ServerMachine(RuleBasedStateMachine):
 
     # -- rules: renames, and undoing them -----------------------------------------------
     @precondition(lambda self: not self.buffers and not self.removed and not self.self_watch)
-    @rule(which=st.sampled_from([("memory.yml", "customer_tier", "tier_of_customer")]))
-    def rename_field(self, which: tuple[str, str, str]) -> None:
+    @rule(
+        which=st.sampled_from(
+            [
+                ("memory.yml", "customer_tier", "tier_of_customer"),  # a project field
+                ("skills/plan_change/skill.md", "roaming_pass.", "roaming"),  # a skill
+                ("skills/plan_change/skill.md", "roaming_pass.", "roaming_passes"),
+            ]
+        )
+    )
+    def rename(self, which: tuple[str, str, str]) -> None:
         rel, old, new = which
         path = self.root / rel
         if not path.exists() or old not in path.read_text(encoding="utf-8"):
             return
         before = snapshot(self.root)
-        self._rename(path, old, new)
-        self.renamed.append((path, new, old, before))
-        self.renamed_at = self.disk_changes
+        if self._rename(path, old, new):
+            self.renamed.append((path, new + old[len(old.rstrip(".")) :], old, before))
+            self.renamed_at = self.disk_changes
 
     @precondition(lambda self: bool(self.renamed) and not self.buffers and not self.removed)
     @rule()
     def undo_rename(self) -> None:
         path, name, back, before = self.renamed.pop()
-        if name not in path.read_text(encoding="utf-8"):
+        if not path.exists() or name not in path.read_text(encoding="utf-8"):
             return
-        self._rename(path, name, back)
-        if self.renamed_at == self.disk_changes:  # nothing else touched the files since
+        if self._rename(path, name, back.rstrip(".")) and self.renamed_at == self.disk_changes:
+            # nothing else touched the files since: every byte is back
             assert snapshot(self.root) == before, "a rename and its inverse changed bytes"
 
-    def _rename(self, path: Path, old: str, new: str) -> None:
-        async def go() -> None:
-            text = path.read_text(encoding="utf-8")
-            edit = await self.s.client.text_document_rename_async(
-                lsp.RenameParams(
-                    text_document=self.s.doc(path),
-                    position=position_of(text, old, 1),
-                    new_name=new,
-                )
-            )
-            if edit is not None:
-                notify_files(self.s, *apply_edit_on_disk(edit))
+    def _rename(self, path: Path, old: str, new: str) -> bool:
+        """Rename what is at the first ``old`` in ``path`` to ``new`` through the server,
+        and apply the edit on disk as a client does; False when the server refuses."""
 
-        self.loop.run(go())
+        async def go() -> bool:
+            text = path.read_text(encoding="utf-8")
+            try:
+                edit = await self.s.client.text_document_rename_async(
+                    lsp.RenameParams(
+                        text_document=self.s.doc(path),
+                        position=position_of(text, old, 1),
+                        new_name=new,
+                    )
+                )
+            except JsonRpcException:
+                return False  # a name that collides, say: refused with a message
+            if edit is None:
+                return False
+            notify_files(self.s, *apply_edit_on_disk(edit))
+            return True
+
+        return self.loop.run(go())
 
     # -- the property -------------------------------------------------------------------
     @invariant()
