@@ -56,6 +56,7 @@ BASE = """\
 //- memory.yml
 authenticated:
   type: bool
+  seed: true
 //- responses.yml
 responses:
   utter_bye:

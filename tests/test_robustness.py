@@ -28,9 +28,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mantle_lsp.ide import (
+    call_hierarchy,
     code_actions,
     completion,
     hover,
+    inlay_hints,
     navigation,
     outline,
     rename,
@@ -501,6 +503,18 @@ def run_every_feature(
         _inside(project, path, link.range, "document link")
     for lens in structure.code_lenses(project, path):
         _inside(project, path, lens.range, "code lens")
+    for ih in inlay_hints.inlay_hints(project, path):
+        assert 0 <= ih.offset <= n, ("inlay hint", ih)
+    for o in offsets:
+        for it in call_hierarchy.prepare(project, path, o):
+            _inside(project, it.path, it.range, "call hierarchy item")
+            _inside(project, it.path, it.selection, "call hierarchy selection")
+            for c in call_hierarchy.incoming(project, it.key):  # ranges in the caller's file
+                for r in c.ranges:
+                    _inside(project, c.item.path, r, "incoming call")
+            for c in call_hierarchy.outgoing(project, it.key):
+                for r in c.ranges:
+                    _inside(project, it.path, r, "outgoing call")
     return diags
 
 
