@@ -386,6 +386,7 @@ def test_322_wrongly_typed_attributes_crash_the_engine(
 //- memory.yml
 plan:
   type: text
+  seed: true
   {attr}: {value}
 //- skills/card/skill.md
 ---

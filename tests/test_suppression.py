@@ -52,6 +52,8 @@ schema:
   public:
     reason:
       type: text
+      llm_settable: true
+      description: Why the card is replaced.
 //- skills/card/skill.md
 ---
 description: Replace a card.
@@ -129,6 +131,8 @@ schema:
   public:
     reason:
       type: text
+      llm_settable: true
+      description: Why the card is replaced.
 //- skills/card/skill.md
 ---
 description: Replace a card.
@@ -161,6 +165,8 @@ schema:
   public:
     reason:
       type: text
+      llm_settable: true
+      description: Why the card is replaced.
 //- skills/card/skill.md
 ---
 description: Replace a card.
