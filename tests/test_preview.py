@@ -63,6 +63,15 @@ Gold customers get express delivery (@memory.other.shown, @memory.other.hidden).
 
 Card on file: @memory.project.card_number; notes: @memory.card.notes.
 Then continue with @block.ship or hand over to @skill.other.
+
+:::ordered_block id=ship
+steps:
+  - id: confirm
+    instructions: Confirm the address.
+:::
+
+   if: session.card.reason == 'lost'
+   Ask where it was lost.
 """
 
 
@@ -87,6 +96,8 @@ def test_all_none_keeps_plain_paragraphs_and_leaves_tokens(tmp_path: Path) -> No
         # None > 100 is a TypeError in Python: the engine leaves the paragraph out
         ("session.card.amount > 100", "error"),
         ("session.project.tier == 'gold' or session.other.shown", "false"),
+        # prose after an ordered block is prose too (here indented: the engine strips it)
+        ("session.card.reason == 'lost'", "false"),
     ]
     assert [(u.token, u.reason) for u in pv.unresolved] == [
         ("@memory.card.reason", "unset"),
@@ -118,11 +129,13 @@ def test_values_substituted_pii_hidden_private_of_other_skill_unreadable(tmp_pat
 def test_comparisons_follow_python(tmp_path: Path) -> None:
     # a string compared with a number: `==` is False, `>` is an error; both drop
     pv = _preview(tmp_path, {"card": {"amount": "300"}})
-    assert [p.reason for p in pv.dropped] == ["false", "error", "false"]
+    assert [p.reason for p in pv.dropped] == ["false", "error", "false", "false"]
     pv = _preview(tmp_path, {"card": {"amount": 100}})
     assert "Ask for a second confirmation." not in pv.text
     pv = _preview(tmp_path, {"card": {"amount": True}, "other": {"shown": "x"}})
     assert "Gold customers" in pv.text
+    pv = _preview(tmp_path, {"card": {"reason": "lost"}})
+    assert pv.text.endswith("@skill.other.\n\nAsk where it was lost.")
 
 
 @pytest.mark.parametrize(
@@ -161,6 +174,7 @@ def test_cli_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert [(d["line"], d["condition"], d["reason"]) for d in data["dropped"]] == [
         (10, "session.card.amount > 100", "error"),
         (13, "session.project.tier == 'gold' or session.other.shown", "false"),
+        (25, "session.card.reason == 'lost'", "false"),
     ]
 
 

@@ -197,6 +197,31 @@ def check_language_tags(engine_python: str) -> list[list[str]]:
     return bad
 
 
+def check_previews(engine_python: str, roots: Sequence[Path]) -> int:
+    """The prompt preview against the engine's rendering (preview_oracle.py); prints the
+    summary and the first differences, returns how many texts differ."""
+    from preview_oracle import compare_previews
+
+    started = time.monotonic()
+    try:
+        rep = compare_previews(engine_python, roots, REPO / ".cache" / "oracle-preview-jobs.json")
+    except RuntimeError as exc:
+        log(f"prompt preview: the engine script failed:\n{exc}")
+        raise SystemExit(EXIT_BROKEN) from None
+    log(f"prompt preview: {len(roots)} projects in {time.monotonic() - started:.0f} s")
+    out = sys.stdout
+    out.write(
+        f"\nprompt preview: {rep.compared} texts of {rep.skills} skills compared with the "
+        f"engine's, {len(rep.mismatches)} differ ({rep.skipped} skills the engine cannot "
+        f"load and {len(rep.broken)} projects it cannot load are not compared)\n"
+    )
+    for m in rep.mismatches[:10]:
+        out.write(f"  DIFFERS {_rel(Path(m.project))} skill {m.skill}\n")
+        out.write(_wrap(f"state: {json.dumps(m.state, ensure_ascii=False)}", "    ") + "\n")
+        out.write(f"    ours:   {m.ours!r}\n    engine: {m.engine!r}\n")
+    return len(rep.mismatches)
+
+
 def engine_version(engine_python: str) -> str:
     code = "import importlib.metadata as m; print(m.version('rasa-pro'))"
     proc = subprocess.run([engine_python, "-c", code], capture_output=True, text=True)
@@ -447,6 +472,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "-v", "--verbose", action="store_true", help="also list allowed and informational rows"
     )
+    p.add_argument(
+        "--no-preview",
+        action="store_true",
+        help="skip the prompt-preview comparison (preview_oracle.py)",
+    )
     args = p.parse_args(argv)
 
     if not Path(args.engine_python).exists():
@@ -539,9 +569,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.report_json.write_text(json.dumps(dump, indent=1, ensure_ascii=False) + "\n")
 
     bad_tags = check_language_tags(args.engine_python) if profile == "3.22" else []
+    preview_diffs = 0
+    if not args.no_preview:
+        preview_diffs = check_previews(args.engine_python, [roots[n] for n in names])
     failed = [r for r in results if r.failed]
     crashes = sum(1 for r in results if not r.engine_ok)
-    if failed or stale or bad_tags:
+    if failed or stale or bad_tags or preview_diffs:
         sys.stdout.write(
             f"\nFAILED: {len(failed)} project(s) differ from the engine"
             + (
@@ -550,6 +583,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 else ""
             )
             + (f", {len(bad_tags)} false agent.language warning(s)" if bad_tags else "")
+            + (f", {preview_diffs} prompt preview(s) differ" if preview_diffs else "")
             + f" (engine crashed on {crashes}; full report: {_rel(args.report_json)})\n"
         )
         return EXIT_DIFFERENCES

@@ -10,9 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ..ide.preview import Preview, preview_skill
+from ..ide.preview import Preview, parse_state, preview_skill
 from ..model import layout
 from ..model.project import Project
 
@@ -34,27 +32,6 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def load_state(text: str) -> dict[str, dict[str, object]]:
-    """A memory state from YAML (JSON is YAML): ``{namespace: {entry: value}}``. Raises
-    ValueError when it has another shape."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"not valid YAML: {exc}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ValueError("expected a mapping of namespaces to entries")
-    out: dict[str, dict[str, object]] = {}
-    for ns, entries in data.items():
-        if entries is None:
-            entries = {}
-        if not isinstance(entries, dict):
-            raise ValueError(f"`{ns}`: expected a mapping of entries to values")
-        out[str(ns)] = {str(k): v for k, v in entries.items()}
-    return out
-
-
 def render_text(pv: Preview) -> str:
     return pv.text + "\n" if pv.text else ""
 
@@ -71,7 +48,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     state: dict[str, dict[str, object]] = {}
     if args.memory:
         try:
-            state = load_state(Path(args.memory).read_text(encoding="utf-8"))
+            state = parse_state(Path(args.memory).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             print(f"mantle-lsp: error: {args.memory}: {exc}", file=sys.stderr)
             return EXIT_USAGE

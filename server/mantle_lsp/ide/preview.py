@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import yaml
+
 from ..model.project import Project
 from ..model.semantics import Semantics
 from ..syntax.conditions import (
@@ -38,6 +40,7 @@ __all__ = [
     "PreviewParagraph",
     "Unresolved",
     "condition_holds",
+    "parse_state",
     "preview_skill",
     "readable_slots",
     "render_preview",
@@ -277,6 +280,27 @@ def render_preview(
 
     text = MEMORY_TOKEN_RE.sub(substitute, joined)
     return Preview(doc.skill_id, text, paragraphs, unresolved, ignored)
+
+
+def parse_state(text: str) -> dict[str, dict[str, object]]:
+    """A memory state from YAML (JSON is YAML): ``{namespace: {entry: value}}``. Raises
+    ValueError when it has another shape."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError("expected a mapping of namespaces to entries")
+    out: dict[str, dict[str, object]] = {}
+    for ns, entries in data.items():
+        if entries is None:
+            entries = {}
+        if not isinstance(entries, dict):
+            raise ValueError(f"`{ns}`: expected a mapping of entries to values")
+        out[str(ns)] = {str(k): v for k, v in entries.items()}
+    return out
 
 
 def readable_slots(project: Project, sid: str) -> dict[str, bool]:

@@ -26,6 +26,7 @@ from ..ide import inlay_hints as ide_inlay_hints
 from ..ide import locate as ide_locate
 from ..ide import navigation as ide_navigation
 from ..ide import outline as ide_outline
+from ..ide import preview as ide_preview
 from ..ide import rename as ide_rename
 from ..ide import semantic_tokens as ide_semantic_tokens
 from ..ide import structure as ide_structure
@@ -43,6 +44,7 @@ FIX_ALL_KIND = "source.fixAll.mantle"  # the safe fixes of a file (docs/features
 RETRIGGER = lsp.Command(title="Suggest", command="editor.action.triggerSuggest")
 REFERENCES_WITH_KINDS = "mantle/references"  # a request of ours (docs/lsp.md)
 FLOW_GRAPH, AGENT_MAP = "mantle/flowGraph", "mantle/agentMap"  # ours too (docs/lsp.md)
+PREVIEW_PROMPT = "mantle/previewPrompt"  # ours too (docs/lsp.md)
 SKILL_FOLDERS = lsp.FileOperationRegistrationOptions(
     filters=[
         lsp.FileOperationFilter(
@@ -728,6 +730,25 @@ def register(server: MantleServer) -> None:
         except ide_graphs.GraphError as e:
             raise FeatureFailed(str(e)) from None
         return graph_json(graph)
+
+    @server.request(PREVIEW_PROMPT)
+    def preview_prompt(params: Any) -> dict[str, Any] | None:
+        """The prompt preview of the skill of ``textDocument`` for the memory state
+        ``memory`` (YAML or JSON text; absent: everything None); None outside a skill."""
+        uri = _param(params, "textDocument", "uri")
+        doc = server.doc(uri) if isinstance(uri, str) else None
+        if doc is None:
+            return None
+        sid = (doc.project.classify(doc.path) or (None, None))[1]
+        if sid is None:
+            return None
+        memory = _param(params, "memory")
+        try:
+            state = ide_preview.parse_state(memory) if isinstance(memory, str) else {}
+        except ValueError as e:
+            raise FeatureFailed(f"mantle/previewPrompt: memory: {e}") from None
+        pv = ide_preview.preview_skill(doc.project, sid, state)
+        return pv.to_json() if pv is not None else None
 
 
 def _skill_md(project: Any, sid: str) -> list[Path]:
