@@ -17,6 +17,7 @@ import {
 } from 'vscode-languageclient/node';
 import { openReference, runCheck } from './check';
 import { pipeStderr, pipeStdout } from './log';
+import { registerPromptPreview } from './promptPreview';
 import {
   pythonExtensionApi,
   ResolveError,
@@ -84,6 +85,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidOpenTextDocument((doc) => void handBack(doc)),
     { dispose: () => void stop() },
   );
+  registerPromptPreview(context, () => client, (m) => output.info(m));
   vscode.workspace.textDocuments.forEach((doc) => void handBack(doc));
   void start(); // resolving may take a few seconds (probing Pythons): do not hold activation
 }

@@ -923,6 +923,7 @@ async function main() {
 
   await editorExperience(); // issue 17
   await callsAndHints(); // issue 15: call hierarchy, inlay hints
+  await promptPreview(); // issue 15: prompt preview
 
   await check('without mantle.interpreter: the Python extension\'s environment (mantle_lsp importable there)', async () => {
     writeSettings({ 'fakePython.interpreter': PYTHON }, 'Machine');
@@ -1227,6 +1228,44 @@ async function callsAndHints() {
   }, { retries: 1 });
 }
 
+
+// ---- issue 15: the prompt preview -----------------------------------------------------------
+/** The text of the editor whose tab is active in the group that shows tab `label`. */
+async function editorTextOf(label) {
+  return page.evaluate((want) => {
+    for (const g of document.querySelectorAll('.editor-group-container')) {
+      const tab = g.querySelector('.tabs-container .tab.active');
+      if (tab && (tab.getAttribute('aria-label') ?? '').includes(want)) {
+        return [...g.querySelectorAll('.monaco-editor .view-line')].map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ')).join('\n');
+      }
+    }
+    return null;
+  }, label);
+}
+
+async function promptPreview() {
+  await check('Mantle: Preview Prompt shows the instructions beside the skill and follows the memory state', async () => {
+    const label = 'plan_change prompt.md';
+    await openFile('skills/plan_change/skill.md');
+    await runCommand('Mantle: Preview Prompt');
+    await until('the preview beside the skill', async () => {
+      const t = await editorTextOf(label);
+      return t && t.includes('Help the customer find a monthly plan') && t.includes("dropped (line 40, if: session.project.customer_tier == 'prepaid'");
+    }, 30000);
+    // the memory state: typed (unsaved) into .mantle-state.yml, the preview follows
+    await runCommand('Mantle: Edit Prompt Preview Memory State');
+    await until('the state file open', async () => (await tabLabels()).some((t) => t.includes('.mantle-state.yml')), 15000);
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('project: {customer_tier: prepaid}\n');
+    const text = await until('the preview to show the prepaid paragraph', async () => {
+      const t = await editorTextOf(label);
+      return t && t.includes('Prepaid customers can move between Flex 10 and Flex 25 only') ? t : false;
+    }, 20000);
+    await shot('prompt-preview');
+    await page.keyboard.press('Control+S');
+    return `${text.split('\n').length} lines; the prepaid paragraph appears with the state`;
+  }, { retries: 1 });
+}
 
 async function noPython() {
   await check('without any Python: one error message that says what to do', async () => {

@@ -213,7 +213,7 @@ def check_previews(engine_python: str, roots: Sequence[Path]) -> int:
     out.write(
         f"\nprompt preview: {rep.compared} texts of {rep.skills} skills compared with the "
         f"engine's, {len(rep.mismatches)} differ ({rep.skipped} skills the engine cannot "
-        f"load and {len(rep.broken)} projects it cannot load are not compared)\n"
+        f"load and {len(rep.broken)} project(s) it cannot load are not compared)\n"
     )
     for m in rep.mismatches[:10]:
         out.write(f"  DIFFERS {_rel(Path(m.project))} skill {m.skill}\n")
