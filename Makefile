@@ -130,7 +130,7 @@ client-check: $(CLIENT_DEPS)
 VSIX_SRC = pyproject.toml $(shell find server/mantle_lsp grammars docs/diagnostics -type f \
 	  \( -name '*.py' -o -name '*.lark' -o -name '*.md' -o -name '*.json' -o -name py.typed \) \
 	  -not -path '*/__pycache__/*') \
-	$(wildcard $(CLIENT)/src/*.ts $(CLIENT)/scripts/*) $(CLIENT)/package.json \
+	$(wildcard $(CLIENT)/src/*.ts $(CLIENT)/src/webview/*.ts $(CLIENT)/scripts/*) $(CLIENT)/package.json \
 	$(CLIENT)/package-lock.json $(CLIENT)/language-configuration.json $(CLIENT)/README.md \
 	$(CLIENT)/.vscodeignore $(CLIENT)/LICENSE $(CLIENT)/CHANGELOG.md $(CLIENT)/icon.png
 

@@ -14,3 +14,17 @@ await build({
   sourcemap: false,
   logLevel: 'warning',
 });
+
+// The flow / agent map webview's script, with its layout library (dagre): a browser bundle
+// loaded by the webview from the .vsix (no CDN).
+await build({
+  entryPoints: ['src/webview/graph.ts'],
+  bundle: true,
+  outfile: 'dist/graph.js',
+  format: 'iife',
+  platform: 'browser',
+  target: 'es2020',
+  minify: true,
+  sourcemap: false,
+  logLevel: 'warning',
+});

@@ -16,6 +16,7 @@ import {
   WorkDoneProgressCreateRequest,
 } from 'vscode-languageclient/node';
 import { openReference, runCheck } from './check';
+import { registerGraphViews } from './graphView';
 import { pipeStderr, pipeStdout } from './log';
 import { registerPromptPreview } from './promptPreview';
 import {
@@ -85,6 +86,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidOpenTextDocument((doc) => void handBack(doc)),
     { dispose: () => void stop() },
   );
+  registerGraphViews(context, () => client, (m) => output.info(m));
   registerPromptPreview(context, () => client, (m) => output.info(m));
   vscode.workspace.textDocuments.forEach((doc) => void handBack(doc));
   void start(); // resolving may take a few seconds (probing Pythons): do not hold activation

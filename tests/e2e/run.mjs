@@ -922,6 +922,7 @@ async function main() {
   }, { retries: 1 });
 
   await editorExperience(); // issue 17
+  await graphViews(); // issue 15: flow and agent map
   await callsAndHints(); // issue 15: call hierarchy, inlay hints
   await promptPreview(); // issue 15: prompt preview
 
@@ -1228,6 +1229,97 @@ async function callsAndHints() {
   }, { retries: 1 });
 }
 
+// ---- issue 15: the flow and agent map webviews ------------------------------------------
+/** The frame of the Mantle graph webview (the one whose page has `svg#graph`), or null. */
+async function graphFrame() {
+  for (const f of page.frames()) {
+    if (await f.$('svg#graph').catch(() => null)) {
+      return f;
+    }
+  }
+  return null;
+}
+
+/** The nodes the graph webview draws: `{id, classes}` in document order. */
+async function graphNodes(frame) {
+  return frame.$$eval('svg#graph g.node', (els) => els.map((e) => ({ id: e.getAttribute('data-id'), classes: e.getAttribute('class') ?? '' })));
+}
+
+async function graphViews() {
+  const rel = 'skills/verify_customer/skill.md';
+  const lines = fs.readFileSync(path.join(EXAMPLE, rel), 'utf8').split('\n');
+  const lineOfText = (needle) => lines.findIndex((l) => l.includes(needle)) + 1;
+  await check('Mantle: Show Flow draws the block under the cursor, marks its problems and follows edits; a click reveals the step', async () => {
+    await closePanel();
+    await openFile(rel);
+    await goTo(lineOfText('collect: security_pin'), 5);
+    await runCommand('Mantle: Show Flow');
+    const frame = await until('the flow webview', async () => {
+      const f = await graphFrame();
+      return f && (await graphNodes(f)).length > 0 ? f : null;
+    }, 30000);
+    const want = ['step:ask_number', 'step:ask_pin', 'step:check', 'step:route', 'step:confirmed', 'step:try_again', 'step:too_many_attempts', 'END'];
+    const nodes = await graphNodes(frame);
+    const ids = nodes.map((n) => n.id);
+    assert(JSON.stringify(ids) === JSON.stringify(want), `nodes ${ids.join(', ')}`);
+    const marked = nodes.filter((n) => /problem-error/.test(n.classes)).map((n) => n.id);
+    assert(JSON.stringify(marked) === JSON.stringify(['step:try_again']), `marked as errors: ${marked.join(', ')}`);
+    const tabs = await tabLabels();
+    assert(tabs.some((t) => t.includes('Flow: verify_customer/main')), `tabs: ${tabs.join(' / ')}`);
+    await page.mouse.move(1100, 700);
+    await sleep(500);
+    await shot('flow');
+    // typing in the skill: `next: ask_pn` -> `next: ask_pin` clears the mark and adds the edge
+    const nextLine = lineOfText('next: ask_pn');
+    await page.locator('.editor-group-container .monaco-editor .view-lines').first().click();
+    await goTo(nextLine, lines[nextLine - 1].indexOf('ask_pn') + 1 + 'ask_p'.length);
+    await page.keyboard.type('i');
+    await until('the flow to follow the edit', async () => {
+      const edges = await frame.$$eval('svg#graph g.edge', (els) => els.map((e) => `${e.getAttribute('data-source')}>${e.getAttribute('data-target')}`));
+      const now = await graphNodes(frame);
+      return edges.includes('step:try_again>step:ask_pin') && !now.some((n) => /problem-error/.test(n.classes));
+    }, 20000);
+    await page.keyboard.press('Control+Z');
+    await until('the mark to come back after undo', async () => (await graphNodes(frame)).some((n) => n.id === 'step:try_again' && /problem-error/.test(n.classes)), 20000);
+    // a click on a step reveals it in the skill
+    await goTo(1, 1);
+    await frame.click('svg#graph g.node[data-id="step:confirmed"]');
+    const at = lineOfText('id: confirmed');
+    const landed = await until(`the cursor on line ${at}`, async () => {
+      const c = await cursor();
+      return c.startsWith(`Ln ${at}, Col 5`) ? c : false;
+    }, 10000);
+    await closeOtherGraphs();
+    return `${ids.length} nodes, try_again marked; the edit and its undo followed; click -> ${landed}`;
+  }, { retries: 1 });
+
+  await check('Mantle: Show Agent Map draws skills, fields and tools with read/write edges', async () => {
+    // with no editor open the map takes the whole editor area (the project of the
+    // workspace's first skill)
+    // (unless an earlier check left unsaved text: then beside it)
+    const dirty = await page.$$eval('.tabs-container .tab.dirty', (els) => els.length);
+    if (!dirty) {
+      await runCommand('View: Close All Editors');
+      await until('no editor open', async () => (await tabLabels()).length === 0, 10000);
+    }
+    await runCommand('Mantle: Show Agent Map');
+    const frame = await until('the agent map webview', async () => {
+      const f = await graphFrame();
+      return f && (await graphNodes(f)).some((n) => n.id === 'skill:plan_change') ? f : null;
+    }, 30000);
+    const ids = (await graphNodes(frame)).map((n) => n.id);
+    for (const id of ['skill:verify_customer', 'skill:plan_change', 'field:verify_customer.phone_number', 'field:project.customer_verified', 'tool:verify_customer/check_credentials']) {
+      assert(ids.includes(id), `no ${id} in ${ids.join(', ')}`);
+    }
+    const edges = await frame.$$eval('svg#graph g.edge', (els) => els.map((e) => e.getAttribute('class')));
+    assert(edges.some((c) => /edge-writes/.test(c)) && edges.some((c) => /edge-reads/.test(c)), `edges: ${edges.slice(0, 10).join(', ')}`);
+    await page.mouse.move(1100, 700);
+    await sleep(1000);
+    await shot('agent-map');
+    await closeOtherGraphs();
+    return `${ids.length} nodes, ${edges.length} edges`;
+  }, { retries: 1 });
+}
 
 // ---- issue 15: the prompt preview -----------------------------------------------------------
 /** The text of the editor whose tab is active in the group that shows tab `label`. */
@@ -1265,6 +1357,18 @@ async function promptPreview() {
     await page.keyboard.press('Control+S');
     return `${text.split('\n').length} lines; the prepaid paragraph appears with the state`;
   }, { retries: 1 });
+}
+
+/** Close the graph webviews by a middle click on their tabs (the keyboard may be in a webview). */
+async function closeOtherGraphs() {
+  for (let n = 0; n < 3; n++) {
+    const i = (await tabLabels()).findIndex((t) => /^(Flow: |Agent Map)/.test(t));
+    if (i < 0) {
+      return;
+    }
+    await page.locator('.tabs-container .tab').nth(i).click({ button: 'middle' }); // closes it
+    await sleep(300);
+  }
 }
 
 async function noPython() {

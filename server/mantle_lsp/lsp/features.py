@@ -44,6 +44,7 @@ FIX_ALL_KIND = "source.fixAll.mantle"  # the safe fixes of a file (docs/features
 RETRIGGER = lsp.Command(title="Suggest", command="editor.action.triggerSuggest")
 REFERENCES_WITH_KINDS = "mantle/references"  # a request of ours (docs/lsp.md)
 FLOW_GRAPH, AGENT_MAP = "mantle/flowGraph", "mantle/agentMap"  # ours too (docs/lsp.md)
+MAP_PROBLEMS_MAX_SKILLS = 100  # larger projects: an agent map without problem marks
 PREVIEW_PROMPT = "mantle/previewPrompt"  # ours too (docs/lsp.md)
 SKILL_FOLDERS = lsp.FileOperationRegistrationOptions(
     filters=[
@@ -720,7 +721,9 @@ def register(server: MantleServer) -> None:
             return None
         sid = _param(params, "skill")
         proj = doc.project
-        diags = server.diagnostics.compute(proj, list(proj.files))
+        # the problems of every file: too slow to compute per keystroke in a large project
+        small = len(proj.skills) <= MAP_PROBLEMS_MAX_SKILLS
+        diags = server.diagnostics.compute(proj, list(proj.files)) if small else {}
         try:
             graph = ide_graphs.agent_map(
                 proj,
