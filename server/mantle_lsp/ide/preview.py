@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import yaml
-
 from ..model.project import Project
 from ..model.semantics import Semantics
 from ..syntax.conditions import (
@@ -31,6 +29,7 @@ from ..syntax.conditions import (
     parse_condition,
 )
 from ..syntax.skill_md import MEMORY_TOKEN_RE, Paragraph, SkillDoc
+from ..syntax.yaml_tree import parse_yaml, to_python
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -285,10 +284,11 @@ def render_preview(
 def parse_state(text: str) -> dict[str, dict[str, object]]:
     """A memory state from YAML (JSON is YAML): ``{namespace: {entry: value}}``. Raises
     ValueError when it has another shape."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"not valid YAML: {exc}") from None
+    root, issues = parse_yaml(text)
+    errors = [i for i in issues if i.severity == "error"]
+    if errors:
+        raise ValueError(f"not valid YAML: {errors[0].message}")
+    data = to_python(root)
     if data is None:
         return {}
     if not isinstance(data, dict):
