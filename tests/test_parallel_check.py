@@ -37,7 +37,8 @@ def _serial(root: Path) -> dict[Path, list[tuple[object, ...]]]:
 def _broken_generated(tmp_path: Path, n: int = 24) -> Path:
     """A generated project with mistakes whose diagnostics need other workers' files:
     a condition on a neighbour's private field, an unknown field, a response defined
-    nowhere, a field nobody reads, a routing target that does not exist."""
+    nowhere, a field nobody reads, a routing target that does not exist, a lib helper
+    that does not parse."""
     root = generate(tmp_path / "gen", n)
     s1 = root / "skills" / "s1" / "skill.md"
     text = s1.read_text()
@@ -53,6 +54,12 @@ def _broken_generated(tmp_path: Path, n: int = 24) -> Path:
     mem7.write_text(
         mem7.read_text().replace("  private:\n", "    lonely:\n      type: text\n  private:\n")
     )
+    # a lib helper that does not parse, imported by a skill's tool module (another worker's)
+    (root / "lib").mkdir()
+    (root / "lib" / "__init__.py").write_text("")
+    (root / "lib" / "broken.py").write_text("def oops(\n")
+    tools9 = root / "skills" / "s9" / "tools.py"
+    tools9.write_text("from lib.broken import oops\n" + tools9.read_text())
     return root
 
 

@@ -152,6 +152,14 @@ class PendingFile(ParsedFile):
     def issues(self, value: list[SyntaxIssue]) -> None:
         self._file().issues = value
 
+    @property
+    def quiet_issues(self) -> list[SyntaxIssue]:
+        return self._file().quiet_issues
+
+    @quiet_issues.setter
+    def quiet_issues(self, value: list[SyntaxIssue]) -> None:
+        self._file().quiet_issues = value
+
 
 @dataclass(eq=False)
 class Skill:
