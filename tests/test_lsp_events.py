@@ -659,3 +659,33 @@ async def test_a_pulling_client_is_told_when_a_project_goes(tmp_path: Path) -> N
         cleared = (await pull()).get(uri(bad))
         assert cleared is not None and not cleared, "cleared once"
         assert uri(bad) not in await pull()
+
+
+async def test_a_hint_that_lists_uses_follows_them(tmp_path: Path) -> None:
+    """Found by the state machine: `never_written` on the project memory.yml lists the
+    places that read the field; deleting one of them while its skill still reads it
+    elsewhere left the list stale."""
+    root = copy_telecom(tmp_path)
+    async with lsp_session(root) as s:
+        for rel in ("responses.yml", "tools/account_lookup.py"):
+            (root / rel).unlink()
+            notify_files(s, (root / rel, DELETED))
+        for skill in ("bill_dispute", "verify_customer"):
+            folder = root / "skills" / skill
+            files = sorted(p for p in folder.rglob("*") if p.is_file())
+            shutil.rmtree(folder)
+            notify_files(s, *[(p, DELETED) for p in files])
+            await flat(s, 0)
+            assert_agrees_with_check(s, root, what=f"{skill} deleted")
+        for rel in ("memory.yml", "skill.md", "tools.py"):
+            path = root / "skills" / "plan_change" / rel
+            path.unlink()
+            notify_files(s, (path, DELETED))
+            await flat(s, 0)
+            assert_agrees_with_check(s, root, what=f"plan_change/{rel} deleted")
+        path = root / "skills" / "roaming_pass" / "skill.md"
+        s.open(path)
+        s.change(path, (0, 0), (0, 0), "\n")
+        await flat(s, 0)
+        text = "\n" + path.read_text("utf-8")
+        assert_agrees_with_check(s, root, {path: text}, what="lines moved")

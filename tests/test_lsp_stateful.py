@@ -194,7 +194,7 @@ class ServerMachine(RuleBasedStateMachine):
         self.disk_changes += 1
         path = data.draw(st.sampled_from(sorted(self.buffers)))
         text = self.buffers.pop(path)
-        if save and path.exists():
+        if save and path.exists() and text == text.encode("utf-8", "replace").decode():
             path.write_text(text, encoding="utf-8")
             self.changed(path)
         self.s.close(path)

@@ -54,9 +54,12 @@ def bulk_work(keep: bool = False) -> Iterator[None]:
             gc.enable()
 
 
-def _referred_keys(index: Index, paths: Iterable[Path]) -> set[SymbolKey]:
-    """The symbols ``paths`` refer to (soft mentions included: they count elsewhere)."""
-    return {r.key for p in paths for r in index.references_in(p)}
+def _referred_keys(index: Index, paths: Iterable[Path]) -> set[tuple[SymbolKey, Path, int, str]]:
+    """Where ``paths`` refer to which symbol (soft mentions included: they count
+    elsewhere): a finding on a definition may list its uses (`lsp.memory.never_written`
+    names the places that read a field), so any use that appears, vanishes or moves
+    counts."""
+    return {(r.key, p, r.range.start, r.form) for p in paths for r in index.references_in(p)}
 
 
 class SkillFacts(NamedTuple):
@@ -254,7 +257,7 @@ class Project:
         # the other way round: a symbol that gained or lost a reference here (a field
         # now used, or no longer: lsp.memory.unused_field) may change its own file's
         # findings; the references of the whole skill were resolved again
-        for key in old_refs ^ _referred_keys(new_index, before | self._related(path, sid)):
+        for key, *_ in old_refs ^ _referred_keys(new_index, before | self._related(path, sid)):
             affected.update(s.path for s in new_index.lookup(key) if s.path is not None)
             affected.update(s.path for s in index.lookup(key) if s.path is not None)
         if skills_changed or kind in (
