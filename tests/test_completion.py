@@ -1129,12 +1129,7 @@ def test_call_in_a_blocks_only_skill_offers_its_blocks(tmp_path: Path) -> None:
 def test_execute_tool_offers_tools(tmp_path: Path) -> None:
     body = BLOCK.replace("execute_tool: order_card", "execute_tool: $0")
     r = run(tmp_path, skill_md(body))
-    assert r.rendered == snapshot(
-        [
-            "order_card (tool) tool of card_replace",
-            "record_handoff (tool) framework tool (execute_tool only)",
-        ]
-    )
+    assert r.rendered == snapshot(["order_card (tool) tool of card_replace"])
 
 
 def test_action_offers_responses_and_step_actions(tmp_path: Path) -> None:

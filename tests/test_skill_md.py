@@ -1030,7 +1030,7 @@ def steps(fixture: str, sid: str = "s") -> tuple[SkillDoc, list[TextRange]]:
         ),
         ("id: a\naction: utter_x", "action"),
         ("id: a\nexecute_tool: t\nparameters: {x: 1}", "execute_tool"),
-        ("id: a\nexecute_tool: t\nparameters:", "execute_tool"),
+        ("id: a\nexecute_tool: t\nparameters: {}", "execute_tool"),
         ("id: a\nset_memory: {f: 1}", "set_memory"),
         ("id: a\ncall: other", "call"),
         ("id: a\nlink: other", "link"),
@@ -1440,3 +1440,12 @@ def test_never_raises_and_ranges_stay_inside(text: str) -> None:
     for c in doc.conditions:
         r = c.file_range(0, len(c.text))
         assert 0 <= r.start <= r.end <= len(text)
+
+
+def test_execute_tool_parameters_with_no_value_fail_the_skill() -> None:
+    """`parameters:` with nothing after it is null, which rasa-pro 3.21 and 3.22 refuse
+    (the skill fails to load: "Input should be a valid dictionary")."""
+    doc, _ = steps("  - id: a\n    execute_tool: t\n    parameters:\n")
+    assert [(i.code, i.message) for i in doc.issues] == [
+        ("skill.step.invalid", "`parameters` must be a mapping of name: value (found null)")
+    ]

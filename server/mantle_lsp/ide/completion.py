@@ -998,7 +998,7 @@ def _tools_of(c: _Ctx, which: Literal["visible", "attachable", "execute"]) -> li
     if which == "visible":
         for name, desc in FRAMEWORK_TOOLS.items():
             out.setdefault(name, _Tool(name, "framework tool", desc))
-    if which == "execute":
+    if which == "execute" and p.engine == "3.22":  # 3.21 has no execute-only tools
         for name in EXECUTE_ONLY_TOOLS:
             out.setdefault(name, _Tool(name, "framework tool (execute_tool only)", ""))
     return list(out.values())

@@ -787,11 +787,8 @@ class _Parser:
                 self._check_dtmf(dtmf)
         if kind == "execute_tool":
             params = item.get("parameters")
-            if (
-                params is not None
-                and not isinstance(params, YMap)
-                and not (isinstance(params, YScalar) and params.value is None)
-            ):
+            # `parameters:` with nothing after it is null, which rasa-pro refuses too
+            if params is not None and not isinstance(params, YMap):
                 self.err(
                     C_STEP,
                     f"`parameters` must be a mapping of name: value (found {describe(params)})",
