@@ -144,3 +144,41 @@ def test_a_lib_helper_edit_rechecks_every_tool_module(tmp_path: Path) -> None:
     got = rechecked(proj, [tmp_path / "lib/keys.py"])
     assert {tmp_path / "skills/card/tools.py", tmp_path / "tools/shared.py"} <= got
     assert tmp_path / "skills/card/skill.md" not in got
+
+
+def test_a_project_fields_writers_are_rechecked_together(tmp_path: Path) -> None:
+    """A write to a project field that appears or vanishes in one skill changes what the
+    other skills' writers are told (lsp.memory.project_field_written_twice): an edit
+    gives what a fresh check gives."""
+    from mantle_lsp.model.source import source_from_text
+
+    write_fixture(
+        tmp_path,
+        "//- memory.yml\ncustomer_id:\n  type: text\n"
+        "//- skills/billing/skill.md\n---\ndescription: Billing.\n---\nBill.\n\n"
+        ":::ordered_block id=main\nsteps:\n  - id: reset\n    set_memory:\n"
+        "      customer_id: guest\n:::\n"
+        "//- skills/login/skill.md\n---\ndescription: Log in.\n---\nUse @tool.log_in.\n"
+        "//- skills/login/tools.py\nfrom rasa.mantle.tools.decorator import tool\n\n\n"
+        '@tool(description="Log in.")\nasync def log_in(context=None):\n'
+        '    context.memory.set("project.customer_id", "c-1")\n',
+    )
+    proj = Project.load(tmp_path)
+    billing = tmp_path / "skills/billing/skill.md"
+    tools = tmp_path / "skills/login/tools.py"
+
+    def twice(found: dict[Path, list]) -> list[str]:  # type: ignore[type-arg]
+        return [
+            p.relative_to(tmp_path).as_posix()
+            for p, ds in found.items()
+            for d in ds
+            if d.code == "lsp.memory.project_field_written_twice"
+        ]
+
+    assert twice(project_diagnostics(proj)) == ["skills/login/tools.py"]
+    # billing's write goes away: login's write is the only one left
+    text = billing.read_text().replace("    set_memory:\n      customer_id: guest\n", "")
+    text = text.replace("  - id: reset\n", "  - id: reset\n    noop: true\n")
+    affected = proj.set_source(billing, source_from_text(billing, text))
+    assert tools in affected
+    assert twice(file_diagnostics(proj, affected)) == twice(project_diagnostics(proj)) == []

@@ -29,7 +29,15 @@ from .files import Skill as Skill
 from .files import parse_file as parse_file
 from .layout import FileKind
 from .source import C_UNREADABLE, Source, read_source
-from .symbols import CodeMemory, Index, SymbolKey, build_index, code_memory, update_files
+from .symbols import (
+    WRITE_FORMS,
+    CodeMemory,
+    Index,
+    SymbolKey,
+    build_index,
+    code_memory,
+    update_files,
+)
 
 
 @contextlib.contextmanager
@@ -257,9 +265,17 @@ class Project:
         # the other way round: a symbol that gained or lost a reference here (a field
         # now used, or no longer: lsp.memory.unused_field) may change its own file's
         # findings; the references of the whole skill were resolved again
-        for key, *_ in old_refs ^ _referred_keys(new_index, before | self._related(path, sid)):
+        moved = old_refs ^ _referred_keys(new_index, before | self._related(path, sid))
+        for key, *_ in moved:
             affected.update(s.path for s in new_index.lookup(key) if s.path is not None)
             affected.update(s.path for s in index.lookup(key) if s.path is not None)
+        # a project field's writers are judged against each other (a second writer in
+        # another skill: lsp.memory.project_field_written_twice): a write that appears or
+        # vanishes re-checks every other writer
+        for key in {k for k, _, _, form in moved if k[:2] == ("field", "project") and
+                    form in WRITE_FORMS}:  # fmt: skip
+            for idx in (index, new_index):
+                affected.update(r.path for r in idx.references_to(key) if r.form in WRITE_FORMS)
         if skills_changed or kind in (
             FileKind.AGENT,
             FileKind.INTEGRATIONS,

@@ -27,7 +27,7 @@ from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YScalar
 from .defaults import DEFAULT_SKILLS, DefaultField
 from .project import FieldFacts, ParsedFile, Project, Skill
-from .symbols import code_memory
+from .symbols import READ_FORMS, WRITE_FORMS, code_memory
 
 __all__ = [
     "READ_FORMS",
@@ -40,12 +40,6 @@ __all__ = [
     "Unwritable",
 ]
 
-# reference forms that write the field they name, and those that read it (the others only
-# name it: a `writable_by` entry, a soft mention)
-WRITE_FORMS = frozenset({"collect", "set_memory", "tool_set", "set_payload"})
-READ_FORMS = frozenset(
-    {"condition", "memory_token", "placeholder", "bare_placeholder", "tool_get", "execute_param"}
-)
 
 Scope = Literal["own", "other", "project", "bundled", "system", "unknown"]
 UnreadableKind = Literal[

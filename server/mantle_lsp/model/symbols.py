@@ -60,6 +60,14 @@ class Symbol:
     obj: Any = None  # the parsed object (MemoryField, Block, Step, Response, ToolDef, …)
 
 
+# reference forms that write the field they name, and those that read it (the others only
+# name it: a `writable_by` entry, a soft mention)
+WRITE_FORMS = frozenset({"collect", "set_memory", "tool_set", "set_payload"})
+READ_FORMS = frozenset(
+    {"condition", "memory_token", "placeholder", "bare_placeholder", "tool_get", "execute_param"}
+)
+
+
 @dataclass(eq=False, slots=True)
 class Reference:
     key: SymbolKey
