@@ -31,9 +31,11 @@ model_groups:
 PROJECT_MEMORY = """\
 authenticated:
   type: bool
+  seed: true
 customer_tier:
   type: categorical
   enum_values: [gold, silver, bronze]
+  seed: true
 """
 
 MEMORY = """\
