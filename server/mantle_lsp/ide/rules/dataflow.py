@@ -79,7 +79,15 @@ def where(ck: Checker, r: Reference) -> str:
 def button_source_skills(ck: Checker) -> tuple[set[str], bool]:
     """The skills whose responses take their buttons from a tool, and whether the
     project-root responses do: such buttons are made at run time, and their ``set:``
-    payloads may write any field a button of that skill may write."""
+    payloads may write any field a button of that skill may write. Computed once per
+    check run (every field of every skill asks)."""
+    cached: tuple[set[str], bool] | None = ck.cache.get("button_sources")
+    if cached is None:
+        cached = ck.cache["button_sources"] = _button_source_skills(ck)
+    return cached
+
+
+def _button_source_skills(ck: Checker) -> tuple[set[str], bool]:
     skills: set[str] = set()
     root = False
     for pf in ck.p.files.values():
