@@ -23,6 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from ..syntax.errors import closest
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -436,10 +438,8 @@ def _check(f: _File, known: Collection[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in f.table.items():
         if key not in KEYS:
-            from difflib import get_close_matches
-
-            close = get_close_matches(key, KEYS, n=1)
-            hint = f"; did you mean `{close[0]}`?" if close else ""
+            close = closest(key, KEYS)
+            hint = f"; did you mean `{close}`?" if close else ""
             f.error(key, f"unknown setting `{key}`{hint} (known: {', '.join(KEYS)})")
         elif key in LIST_KEYS:
             items = _str_list(f, key, value)

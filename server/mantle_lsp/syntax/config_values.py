@@ -10,13 +10,12 @@ other layers.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable
 from typing import Any
 
-from .errors import SyntaxIssue
+from .errors import SyntaxIssue, closest
 from .text import TextRange
 from .yaml_tree import YMap, YNode, YScalar, YSeq, describe
 
@@ -166,14 +165,14 @@ def _found(node: YNode) -> str:
 
 
 def _suggest(name: str, candidates: list[str]) -> str:
-    m = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    return f"; did you mean `{m[0]}`?" if m else ""
+    m = closest(name, candidates)
+    return f"; did you mean `{m}`?" if m is not None else ""
 
 
 def _meant(name: str, candidates: list[str]) -> dict[str, Any] | None:
     """The fix data of :func:`_suggest`'s did-you-mean (the name written, the one meant)."""
-    m = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    return {"wrong": name, "meant": m[0]} if m else None
+    m = closest(name, candidates)
+    return {"wrong": name, "meant": m} if m is not None else None
 
 
 def _first_key_range(node: YMap) -> TextRange:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,6 +33,13 @@ class SyntaxIssue:
         return SyntaxIssue(
             self.code, self.message, self.range.shift(delta), self.severity, self.data
         )
+
+
+def closest(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The candidate the author probably meant by ``name`` (what a "did you mean"
+    suggests), or None when none is close enough."""
+    m = difflib.get_close_matches(name, list(candidates), n=1, cutoff=cutoff)
+    return m[0] if m else None
 
 
 # The one code for a construct of an older version that this version ignores or rejects

@@ -8,11 +8,10 @@ in the diagnostics layer.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .errors import C_LEGACY, SyntaxIssue
+from .errors import C_LEGACY, SyntaxIssue, closest
 from .text import TextRange
 from .yaml_tree import (
     YMap,
@@ -503,7 +502,5 @@ def _check_attr(
                 )
 
 
-# pydantic's lax booleans (the engine's field model): also the strings t/f and y/n
 def _closest(word: str, choices: tuple[str, ...]) -> str | None:
-    close = difflib.get_close_matches(word.lower(), choices, n=1, cutoff=0.7)
-    return close[0] if close else None
+    return closest(word.lower(), choices, cutoff=0.7)

@@ -17,7 +17,6 @@ A rule is a function. Its declaration says:
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 from ...model.layout import FileKind
 from ...model.project import Project
 from ...model.semantics import Semantics, Unreadable, Unwritable
+from ...syntax.errors import closest
 from ...syntax.text import TextRange
 from ..codes import FAILED_TO_LOAD, Severity, info
 
@@ -118,21 +118,15 @@ def rules_reading(kind: FileKind) -> list[Rule]:
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    m = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
-    return f"; did you mean `{m[0]}`?" if m else ""
+    m = closest(name, candidates)
+    return f"; did you mean `{m}`?" if m is not None else ""
 
 
 def meant(name: str, candidates: Iterable[str]) -> dict[str, Any] | None:
     """The fix data of a did-you-mean: the name written and the one probably meant (what
     :func:`did_you_mean` suggests), or None when nothing is close."""
-    m = best_match(name, candidates)
+    m = closest(name, candidates)
     return {"wrong": name, "meant": m} if m is not None else None
-
-
-def best_match(name: str, candidates: Iterable[str]) -> str | None:
-    """The name the author probably meant (what did-you-mean suggests), or None."""
-    m = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
-    return m[0] if m else None
 
 
 def describe_unreadable(u: Unreadable) -> str:
@@ -169,7 +163,7 @@ def unreadable_data(u: Unreadable) -> dict[str, Any]:
     the author probably meant (for did-you-mean and declare-the-field fixes)."""
     wrong = u.ns if u.kind == "unknown_namespace" else u.entry
     data: dict[str, Any] = {"key": [u.ns, u.entry], "why": u.kind}
-    meant = best_match(wrong, u.candidates)
+    meant = closest(wrong, u.candidates)
     if meant is not None:
         data["meant"] = meant
         data["wrong"] = wrong

@@ -10,9 +10,10 @@ from pathlib import Path
 from ...model.defaults import EXECUTE_ONLY_TOOLS, FRAMEWORK_TOOLS, STEP_ACTIONS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
+from ...syntax.errors import closest
 from ...syntax.skill_md import SkillDoc
 from ...syntax.yaml_tree import YMap, YScalar
-from .base import Checker, best_match, did_you_mean, meant, rule
+from .base import Checker, did_you_mean, meant, rule
 from .flow import where
 
 
@@ -252,7 +253,7 @@ def execute_parameters(ck: Checker, sid: str, sk: Skill) -> None:
         for key in given:
             if not isinstance(key.value, str) or key.value in names:
                 continue
-            close = best_match(key.value, [n for n in names if n not in _values(given)])
+            close = closest(key.value, [n for n in names if n not in _values(given)])
             ck.emit(
                 path,
                 key.range,
