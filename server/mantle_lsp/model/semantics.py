@@ -26,6 +26,7 @@ from ..syntax.skill_md import Block, SkillDoc, Step
 from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YScalar
 from .defaults import DEFAULT_SKILLS, DefaultField
+from .layout import FileKind
 from .project import FieldFacts, ParsedFile, Project, Skill
 from .symbols import READ_FORMS, WRITE_FORMS, code_memory
 
@@ -120,6 +121,9 @@ class CodeMemoryFacts:
     tool_names: frozenset[str]  # every tool of the project (run_after_setting_ hooks)
 
 
+_RESPONSE_KINDS = (FileKind.SKILL_RESPONSES, FileKind.PROJECT_RESPONSES)
+
+
 class Semantics:
     """The answers for one state of ``project`` (see the module docstring)."""
 
@@ -128,6 +132,7 @@ class Semantics:
         self._shared: set[str] | None = None
         self._visible: dict[str, set[str]] = {}
         self._code: CodeMemoryFacts | None = None
+        self._button_sources: tuple[set[str], bool] | None = None
         self._tools_in: dict[Path, list[ToolDef]] = {}
 
     # -- reading memory ------------------------------------------------------------------
@@ -347,6 +352,25 @@ class Semantics:
                 frozenset(key[2] for key in p.index.symbols if key[0] == "tool"),
             )
         return self._code
+
+    def button_source_skills(self) -> tuple[set[str], bool]:
+        """The skills whose responses take their buttons from a tool, and whether the
+        project-root responses do: such buttons are made at run time, and their ``set:``
+        payloads may write any field a button of that skill may write."""
+        if self._button_sources is None:
+            skills: set[str] = set()
+            root = False
+            for pf in self.p.files.values():
+                doc = pf.doc if pf.kind in _RESPONSE_KINDS else None
+                if not isinstance(doc, ResponsesDoc):
+                    continue
+                if any(v.source is not None for r in doc.responses for v in r.variants):
+                    if pf.skill_id is None:
+                        root = True
+                    else:
+                        skills.add(pf.skill_id)
+            self._button_sources = (skills, root)
+        return self._button_sources
 
     # -- tools ----------------------------------------------------------------------------
     def imports_module(self, importer: Path, t: ToolDef) -> bool:

@@ -20,7 +20,6 @@ from ...model.project import Skill
 from ...model.semantics import READ_FORMS, WRITE_FORMS
 from ...model.symbols import Reference
 from ...syntax.memory_yml import MemoryField
-from ...syntax.responses_yml import ResponsesDoc
 from .base import Checker, rule
 
 V322 = "3.22"
@@ -76,41 +75,13 @@ def where(ck: Checker, r: Reference) -> str:
     return f"{rel}:{line}"
 
 
-def button_source_skills(ck: Checker) -> tuple[set[str], bool]:
-    """The skills whose responses take their buttons from a tool, and whether the
-    project-root responses do: such buttons are made at run time, and their ``set:``
-    payloads may write any field a button of that skill may write. Computed once per
-    check run (every field of every skill asks)."""
-    cached: tuple[set[str], bool] | None = ck.cache.get("button_sources")
-    if cached is None:
-        cached = ck.cache["button_sources"] = _button_source_skills(ck)
-    return cached
-
-
-def _button_source_skills(ck: Checker) -> tuple[set[str], bool]:
-    skills: set[str] = set()
-    root = False
-    for pf in ck.p.files.values():
-        if pf.kind not in (K.SKILL_RESPONSES, K.PROJECT_RESPONSES):
-            continue
-        doc = pf.doc
-        if not isinstance(doc, ResponsesDoc):
-            continue
-        if any(v.source is not None for r in doc.responses for v in r.variants):
-            if pf.skill_id is None:
-                root = True
-            else:
-                skills.add(pf.skill_id)
-    return skills, root
-
-
 def reachable_by_unknown_keys(ck: Checker, sk: Skill | None, f: MemoryField) -> bool:
     """Code that uses memory with keys that cannot be known, or buttons made at run time,
     may reach ``f``."""
     facts = ck.sem.code_memory_facts()
     if facts.anything:
         return True
-    sources, root_source = button_source_skills(ck)
+    sources, root_source = ck.sem.button_source_skills()
     if root_source or (sources and sk is None) or (sk is not None and sk.id in sources):
         return True
     if sk is not None:
