@@ -1,0 +1,419 @@
+"""Cadenya memory layers kept as files: the index of one ``memory-layers/`` folder and the
+questions asked of it (see docs/memory-layers.md).
+
+Layout::
+
+    memory-layers/
+      cascades.yml                 the cascades to check (optional)
+      <layer-external-id>/
+        layer.yml                  optional: name, description, episodic
+        <key>                      one file per entry; its key is its POSIX path here
+
+A cascade lists layers most specific first (position 0 wins, as in CSS): a key resolves to
+the entry of the earliest item that has it; later ones are shadowed. An item may pin one
+entry of a layer (``{layer: faq, entry: refunds.md}``); it then brings that entry only.
+
+Nothing here imports ``ide`` or the Mantle model: this is its own vertical.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from ..syntax.layers import (
+    ParsedCascades,
+    ParsedEntry,
+    ParsedLayerMeta,
+    parse_cascades,
+    parse_entry,
+    parse_layer_yml,
+)
+from ..syntax.text import TextRange
+
+LAYERS_DIR = "memory-layers"
+CASCADES_FILE = "cascades.yml"
+LAYER_META = "layer.yml"
+MAX_LAYERS = 10  # Cadenya's cap on the layers of one effective cascade
+_SKIP_DIRS = {"node_modules", "__pycache__", ".git", ".venv", "venv", "build", "dist"}
+_MAX_DEPTH = 12
+_NOWHERE = TextRange(0, 0)
+
+
+@dataclass
+class LayerEntry:
+    layer: str
+    key: str
+    path: Path
+    description: str | None
+    content: str
+    parsed: ParsedEntry | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass
+class Layer:
+    id: str
+    path: Path
+    name: str | None
+    entries: dict[str, LayerEntry]  # key -> entry, keys sorted
+    description: str | None = None
+    episodic: bool = False  # `episodic: true` in layer.yml: system-managed, never referenced
+    meta_path: Path | None = None  # layer.yml, when there is one
+    meta: ParsedLayerMeta | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass
+class CascadeItem:
+    layer: str
+    entry: str | None  # a pinned single entry's key
+    range: TextRange  # in cascades.yml
+    layer_range: TextRange | None = None
+    entry_range: TextRange | None = None
+
+
+@dataclass
+class Cascade:
+    name: str
+    variation: str | None
+    items: list[CascadeItem]
+    name_range: TextRange = _NOWHERE
+    variation_range: TextRange | None = None
+
+
+@dataclass
+class LayerSet:
+    root: Path
+    layers: dict[str, Layer]
+    cascades: dict[str, Cascade]
+    cascades_path: Path | None = None
+    cascades_parsed: ParsedCascades | None = field(default=None, repr=False, compare=False)
+    texts: dict[Path, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def entry_at(self, path: Path) -> LayerEntry | None:
+        kind, layer, key = classify(self.root, path)
+        if kind != "entry" or layer is None or key is None:
+            return None
+        lay = self.layers.get(layer)
+        return lay.entries.get(key) if lay is not None else None
+
+    def layer_for(self, path: Path) -> Layer | None:
+        _, layer, _ = classify(self.root, path)
+        return self.layers.get(layer) if layer is not None else None
+
+
+# -- where files belong ------------------------------------------------------------------
+
+
+def classify(root: Path, path: Path) -> tuple[str | None, str | None, str | None]:
+    """What ``path`` is in the layer folder ``root``: ``("cascades", None, None)``,
+    ``("layer_meta", layer, None)``, ``("entry", layer, key)`` or ``(None, …)`` (not part
+    of the layer set: hidden files, files directly in ``root`` other than cascades.yml)."""
+    try:
+        rel = PurePosixPath(*path.relative_to(root).parts)
+    except ValueError:
+        return None, None, None
+    parts = rel.parts
+    if not parts:
+        return None, None, None
+    if any(p.startswith(".") for p in parts):
+        return None, None, None
+    if len(parts) == 1:
+        return ("cascades", None, None) if parts[0] == CASCADES_FILE else (None, None, None)
+    layer = parts[0]
+    if len(parts) == 2 and parts[1] == LAYER_META:
+        return "layer_meta", layer, None
+    return "entry", layer, "/".join(parts[1:])
+
+
+def layer_root_of(path: Path) -> Path | None:
+    """The innermost ``memory-layers/`` folder holding ``path`` (or ``path`` itself)."""
+    for cand in (path, *path.parents):
+        if cand.name == LAYERS_DIR:
+            return cand
+    return None
+
+
+def find_layer_roots(path: Path) -> list[Path]:
+    """``memory-layers/`` folders at or under ``path`` (or holding ``path``), skipping what
+    git ignores, hidden folders and dependency folders; a layer folder is not searched for
+    others inside it."""
+    held = layer_root_of(path)
+    if held is not None:
+        return [held] if held.is_dir() else []
+    if not path.is_dir():
+        return []
+    from .ignore import IgnoreRules  # pathspec: only for walks
+
+    rules = IgnoreRules(path)
+    found: list[Path] = []
+    seen: set[tuple[int, int]] = set()
+
+    def walk(d: str, depth: int) -> None:
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            return
+        for e in entries:
+            if e.name in _SKIP_DIRS or e.name.startswith("."):
+                continue
+            try:
+                if not e.is_dir(follow_symlinks=False):
+                    continue
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in seen or rules.ignored_dir(e.path):
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            if e.name == LAYERS_DIR:
+                found.append(Path(e.path))
+            elif depth < _MAX_DEPTH:
+                walk(e.path, depth + 1)
+
+    walk(str(path), 0)
+    return found
+
+
+def layer_files(root: Path) -> list[Path]:
+    """Every file of the layer set on disk (cascades.yml, layer.yml files, entry files)."""
+    from .ignore import IgnoreRules
+
+    rules = IgnoreRules(root) if root.is_dir() else None
+    out: list[Path] = []
+    c = root / CASCADES_FILE
+    if c.is_file():
+        out.append(c)
+
+    def walk(d: str, depth: int) -> None:
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            return
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if depth < _MAX_DEPTH and not (rules and rules.ignored_dir(e.path)):
+                        walk(e.path, depth + 1)
+                elif e.is_file():
+                    out.append(Path(e.path))
+            except OSError:
+                continue
+
+    try:
+        tops = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return out
+    for e in tops:
+        if e.name.startswith(".") or e.name in _SKIP_DIRS:
+            continue
+        try:
+            if e.is_dir(follow_symlinks=False) and not (rules and rules.ignored_dir(e.path)):
+                walk(e.path, 1)
+        except OSError:
+            continue
+    return out
+
+
+# -- building ----------------------------------------------------------------------------
+
+
+def load_layer_set(root: Path) -> LayerSet:
+    """The layer set of the folder ``root`` (a ``memory-layers/`` folder), read from disk."""
+    from .source import read_source
+
+    texts: dict[Path, str] = {}
+    for p in layer_files(root):
+        src = read_source(p)
+        texts[p] = src.text if src.analyzable else ""
+    folders: list[Path] = []
+    try:
+        for e in os.scandir(root):
+            if not e.name.startswith(".") and e.name not in _SKIP_DIRS and e.is_dir():
+                folders.append(Path(e.path))
+    except OSError:
+        pass
+    return build_layer_set(root, texts, folders)
+
+
+def build_layer_set(
+    root: Path, files: Mapping[Path, str], folders: Iterable[Path] = ()
+) -> LayerSet:
+    """The layer set made of ``files`` (path -> normalized text, all below ``root``);
+    ``folders`` adds layers with no file yet (an empty layer folder)."""
+    layers: dict[str, Layer] = {}
+    cascades_text: str | None = None
+    cascades_path: Path | None = None
+    metas: dict[str, tuple[Path, str]] = {}
+    entries: dict[str, dict[str, LayerEntry]] = {}
+    for d in folders:
+        kind, layer, _ = classify(root, d / "x")
+        if kind is not None and layer is not None and (d.parent == root):
+            entries.setdefault(layer, {})
+    for path in sorted(files):
+        kind, layer, key = classify(root, path)
+        text = files[path]
+        if kind == "cascades":
+            cascades_text, cascades_path = text, path
+        elif kind == "layer_meta" and layer is not None:
+            metas[layer] = (path, text)
+            entries.setdefault(layer, {})
+        elif kind == "entry" and layer is not None and key is not None:
+            parsed = parse_entry(text)
+            entries.setdefault(layer, {})[key] = LayerEntry(
+                layer, key, path, parsed.description, parsed.content, parsed
+            )
+    for lid in sorted(entries):
+        lay = Layer(lid, root / lid, None, dict(sorted(entries[lid].items())))
+        if lid in metas:
+            mpath, mtext = metas[lid]
+            meta = parse_layer_yml(mtext)
+            lay.meta, lay.meta_path = meta, mpath
+            lay.name, lay.description, lay.episodic = meta.name, meta.description, meta.episodic
+        layers[lid] = lay
+    cascades: dict[str, Cascade] = {}
+    parsed_c: ParsedCascades | None = None
+    if cascades_text is not None:
+        parsed_c = parse_cascades(cascades_text)
+        for pc in parsed_c.cascades:
+            cascades[pc.name] = Cascade(
+                pc.name,
+                pc.variation,
+                [
+                    CascadeItem(i.layer, i.entry, i.range, i.layer_range, i.entry_range)
+                    for i in pc.items
+                    if i.layer is not None
+                ],
+                pc.name_range,
+                pc.variation_range,
+            )
+    return LayerSet(root, layers, cascades, cascades_path, parsed_c, dict(files))
+
+
+# -- the semantic questions --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """One entry as one cascade item brings it (``position`` is the item's index)."""
+
+    entry: LayerEntry
+    position: int
+    item: CascadeItem
+
+
+@dataclass
+class KeyResolution:
+    """Key ``key`` in one cascade: the contribution that wins and those it shadows (in
+    position order)."""
+
+    key: str
+    winner: Contribution
+    shadowed: list[Contribution] = field(default_factory=list)
+
+
+def contributions(ls: LayerSet, cascade: Cascade) -> list[Contribution]:
+    """Every entry the cascade's items bring, in position order (keys sorted within a
+    layer). Unknown layers, missing pinned entries and episodic layers bring nothing."""
+    out: list[Contribution] = []
+    for pos, item in enumerate(cascade.items):
+        lay = ls.layers.get(item.layer)
+        if lay is None or lay.episodic:
+            continue
+        if item.entry is not None:
+            e = lay.entries.get(item.entry)
+            if e is not None:
+                out.append(Contribution(e, pos, item))
+            continue
+        out.extend(Contribution(e, pos, item) for e in lay.entries.values())
+    return out
+
+
+def resolve(ls: LayerSet, cascade: Cascade) -> list[KeyResolution]:
+    """The effective entries of ``cascade`` in resolution order: the most specific layer
+    first, then the next one's keys that no earlier layer has, and so on."""
+    by_key: dict[str, KeyResolution] = {}
+    order: list[KeyResolution] = []
+    for c in contributions(ls, cascade):
+        got = by_key.get(c.entry.key)
+        if got is None:
+            res = KeyResolution(c.entry.key, c)
+            by_key[c.entry.key] = res
+            order.append(res)
+        else:
+            got.shadowed.append(c)
+    return order
+
+
+def resolve_key(ls: LayerSet, cascade: Cascade, key: str) -> KeyResolution | None:
+    for res in resolve(ls, cascade):
+        if res.key == key:
+            return res
+    return None
+
+
+def counted_layers(cascade: Cascade, ls: LayerSet | None = None) -> list[str]:
+    """The distinct layers a cascade uses, in order, as Cadenya's cap counts them: a pinned
+    entry counts as its layer, a layer listed twice once, an episodic layer not at all."""
+    seen: list[str] = []
+    for item in cascade.items:
+        if ls is not None:
+            lay = ls.layers.get(item.layer)
+            if lay is not None and lay.episodic:
+                continue
+        if item.layer not in seen:
+            seen.append(item.layer)
+    return seen
+
+
+@dataclass(frozen=True)
+class EntryStanding:
+    """Where one entry stands in one cascade that uses it."""
+
+    cascade: Cascade
+    resolution: KeyResolution
+    contribution: Contribution  # this entry's own contribution
+
+    @property
+    def wins(self) -> bool:
+        return self.resolution.winner.entry is self.contribution.entry
+
+    @property
+    def shadowed_by(self) -> LayerEntry | None:
+        return None if self.wins else self.resolution.winner.entry
+
+    @property
+    def shadows(self) -> list[LayerEntry]:
+        if not self.wins:
+            return []
+        return [c.entry for c in self.resolution.shadowed if c.entry is not self.contribution.entry]
+
+
+def standings(ls: LayerSet, entry: LayerEntry) -> list[EntryStanding]:
+    """For each cascade (in file order) that brings ``entry``: does it win its key, what it
+    shadows, what shadows it."""
+    out: list[EntryStanding] = []
+    for cascade in ls.cascades.values():
+        res = resolve_key(ls, cascade, entry.key)
+        if res is None:
+            continue
+        mine = next(
+            (c for c in [res.winner, *res.shadowed] if c.entry is entry),
+            None,
+        )
+        if mine is not None:
+            out.append(EntryStanding(cascade, res, mine))
+    return out
+
+
+def references_to_layer(ls: LayerSet, layer: str) -> list[tuple[Cascade, CascadeItem]]:
+    return [(c, i) for c in ls.cascades.values() for i in c.items if i.layer == layer]
+
+
+def references_to_entry(ls: LayerSet, layer: str, key: str) -> list[tuple[Cascade, CascadeItem]]:
+    return [
+        (c, i) for c in ls.cascades.values() for i in c.items if i.layer == layer and i.entry == key
+    ]
