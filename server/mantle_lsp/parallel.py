@@ -46,7 +46,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
+from .ide.rules.base import Related
 from .ide.suppression import apply_suppressions
+from .ide.types import Location
 from .model import layout
 from .model.layout import FileKind
 from .model.project import FieldFacts, Project, SkillFacts, bulk_work
@@ -65,8 +67,9 @@ Files = list[tuple[Path, FileKind, str | None]]
 # must share it); an Export has the references by receiving worker
 Entries = tuple[list[Any], list[Any], dict[str, SkillFacts], dict[str, Any], str]
 Export = tuple[list[Any], list[list[Any]], dict[str, SkillFacts], dict[str, Any], str]
-# a Diagnostic as plain data (file, start, end, code, severity, message, fix data)
-Row = tuple[int, int, int, str, str, str, "dict[str, Any] | None"]
+# a Diagnostic as plain data (file, start, end, code, severity, message, fix data,
+# related information as [file, start, end, message] lists)
+Row = tuple[int, int, int, str, str, str, "dict[str, Any] | None", list[list[Any]]]
 Found = dict[Path, list[Diagnostic]]
 
 
@@ -352,10 +355,15 @@ def lead(
     _import(proj, idx, _addressed(everyone, 0), files)
     out = apply_suppressions(proj, file_diagnostics(proj, owned[0]), owned[0])
     for ch in others:
-        for where, start, end, code, severity, message, data in receive(ch.answers):
+        for where, start, end, code, severity, message, data, rel in receive(ch.answers):
             path = files[where][0]
             rng: TextRange = new_range(TextRange, (start, end))
-            out.setdefault(path, []).append(Diagnostic(path, rng, code, severity, message, data))
+            related = tuple(
+                Related(Location(files[f][0], TextRange(s, e)), m) for f, s, e, m in rel
+            )
+            out.setdefault(path, []).append(
+                Diagnostic(path, rng, code, severity, message, data, related)
+            )
     return proj, out
 
 
@@ -377,7 +385,20 @@ def work(
         _import(proj, idx, receive(down), files)
         ids = file_ids(files)
         rows: list[Row] = [
-            (ids[d.path], d.range.start, d.range.end, d.code, d.severity, d.message, d.data)
+            (
+                ids[d.path],
+                d.range.start,
+                d.range.end,
+                d.code,
+                d.severity,
+                d.message,
+                d.data,
+                [
+                    [ids[r.location.path], r.location.range.start, r.location.range.end, r.message]
+                    for r in d.related
+                    if r.location.path in ids
+                ],
+            )
             for ds in apply_suppressions(proj, file_diagnostics(proj, owned[w]), owned[w]).values()
             for d in ds
         ]

@@ -27,6 +27,7 @@ from ..model.settings import (
     load,
 )
 from ..parallel import MIN_SKILLS, check_project, default_jobs
+from ..syntax.text import LineIndex
 from . import baseline, fix, graph, preview
 from .output import (
     OUTPUT_FORMATS,
@@ -393,11 +394,18 @@ def _collect(
             found_in.append((root, apply(t.settings, path, ds, t.only is None, below)))
     findings = []
     for root, ds in found_in:
+        proj = projects[root]
+
+        def index_of(path: Path, proj: Project = proj) -> LineIndex | None:
+            pf = proj.files.get(path)
+            return pf.source.index if pf is not None else None
+
         for d in ds:
-            pf = projects[root].files.get(d.path)
+            pf = proj.files.get(d.path)
             src = pf.source if pf is not None else None
             text = src.text if src is not None else None
-            findings.append(make_finding(d, root, text, src.index if src is not None else None))
+            index = src.index if src is not None else None
+            findings.append(make_finding(d, root, text, index, index_of))
     findings.sort(key=lambda f: f.row.sort_key())
     return projects, findings
 

@@ -10,7 +10,7 @@ import json
 import os
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -26,6 +26,18 @@ MAX_LINES = 6  # a range over more lines shows its first and last lines
 
 
 @dataclasses.dataclass(frozen=True)
+class RelatedRow:
+    """Another place a finding is about (its related information), as printed."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Row:
     """One diagnostic as printed: 1-based line and column (in code points)."""
 
@@ -38,6 +50,7 @@ class Row:
     code: str
     message: str
     engine_code: str | None = None  # the engine's code, when it differs from ``code``
+    related: tuple[RelatedRow, ...] = ()
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)
@@ -46,6 +59,10 @@ class Row:
         out = dataclasses.asdict(self)
         if not self.engine_code or self.engine_code == self.code:
             del out["engine_code"]
+        if self.related:
+            out["related"] = list(out["related"])
+        else:
+            del out["related"]
         return out
 
 
@@ -84,11 +101,29 @@ def display_path(path: Path) -> str:
     return rel if not rel.startswith("..") else str(path)
 
 
-def make_finding(d: Diagnostic, root: Path, text: str | None, index: LineIndex | None) -> Finding:
+def make_finding(
+    d: Diagnostic,
+    root: Path,
+    text: str | None,
+    index: LineIndex | None,
+    index_of: Callable[[Path], LineIndex | None] | None = None,
+) -> Finding:
+    """``index`` converts the finding's offsets; ``index_of`` those of its related
+    information (an entry in a file it gives no index for is left out)."""
     line = col = eline = ecol = 0
     if index is not None:
         line, col = index.position(d.range.start)
         eline, ecol = index.position(d.range.end)
+    related = []
+    for r in d.related:
+        rindex = index if r.location.path == d.path else (index_of and index_of(r.location.path))
+        if rindex is None:
+            continue
+        rl, rc = rindex.position(r.location.range.start)
+        rel, rec = rindex.position(r.location.range.end)
+        related.append(
+            RelatedRow(display_path(r.location.path), rl + 1, rc + 1, rel + 1, rec + 1, r.message)
+        )
     row = Row(
         display_path(d.path),
         line + 1,
@@ -99,6 +134,7 @@ def make_finding(d: Diagnostic, root: Path, text: str | None, index: LineIndex |
         d.code,
         d.message,
         d.engine_code if d.engine_code != d.code else None,
+        tuple(related),
     )
     return Finding(row, d, root, text)
 
@@ -205,8 +241,18 @@ def header(row: Row, style: Style) -> str:
     return f"{where} {sev} {safe_text(row.message)}"
 
 
+def notes(row: Row, style: Style) -> list[str]:
+    """The finding's related information, one indented ``path:line:col: note: …`` line
+    each."""
+    return [
+        "  " + style.bold(safe_text(f"{r.path}:{r.line}:{r.column}:")) + " "
+        f"{style.help('note:')} {safe_text(r.message)}"
+        for r in row.related
+    ]
+
+
 def concise(findings: Sequence[Finding], style: Style) -> str:
-    return "".join(header(f.row, style) + "\n" for f in findings)
+    return "".join("\n".join([header(f.row, style), *notes(f.row, style)]) + "\n" for f in findings)
 
 
 def _marked_lines(f: Finding) -> list[tuple[int, str, int, int]]:
@@ -265,6 +311,7 @@ def full(f: Finding, style: Style) -> str:
         carets = max(_width(line[start:end]), 1)
         mark = style.severity("^" * carets, f.row.severity)
         out.append(f"{bar} {' ' * lead}{mark}")
+    out.extend(notes(f.row, style))
     for h in f.helps:
         label = style.help("= help:")
         kind = "safe fix" if h.safe else "unsafe fix"
@@ -378,6 +425,18 @@ def _level(severity: str) -> str:
 FINGERPRINT_KEY = "mantleFingerprint/v1"
 
 
+def _physical(r: Row | RelatedRow) -> dict[str, object]:
+    return {
+        "artifactLocation": {"uri": r.path.replace(os.sep, "/")},
+        "region": {
+            "startLine": r.line,
+            "startColumn": r.column,
+            "endLine": r.end_line,
+            "endColumn": r.end_column,
+        },
+    }
+
+
 def sarif(findings: Sequence[Finding]) -> dict[str, object]:
     rows = [f.row for f in findings]
     rules = [
@@ -398,19 +457,17 @@ def sarif(findings: Sequence[Finding]) -> dict[str, object]:
             "message": {"text": r.message},
             **({"properties": {"engine_code": r.engine_code}} if r.engine_code else {}),
             "partialFingerprints": {FINGERPRINT_KEY: f"{f.fingerprint}:{n}"},
-            "locations": [
+            "locations": [{"physicalLocation": _physical(r)}],
+            **(
                 {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": r.path.replace(os.sep, "/")},
-                        "region": {
-                            "startLine": r.line,
-                            "startColumn": r.column,
-                            "endLine": r.end_line,
-                            "endColumn": r.end_column,
-                        },
-                    }
+                    "relatedLocations": [
+                        {"id": i, "physicalLocation": _physical(x), "message": {"text": x.message}}
+                        for i, x in enumerate(r.related)
+                    ]
                 }
-            ],
+                if r.related
+                else {}
+            ),
         }
         for f, r, n in zip(findings, rows, nth, strict=True)
     ]

@@ -165,13 +165,34 @@ _SEVERITY_BACK: dict[int, Severity] = {
 }
 
 
-def to_diagnostic(d: Diagnostic, index: LineIndex) -> lsp.Diagnostic:
+RelatedTarget = Callable[[Path], "tuple[str, LineIndex] | None"]
+"""The URI and line index of a file a diagnostic's related information points into, or
+None when that file is not loaded (the entry is left out)."""
+
+
+def to_diagnostic(
+    d: Diagnostic, index: LineIndex, related: RelatedTarget | None = None
+) -> lsp.Diagnostic:
     """Our diagnostic on the wire: its fix data and the engine's code travel in ``data``
-    (a client sends them back with a code-action request)."""
+    (a client sends them back with a code-action request). With ``related`` (a client
+    that declared ``relatedInformation``), the other places it is about as related
+    information, each converted with its own file's line index."""
     data = dict(d.data) if d.data else {}
     if d.engine_code:
         data["engine_code"] = d.engine_code
     page = code_page_uri(d.code)
+    info: list[lsp.DiagnosticRelatedInformation] = []
+    for r in d.related:
+        target = related(r.location.path) if related is not None else None
+        if target is None:
+            continue
+        u, idx = target
+        info.append(
+            lsp.DiagnosticRelatedInformation(
+                location=lsp.Location(uri=u, range=to_range(idx, r.location.range)),
+                message=r.message,
+            )
+        )
     return lsp.Diagnostic(
         range=to_range(index, d.range),
         message=d.message,
@@ -180,6 +201,7 @@ def to_diagnostic(d: Diagnostic, index: LineIndex) -> lsp.Diagnostic:
         code_description=lsp.CodeDescription(href=page) if page else None,
         source=SOURCE,
         data=data or None,
+        related_information=info or None,
     )
 
 

@@ -34,11 +34,13 @@ from .config import ProjectConfigs
 DELAY = 0.1  # seconds: coalescing delay for the files an edit affects
 MAX_WAIT = 0.5  # seconds: a pending batch is never postponed beyond this
 
-_Key = tuple[tuple[int, int, str, str, str], ...]
+_Key = tuple[tuple[int, int, str, str, str, tuple[Any, ...]], ...]
 
 
 def _key(diags: Iterable[Diagnostic]) -> _Key:
-    return tuple((d.range.start, d.range.end, d.code, d.severity, d.message) for d in diags)
+    return tuple(
+        (d.range.start, d.range.end, d.code, d.severity, d.message, d.related) for d in diags
+    )
 
 
 def result_id(diags: Iterable[Diagnostic]) -> str:
@@ -84,6 +86,25 @@ class DiagnosticsPublisher:
     def compute(self, project: Project, paths: Iterable[Path]) -> dict[Path, list[Diagnostic]]:
         found = self.raw(project, paths)
         return {p: self.filtered(project, p, ds) for p, ds in found.items()}
+
+    def related(self, pull: bool = False) -> convert.RelatedTarget | None:
+        """How related information is put on the wire: None when the client did not
+        declare it supports it (the message already names the other places); else each
+        entry's file as URI and line index, None for a file no project holds."""
+        caps = "text_document.publish_diagnostics.related_information"
+        if not self.server.client_supports(caps) and not (
+            pull and self.server.client_supports("text_document.diagnostic.related_information")
+        ):
+            return None
+
+        def target(path: Path) -> tuple[str, Any] | None:
+            proj = self.server.model.project_for(path)
+            pf = proj.files.get(path) if proj is not None else None
+            if pf is None:
+                return None
+            return self.server.uri_of(path), pf.source.index
+
+        return target
 
     # -- pushing ------------------------------------------------------------------------
     def refresh(self, paths: Iterable[Path]) -> None:
@@ -153,10 +174,11 @@ class DiagnosticsPublisher:
         else:
             self.last.pop(path, None)
         index = self.server.index_of(path)
+        related = self.related() if any(d.related for d in diags) else None
         self.server.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(
                 uri=self.server.uri_of(path),
-                diagnostics=[convert.to_diagnostic(d, index) for d in diags],
+                diagnostics=[convert.to_diagnostic(d, index, related) for d in diags],
                 version=version,
             )
         )
@@ -261,7 +283,8 @@ class DiagnosticsPublisher:
         if params.previous_result_id == rid:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
         return lsp.RelatedFullDocumentDiagnosticReport(
-            items=[convert.to_diagnostic(d, doc.index) for d in diags], result_id=rid
+            items=[convert.to_diagnostic(d, doc.index, self.related(True)) for d in diags],
+            result_id=rid,
         )
 
     def workspace_report(
@@ -270,6 +293,7 @@ class DiagnosticsPublisher:
         previous = {p.uri: p.value for p in params.previous_result_ids or ()}
         known = {path for u in previous if (path := convert.uri_to_path(u)) is not None}
         items: list[Any] = []
+        related = self.related(True)
         projects = list(self.server.model.projects.values())
         if not all(p in self.seeded for proj in projects for p in proj.files):
             self.server.settle()
@@ -305,7 +329,9 @@ class DiagnosticsPublisher:
                     lsp.WorkspaceFullDocumentDiagnosticReport(
                         uri=uri,
                         version=version,
-                        items=[convert.to_diagnostic(d, index) for d in diags] if index else [],
+                        items=[convert.to_diagnostic(d, index, related) for d in diags]
+                        if index
+                        else [],
                         result_id=rid,
                     )
                 )

@@ -29,11 +29,13 @@ from ...model.semantics import Semantics, Unreadable, Unwritable
 from ...syntax.errors import closest
 from ...syntax.text import TextRange
 from ..codes import FAILED_TO_LOAD, Severity, info
+from ..types import Location
 
 __all__ = [
     "RULES",
     "Checker",
     "Diagnostic",
+    "Related",
     "Rule",
     "describe_unreadable",
     "describe_unwritable",
@@ -52,6 +54,18 @@ STRICT = os.environ.get("MANTLE_LSP_STRICT_RULES") == "1"
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place a diagnostic is about (the first declaration of a duplicate, the
+    first writer of a field, a read site), with a short note: the editor lists it under
+    the diagnostic and jumps there (LSP related information); ``check`` prints it as a
+    ``note:`` line. It never changes a diagnostic's identity (suppression, baseline and
+    fingerprints ignore it)."""
+
+    location: Location
+    message: str
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     path: Path
     range: TextRange
@@ -61,6 +75,9 @@ class Diagnostic:
     # what a quick fix needs (the key it is about, the name meant, …): plain JSON data,
     # never parsed from the message; carried to the editor as the LSP diagnostic's `data`
     data: dict[str, Any] | None = field(default=None, hash=False)
+    # other places the finding is about (see Related); the message still names them, so a
+    # client that cannot show related information loses nothing
+    related: tuple[Related, ...] = field(default=(), hash=False)
 
     @property
     def engine_code(self) -> str | None:
@@ -216,6 +233,7 @@ class Checker:
         message: str,
         severity: Severity | None = None,
         data: dict[str, Any] | None = None,
+        related: Iterable[Related] = (),
     ) -> None:
         if STRICT and self.rule is not None and code not in self.rule.codes:
             raise AssertionError(f"rule {self.rule.name} emits {code}, which it does not declare")
@@ -229,7 +247,13 @@ class Checker:
                 else " (rasa-pro fails to load the skill on this and drops it whole)"
             )
         sev = severity or ci.severity
-        self.out.setdefault(path, []).append(Diagnostic(path, rng, code, sev, message, data))
+        self.out.setdefault(path, []).append(
+            Diagnostic(path, rng, code, sev, message, data, tuple(related))
+        )
+
+    def related(self, path: Path, rng: TextRange, message: str) -> Related:
+        """A :class:`Related` entry (a shorthand for rules)."""
+        return Related(Location(path, rng), message)
 
     def unreadable(self, sid: str | None, ns: str, entry: str) -> Reason | None:
         """None when ``ns.entry`` is readable from skill ``sid`` (None = the project-root

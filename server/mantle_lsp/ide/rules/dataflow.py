@@ -23,6 +23,7 @@ from ...syntax.memory_yml import MemoryField
 from .base import Checker, rule
 
 V322 = "3.22"
+MAX_RELATED = 10  # read sites listed as related information
 _ALL_CODE = (K.SKILL_TOOLS, K.SHARED_TOOLS, K.HELPER)
 _EVERYTHING = (K.SKILL_MD, K.SKILL_MEMORY, K.SKILL_RESPONSES, K.PROJECT_MEMORY,
                K.PROJECT_RESPONSES, K.AGENT, *_ALL_CODE)  # fmt: skip
@@ -137,6 +138,10 @@ def never_written(ck: Checker, sk: Skill | None) -> None:
             f"it (not llm_settable, no seed or initial_value, no collect, set_memory, set: "
             f"button, tool write or run_after_setting_{f.name} hook): it is always None,"
             f"{constant}".rstrip(","),
+            related=[
+                ck.related(r.path, r.range, f"read here ({_READ_WORDS.get(r.form, r.form)})")
+                for r in reads[:MAX_RELATED]
+            ],
         )
 
 
@@ -184,7 +189,21 @@ def project_written_twice(ck: Checker) -> None:
                     f"field keeps its first value in a session, so once that write has given it "
                     f"a value this {_WRITE_WORDS.get(r.form, 'write')} is refused"
                 )
-            ck.emit(r.path, r.range, "lsp.memory.project_field_written_twice", why, "hint")
+            ck.emit(
+                r.path,
+                r.range,
+                "lsp.memory.project_field_written_twice",
+                why,
+                "hint",
+                related=[
+                    ck.related(
+                        first.path,
+                        first.range,
+                        f"first written here by skill `{owner}` "
+                        f"({_WRITE_WORDS.get(first.form, 'write')})",
+                    )
+                ],
+            )
 
 
 def _owner(ck: Checker, r: Reference) -> str | None:

@@ -71,6 +71,11 @@ def hooks(ck: Checker) -> None:
                 "mantle.validation.hooks.duplicate_modifier",
                 f"`{first[1].func}`{at} already modifies `{h.point}`: a point takes one modify "
                 f"hook; merge `{h.func}` into it, or make it an observer (`@on_{h.point}()`)",
+                related=[
+                    ck.related(
+                        first[0], first[1].decorator_range, f"`{h.point}` first modified here"
+                    )
+                ],
             )
 
 

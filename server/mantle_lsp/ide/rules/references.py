@@ -307,8 +307,10 @@ def import_collisions(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
             continue
         bare = value.rsplit(":", 1)[1]
         problem = None
+        related = []
         if bare in seen:
             problem = f"the MCP tool name `{bare}` is imported twice"
+            related.append(ck.related(sk.skill_md.path, seen[bare].range, "first imported here"))
         elif bare in FRAMEWORK_TOOLS:
             problem = f"`{bare}` is a framework tool name"
         elif bare in local:
@@ -324,6 +326,7 @@ def import_collisions(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
                 item.range,
                 "skill.import_tools.invalid_shared_tool",
                 f"cannot import `{value}`: {problem}; tools are addressed by their bare name",
+                related=related,
             )
 
 
