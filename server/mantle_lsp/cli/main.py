@@ -28,7 +28,7 @@ from ..model.settings import (
 )
 from ..parallel import MIN_SKILLS, check_project, default_jobs
 from ..syntax.text import LineIndex
-from . import baseline, fix, graph, preview
+from . import baseline, fix, graph, layers, preview
 from .output import (
     OUTPUT_FORMATS,
     Finding,
@@ -196,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_jobs(s, "the initial index of a large project", "indexed")
     graph.add_parser(sub)
     preview.add_parser(sub)
+    layers.add_parser(sub)
     return p
 
 
@@ -221,6 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return preview.cmd_preview(args)
     if args.command == "graph":
         return graph.cmd_graph(args)
+    if args.command == "layers":
+        return layers.cmd_layers(args)
     if args.command == "serve":
         from ..lsp.app import serve  # imports pygls: only for `serve`
 
@@ -320,6 +323,8 @@ def _targets(
             if not found:
                 inner = layout.find_project_for(path)
                 found = [inner] if inner else []
+            if not found and layers.roots_at(path):
+                continue  # memory-layers/ folders only (layers.layer_targets)
             if not found:
                 return _error(
                     f"{raw}: no Mantle project found (a project has two of agent.yml, "
@@ -343,6 +348,8 @@ def _targets(
                     )
         else:
             r2 = layout.find_project_for(path)
+            if r2 is None and layers.layer_targets([str(path)]):
+                continue  # a file of a memory-layers/ folder (layers.layer_targets)
             if r2 is None:
                 _note(f"{raw}: not inside a Mantle project; not checked")
                 continue
@@ -452,10 +459,20 @@ def _check(args: argparse.Namespace) -> int:
     jobs = default_jobs() if args.jobs == "auto" else args.jobs
     hidden = 0
     fixed: int | None = None
+    layer_targets = layers.layer_targets(args.paths)  # memory-layers/ folders (Cadenya)
+    layer_settings: dict[Path, Settings] = {}
+
+    def layer_filter(root: Path, path: Path, ds: list[Diagnostic], whole: bool) -> list[Diagnostic]:
+        if root not in layer_settings:
+            layer_settings[root] = load(root, REGISTRY, overrides, config, args.isolated)[0]
+        return apply(layer_settings[root], path, ds, whole)
 
     def collect(reader: Reader | None) -> tuple[dict[Path, Project], list[Finding]]:
         nonlocal hidden
         projects, findings = _collect(targets, jobs, reader)
+        if layer_targets:
+            findings += layers.layer_findings(layer_targets, layer_filter)
+            findings.sort(key=lambda f: f.row.sort_key())
         if known is not None:
             findings, hidden = baseline.new_findings(findings, known, base_file.parent)
         return projects, findings
@@ -507,7 +524,7 @@ def _check(args: argparse.Namespace) -> int:
     else:
         dump_json(sarif(findings), out)
     if fmt in ("full", "concise", "github") or (args.statistics and fmt != "json"):
-        _summaries(out, findings, len(targets), hidden, fixed)
+        _summaries(out, findings, len(targets) + len(layer_targets), hidden, fixed)
     return EXIT_ERRORS if any(row.severity == "error" for row in rows) else EXIT_OK
 
 

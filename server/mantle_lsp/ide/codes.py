@@ -662,6 +662,31 @@ _ALL = [
         "lsp.suppression.invalid",
         "a `# mantle-lsp:` comment that is malformed or names an unknown code",
     ),
+    # -- Cadenya memory layers (memory-layers/ folders, docs/memory-layers.md) ----------------
+    _l("lsp.layers.missing_description", "a memory-layer entry without a (non-empty) description"),
+    _l("lsp.layers.multiline_description", "a memory-layer entry description of several lines"),
+    _l(
+        "lsp.layers.long_description",
+        "a memory-layer entry description too long for a useful manifest line",
+    ),
+    _l("lsp.layers.empty_content", "a memory-layer entry with no content"),
+    _l(
+        "lsp.layers.invalid_frontmatter",
+        "a memory-layer entry whose frontmatter is unclosed or not a `description:` mapping",
+        "error",
+    ),
+    _l("lsp.layers.unknown_key", "a key that layer.yml, cascades.yml or an entry does not use"),
+    _l("lsp.layers.invalid_layer_yml", "a layer.yml value of the wrong type", "error"),
+    _l("lsp.layers.invalid_cascades", "a malformed cascade in memory-layers/cascades.yml", "error"),
+    _l("lsp.layers.too_many_layers", "a cascade of more than 10 memory layers", "error"),
+    _l("lsp.layers.duplicate_layer", "a memory layer listed twice in one cascade"),
+    _l("lsp.layers.unknown_layer", "a cascade names a memory layer with no folder", "error"),
+    _l("lsp.layers.unknown_entry", "a cascade pins an entry its layer does not have", "error"),
+    _l(
+        "lsp.layers.episodic_reference",
+        "a cascade names an episodic layer, which the system places itself",
+        "error",
+    ),
 ]
 
 REGISTRY: dict[str, CodeInfo] = {c.code: c for c in _ALL}

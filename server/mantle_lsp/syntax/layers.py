@@ -150,12 +150,12 @@ def parse_entry(text: str) -> ParsedEntry:
                 )
             )
         else:
-            _read_description(entry, key, node)
+            _read_description(entry, key, node, text)
     _check_content(entry)
     return entry
 
 
-def _read_description(entry: ParsedEntry, key: YScalar, node: YNode | None) -> None:
+def _read_description(entry: ParsedEntry, key: YScalar, node: YNode | None, text: str) -> None:
     issues = entry.issues
     if not isinstance(node, YScalar):
         where = node.range if node is not None else key.range
@@ -168,7 +168,10 @@ def _read_description(entry: ParsedEntry, key: YScalar, node: YNode | None) -> N
         )
         entry.description_range = where
         return
-    entry.description_range = node.range if node.range.length else key.range
+    rng = node.range
+    while rng.length and text[rng.end - 1] in "\n ":  # a block scalar ends past its line
+        rng = TextRange(rng.start, rng.end - 1)
+    entry.description_range = rng if rng.length else key.range
     if node.is_null:
         entry.description = None
         issues.append(

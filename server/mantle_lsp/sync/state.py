@@ -1,0 +1,134 @@
+"""Both sides of a sync as plain data: what the folder asks for (:func:`desired`) and what
+the service holds (:class:`Remote`, filled by :mod:`.service`).
+
+A layer is known by its external id, which is its folder's name; an entry by its key,
+which is its path inside the layer folder. The service also gives every layer and entry
+a canonical id (``memlyr_…``); only :mod:`.service` needs those, to address them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..model.layers import LayerSet
+
+# the label a push puts on the layers it creates: `push --prune` deletes a whole layer
+# only when it carries it (a layer made by hand or by another tool is never deleted)
+MANAGED_LABEL = ("managed-by", "mantle-lsp")
+
+
+@dataclass(frozen=True)
+class EntryState:
+    key: str
+    description: str
+    content: str
+    id: str = ""  # the service's id (empty on the folder's side)
+
+
+@dataclass
+class LayerState:
+    external_id: str
+    name: str  # layer.yml `name`, else the external id
+    description: str  # layer.yml `description`, else ""
+    entries: dict[str, EntryState] = field(default_factory=dict)
+    id: str = ""  # the service's id
+    type: str = ""  # the service's MemoryLayerSpec.type
+    managed: bool = False  # carries MANAGED_LABEL (made by a push)
+    entry_count: int = 0  # the service's count (its entries may not have been read)
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """A whole layer in a variation's cascade. ``layer`` is the external id when the
+    service gave the layer one, else ``id:<canonical id>``."""
+
+    layer: str
+    position: int
+    id: str = ""
+
+
+@dataclass
+class VariationState:
+    ref: str  # as cascades.yml writes it: `agent/variation`
+    agent_id: str = ""
+    variation_id: str = ""
+    assignments: list[Assignment] = field(default_factory=list)
+    missing: str | None = None  # why the variation could not be found
+
+
+@dataclass
+class Remote:
+    """What the service holds. ``layers`` has the layers that have an external id and are
+    not system-managed, with their entries when they were read (``entries_read``)."""
+
+    layers: dict[str, LayerState] = field(default_factory=dict)
+    variations: dict[str, VariationState] = field(default_factory=dict)
+    entries_read: set[str] = field(default_factory=set)
+    # external ids of system-managed (episodic) layers: never written, never assigned
+    system_layers: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Desired:
+    """What the folder asks for: its layers (episodic ones left out: the service makes
+    those) and, per variation, the layers of its cascade in position order."""
+
+    layers: dict[str, LayerState] = field(default_factory=dict)
+    variations: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def desired(local: LayerSet) -> Desired:
+    """The folder's layers and variation cascades, ready to compare with the service."""
+    out = Desired()
+    episodic: set[str] = set()
+    for lid, layer in sorted(local.layers.items()):
+        if layer.episodic:
+            episodic.add(lid)
+            out.notes.append(f"layer {lid} is episodic (the service manages it): not pushed")
+            continue
+        state = LayerState(lid, layer.name or lid, layer.description or "")
+        for key, entry in sorted(layer.entries.items()):
+            broken = [
+                i.message
+                for i in (entry.parsed.issues if entry.parsed else ())
+                if i.severity == "error"
+            ]
+            if broken:
+                out.problems.append(f"entry {lid}/{key}: {broken[0]}")
+            state.entries[key] = EntryState(key, entry.description or "", entry.content)
+        out.layers[lid] = state
+    by_variation: dict[str, tuple[str, list[str]]] = {}
+    for cname, cascade in local.cascades.items():
+        if not cascade.variation:
+            continue
+        ref = cascade.variation.strip()
+        layers: list[str] = []
+        for item in cascade.items:
+            if item.entry is not None:
+                out.notes.append(
+                    f"cascade {cname}: the pinned entry {item.layer}/{item.entry} is not "
+                    f"assigned to {ref} (a variation takes whole layers; pin entries in an "
+                    "objective's memory cascade)"
+                )
+                continue
+            if item.layer in episodic:
+                continue
+            if item.layer not in layers:
+                layers.append(item.layer)
+        if ref in by_variation and by_variation[ref][1] != layers:
+            out.problems.append(
+                f"cascades {by_variation[ref][0]} and {cname} both assign layers to {ref}, "
+                "in different orders: keep one"
+            )
+            continue
+        by_variation.setdefault(ref, (cname, layers))
+        if ref.count("/") != 1 or not all(p.strip() for p in ref.split("/")):
+            out.problems.append(
+                f"cascade {cname}: variation `{ref}` should be `agent/variation` "
+                "(their external ids or ids)"
+            )
+            continue
+        out.variations[ref] = layers
+    return out

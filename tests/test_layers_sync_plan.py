@@ -1,0 +1,148 @@
+"""The push plan (server/mantle_lsp/sync/plan.py), pure: which changes, in which order,
+and what stops a push. The end-to-end tests with the SDK are in test_layers_sync.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mantle_lsp.model.layers import load_layer_set
+from mantle_lsp.sync.plan import Assign, CreateLayer, Move, Unassign, plan, render_diff
+from mantle_lsp.sync.state import (
+    Assignment,
+    Desired,
+    EntryState,
+    LayerState,
+    Remote,
+    VariationState,
+    desired,
+)
+from support import write_fixture
+
+
+def _remote(*assigned: tuple[str, int], layers: tuple[str, ...] = ()) -> Remote:
+    names = {lid for lid, _ in assigned} | set(layers)
+    remote = Remote(layers={lid: LayerState(lid, lid, "", id=f"id-{lid}") for lid in names})
+    remote.variations["a/v"] = VariationState(
+        "a/v", "agent", "var", [Assignment(lid, pos, f"id-{lid}") for lid, pos in assigned]
+    )
+    return remote
+
+
+def _want(*layers: str) -> Desired:
+    return Desired(
+        layers={lid: LayerState(lid, lid, "") for lid in layers},
+        variations={"a/v": list(layers)},
+    )
+
+
+def _apply(remote: Remote, ops: list[object]) -> dict[str, int]:
+    """Replay the variation ops the way the service checks them: a position in use is
+    refused."""
+    held = {a.layer: a.position for a in remote.variations["a/v"].assignments}
+    for op in ops:
+        if isinstance(op, Unassign):
+            del held[op.layer]
+        elif isinstance(op, (Assign, Move)):
+            others = {p for lid, p in held.items() if lid != op.layer}
+            assert op.position not in others, f"{op} collides"
+            held[op.layer] = op.position
+    return held
+
+
+def test_a_rotation_of_three_layers_goes_through_a_free_position() -> None:
+    remote = _remote(("a", 0), ("b", 1), ("c", 2))
+    p = plan(_want("c", "a", "b"), remote)
+    assert p.problems == []
+    assert _apply(remote, list(p.ops)) == {"c": 0, "a": 1, "b": 2}
+    assert len(p.ops) == 4  # one step aside, three moves
+
+
+def test_layers_in_place_are_not_touched_and_new_ones_fill_their_positions() -> None:
+    remote = _remote(("a", 0))
+    p = plan(_want("a", "b"), remote)
+    assert p.ops == [CreateLayer("b", "b", ""), Assign("a/v", "b", 1, "")]
+
+
+def test_assigning_an_existing_layer_carries_its_id() -> None:
+    remote = _remote(layers=("b",))
+    want = _want("b")
+    want.layers = {}
+    assert plan(want, remote).ops == [Assign("a/v", "b", 0, "id-b")]
+
+
+def test_more_than_ten_assignments_is_a_problem() -> None:
+    remote = _remote(*((f"old{i}", i + 20) for i in range(5)))
+    p = plan(_want(*(f"l{i}" for i in range(6))), remote)
+    assert any("more than 10 layers" in m for m in p.problems)
+    assert not any(isinstance(op, Assign) for op in p.ops)
+
+
+def test_an_unknown_layer_or_variation_is_a_problem() -> None:
+    remote = _remote()
+    want = _want("a")
+    want.variations["a/v"].append("nowhere")
+    assert plan(want, remote).problems == [
+        "variation a/v: layer nowhere is neither in the folder nor on the service"
+    ]
+    remote.variations["a/v"].missing = "no agent `a` in the workspace"
+    assert plan(_want("a"), remote).problems == ["variation a/v: no agent `a` in the workspace"]
+
+
+def test_a_system_managed_layer_is_never_written() -> None:
+    remote = _remote()
+    remote.system_layers.add("a")
+    p = plan(_want("a"), remote)
+    assert p.ops == []
+    assert p.problems[0].startswith("layer a: the service has a system-managed layer")
+
+
+def test_an_entry_update_masks_only_what_changed() -> None:
+    remote = _remote(layers=("a",))
+    remote.layers["a"].entries["k.md"] = EntryState("k.md", "Same", "old\n", "e1")
+    want = Desired(layers={"a": LayerState("a", "a", "")})
+    want.layers["a"].entries["k.md"] = EntryState("k.md", "Same", "new\n")
+    (op,) = plan(want, remote).ops
+    assert op.mask == ["spec.content"]  # type: ignore[union-attr]
+    assert "  ~ k.md (content)" in render_diff(plan(want, remote))
+
+
+def test_the_folder_side_leaves_episodic_layers_and_pinned_entries_out(tmp_path: Path) -> None:
+    write_fixture(
+        tmp_path,
+        """\
+//- memory-layers/cascades.yml
+cascades:
+  one:
+    variation: agent/v
+    layers: [session, base, {layer: base, entry: a.md}]
+  two:
+    variation: agent/v
+    layers: [base, other]
+  three:
+    variation: no-slash
+    layers: [base]
+//- memory-layers/session/layer.yml
+episodic: true
+//- memory-layers/base/a.md
+---
+description: A
+---
+a
+//- memory-layers/other/broken.md
+---
+description: B
+""",
+        defaults=False,
+    )
+    want = desired(load_layer_set(tmp_path / "memory-layers"))
+    assert sorted(want.layers) == ["base", "other"]
+    assert want.variations == {"agent/v": ["base"]}
+    assert want.problems == [
+        "entry other/broken.md: the frontmatter is never closed: add a `---` line after "
+        "`description:`",
+        "cascades one and two both assign layers to agent/v, in different orders: keep one",
+        "cascade three: variation `no-slash` should be `agent/variation` (their external "
+        "ids or ids)",
+    ]
+    assert any("episodic" in n for n in want.notes)
+    assert any("pinned entry base/a.md" in n for n in want.notes)
