@@ -39,7 +39,7 @@ if: session.project.tier == "gold"
     msgs = {g[3]: g[5] for g in got if g[0] == "memory.yml"}
     tier = msgs["lsp.memory.never_written"]
     assert "condition at skills/card/skill.md:6" in tier
-    assert "always None" in tier and "`is None` is always true" in tier
+    assert "always None" in tier and "`== None` is always true" in tier
     note = next(g[5] for g in got if g[0] == "skills/card/memory.yml")
     assert "`@memory` token at skills/card/skill.md:4" in note
     assert "condition" not in note.split("(")[1].split(")")[0]

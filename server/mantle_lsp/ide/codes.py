@@ -506,6 +506,11 @@ _ALL = [
         "a project field another skill writes too: the later write is refused once it has a value",
         "hint",
     ),
+    _l(
+        "lsp.condition.constant_never_written",
+        "a condition (or part of one) a never-written field decides: always true or always false",
+        "hint",
+    ),
     _l("lsp.flow.unreachable_step", "a step that no route of its block reaches"),
     _l("lsp.tools.reserved_prefix", "a shared tool named `set_*`, which the engine drops"),
     # -- rasa-pro 3.22 profile (--engine 3.22) --------------------------------------------

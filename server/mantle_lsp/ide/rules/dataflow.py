@@ -14,12 +14,21 @@ its skill writes (docs/decisions.md).
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Set as AbstractSet
+from pathlib import Path
+from typing import Any, NamedTuple
+
 from ...model.defaults import DEFAULT_SKILLS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...model.semantics import READ_FORMS, WRITE_FORMS
 from ...model.symbols import Reference
+from ...syntax.conditions import BoolOpExpr, CompareExpr, Expr, LiteralExpr, NotExpr, RefExpr
 from ...syntax.memory_yml import MemoryField
+from ...syntax.responses_yml import ResponsesDoc
+from ...syntax.sites import SITE_LABELS, ConditionSite
 from .base import Checker, rule
 
 V322 = "3.22"
@@ -92,6 +101,57 @@ def reachable_by_unknown_keys(ck: Checker, sk: Skill | None, f: MemoryField) -> 
     return bool(facts.dynamic_skills)
 
 
+def _writer_hooks(ck: Checker, sk: Skill | None) -> set[str]:
+    """The tool names that may be ``run_after_setting_<entry>`` hooks of ``sk``'s fields
+    (any tool of the project for project fields)."""
+    if sk is not None:
+        return {t.name for _, mod in sk.tool_modules() for t in mod.tools}
+    return set(ck.sem.code_memory_facts().tool_names)
+
+
+def never_written_reads(
+    ck: Checker, sk: Skill | None, f: MemoryField, hooks: set[str]
+) -> list[Reference] | None:
+    """The places that read field ``f`` of ``sk`` (None: the project), sorted, when
+    nothing in the project can ever write it; else None (a writer, a form this check does
+    not know, code that may reach it, or no reader at all)."""
+    ns = sk.id if sk is not None else "project"
+    if sk is not None and sk.id in DEFAULT_SKILLS:
+        return None
+    if f.llm_settable or f.seed or f.value("initial_value") is not None:
+        return None
+    if f"run_after_setting_{f.name}" in hooks or ck.sem.field_writers(ns, f.name):
+        return None
+    facts = ck.sem.code_memory_facts()
+    if f.name in facts.shared_entries or f"{ns}.{f.name}" in facts.shared_entries:
+        return None  # a bare key in shared code may be this field: it may write it
+    if reachable_by_unknown_keys(ck, sk, f):
+        return None
+    refs = [r for r in ck.p.index.references_to(("field", ns, f.name)) if not r.soft]
+    if any(r.form not in READ_FORMS for r in refs):
+        return None  # a writer, or a form this check does not know: stay silent
+    reads = sorted(refs, key=lambda r: (str(r.path), r.range.start))
+    return reads or None  # nothing reads it: lsp.memory.unused_field says so
+
+
+def is_never_written(ck: Checker, ns: str, entry: str) -> bool:
+    """Whether ``lsp.memory.never_written`` holds for the field ``ns.entry``: declared,
+    read, and nothing in the project can write it (so every read sees None). Memoised
+    per check run."""
+    memo: dict[tuple[str, str], bool] = ck.cache.setdefault("never_written", {})
+    if (ns, entry) in memo:
+        return memo[(ns, entry)]
+    sk = ck.p.skill(ns) if ns != "project" else None
+    md = ck.p.project_memory if ns == "project" else (sk.memdoc if sk is not None else None)
+    decls = md.declarations(entry) if md is not None else []
+    hooks_memo: dict[str, set[str]] = ck.cache.setdefault("never_written_hooks", {})
+    if ns not in hooks_memo:
+        hooks_memo[ns] = _writer_hooks(ck, sk) if decls else set()
+    found = len(decls) == 1 and never_written_reads(ck, sk, decls[0], hooks_memo[ns]) is not None
+    memo[(ns, entry)] = found
+    return found
+
+
 def never_written(ck: Checker, sk: Skill | None) -> None:
     """Fields read somewhere that no writer of the project can ever give a value: each
     condition on them sees None, each token and placeholder renders nothing."""
@@ -99,33 +159,17 @@ def never_written(ck: Checker, sk: Skill | None) -> None:
     pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
     if md is None or pf is None or (sk is not None and sk.id in DEFAULT_SKILLS):
         return
-    facts = ck.sem.code_memory_facts()
     ns = sk.id if sk is not None else "project"
-    hooks = (
-        {t.name for _, mod in sk.tool_modules() for t in mod.tools}
-        if sk is not None
-        else set(facts.tool_names)
-    )
+    hooks = _writer_hooks(ck, sk)
     for f in md.fields:
-        if f.llm_settable or f.seed or f.value("initial_value") is not None:
+        reads = never_written_reads(ck, sk, f, hooks)
+        if reads is None:
             continue
-        if f"run_after_setting_{f.name}" in hooks or ck.sem.field_writers(ns, f.name):
-            continue
-        if f.name in facts.shared_entries or f"{ns}.{f.name}" in facts.shared_entries:
-            continue  # a bare key in shared code may be this field: it may write it
-        if reachable_by_unknown_keys(ck, sk, f):
-            continue
-        refs = [r for r in ck.p.index.references_to(("field", ns, f.name)) if not r.soft]
-        if any(r.form not in READ_FORMS for r in refs):
-            continue  # a writer, or a form this check does not know: stay silent
-        reads = sorted(refs, key=lambda r: (str(r.path), r.range.start))
-        if not reads:
-            continue  # nothing reads it: lsp.memory.unused_field says so
         conds = [r for r in reads if r.form == "condition"]
         shown = ", ".join(f"{_READ_WORDS.get(r.form, r.form)} at {where(ck, r)}" for r in reads[:4])
         more = f" and {len(reads) - 4} more" if len(reads) > 4 else ""
         constant = (
-            " so every condition on it is decided by None (`is None` is always true, "
+            " so every condition on it is decided by None (`== None` is always true, "
             "comparisons with values always false)"
             if conds
             else ""
@@ -211,3 +255,187 @@ def _owner(ck: Checker, r: Reference) -> str | None:
     responses file, which any skill may run)."""
     pf = ck.p.files.get(r.path)
     return pf.skill_id if pf is not None else None
+
+
+# -- conditions decided by a never-written field ---------------------------------------
+
+# Sites whose condition the engine evaluates (a block's `complete_when` is never used).
+_EVALUATED_SITES = frozenset(
+    {
+        "prose_if",
+        "response_condition",
+        "utter_when",
+        "skill_complete_when",
+        "step_complete_when",
+        "next_if",
+        "tool_requires",
+        "block_tool_requires",
+        "satisfied_when",
+    }
+)
+_UNKNOWN: object = object()  # a value that depends on memory this check cannot know
+_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+class Value(NamedTuple):
+    """What an expression evaluates to: a known value, or ``_UNKNOWN``; ``raises``: its
+    evaluation may fail (an ordering between incompatible values), which each site
+    handles its own way, so such an outcome is never called decided."""
+
+    value: object
+    raises: bool = False
+
+    @property
+    def decided(self) -> bool:
+        return self.value is not _UNKNOWN and not self.raises
+
+
+_UNDECIDED = Value(_UNKNOWN)
+
+
+def evaluate(e: Expr, none_keys: AbstractSet[str]) -> Value:
+    """A three-valued evaluation of a condition with the engine's semantics
+    (docs/language/conditions.md#evaluation): the slots in ``none_keys`` are None, every
+    other slot is unknown. ``and``/``or``/``not`` give booleans and short-circuit left to
+    right; a comparison chain is the ``and`` of its links; ``==``/``!=`` never fail, an
+    ordering may."""
+    if isinstance(e, RefExpr):
+        return Value(None) if e.ref.key in none_keys else _UNDECIDED
+    if isinstance(e, LiteralExpr):
+        return Value(e.value)
+    if isinstance(e, NotExpr):
+        v = evaluate(e.operand, none_keys)
+        return Value(not v.value) if v.decided else Value(_UNKNOWN, v.raises)
+    if isinstance(e, BoolOpExpr):
+        stop = e.op == "or"  # the truth value that ends the evaluation
+        return _links((evaluate(x, none_keys) for x in e.operands), stop)
+    return _links(_compare_links(e, none_keys), False)
+
+
+def _links(values: Iterable[Value], stop: bool) -> Value:
+    """``and`` (``stop`` False) or ``or`` (``stop`` True) of values evaluated in turn: the
+    first decided ``stop`` value decides, unless an operand before it may fail."""
+    unknown = raises = False
+    for v in values:
+        if v.decided and bool(v.value) == stop:
+            return Value(stop) if not raises else Value(_UNKNOWN, True)
+        unknown |= not v.decided
+        raises |= v.raises
+    return Value(not stop) if not unknown else Value(_UNKNOWN, raises)
+
+
+def _compare_links(e: CompareExpr, none_keys: AbstractSet[str]) -> Iterator[Value]:
+    """Each link of a comparison chain, as its boolean value."""
+    left = evaluate(e.left, none_keys)
+    for op, comp in zip(e.ops, e.comparators, strict=True):
+        right = evaluate(comp, none_keys)
+        may_fail = left.raises or right.raises
+        if left.decided and right.decided:
+            try:
+                yield Value(bool(_COMPARE[op](left.value, right.value)))
+            except TypeError:
+                yield Value(_UNKNOWN, True)  # it fails: the site decides what that means
+        else:
+            yield Value(_UNKNOWN, may_fail or op not in ("==", "!="))
+        left = right
+
+
+def _children(e: Expr) -> tuple[Expr, ...]:
+    if isinstance(e, NotExpr):
+        return (e.operand,)
+    if isinstance(e, BoolOpExpr):
+        return e.operands
+    if isinstance(e, CompareExpr):
+        return (e.left, *e.comparators)
+    return ()
+
+
+def _keys_in(e: Expr) -> set[str]:
+    if isinstance(e, RefExpr):
+        return {e.ref.key}
+    return {k for c in _children(e) for k in _keys_in(c)}
+
+
+def constant_parts(tree: Expr, none_keys: AbstractSet[str]) -> list[tuple[Expr, bool, set[str]]]:
+    """The largest parts of a condition (the whole condition first of all) whose truth
+    value the None of ``none_keys`` decides, each with that value and the keys that decide
+    it. A part decided without them (literals only) is not one; a reference compared with
+    something is judged with its comparison."""
+    out: list[tuple[Expr, bool, set[str]]] = []
+
+    def visit(e: Expr, compared: bool) -> None:
+        keys = _keys_in(e) & none_keys
+        if not keys or isinstance(e, LiteralExpr):
+            return
+        v = evaluate(e, none_keys)
+        if v.decided and not compared and not evaluate(e, frozenset()).decided:
+            out.append((e, bool(v.value), keys))
+            return
+        for c in _children(e):
+            visit(c, isinstance(e, CompareExpr))
+
+    visit(tree, False)
+    return out
+
+
+def constant_conditions(ck: Checker, path: Path, sites: Iterable[ConditionSite]) -> None:
+    for site in sites:
+        tree = site.parsed.tree
+        if tree is None or site.kind not in _EVALUATED_SITES:
+            continue
+        none_keys = {r.key for r in site.parsed.refs if is_never_written(ck, r.namespace, r.entry)}
+        if not none_keys:
+            continue
+        for part, value, keys in constant_parts(tree, none_keys):
+            names = " and ".join(f"`{k}`" for k in sorted(keys))
+            verb = "is" if len(keys) == 1 else "are"
+            why = f"{names} {verb} never written, so {'it is' if len(keys) == 1 else 'they are'}"
+            if part is tree:
+                what = f"this {SITE_LABELS.get(site.kind, 'condition')} is"
+            else:
+                text = site.text[part.range.start : part.range.end]
+                what = f"`{text if len(text) <= 60 else text[:57] + '…'}` is"
+            ck.emit(
+                path,
+                site.file_range(part.range.start, part.range.end),
+                "lsp.condition.constant_never_written",
+                f"{what} always {'true' if value else 'false'}: {why} always None",
+            )
+
+
+@rule(
+    codes=("lsp.condition.constant_never_written",),
+    scope="skill",
+    reports_on=(K.SKILL_MD, K.SKILL_RESPONSES),
+    reads=_EVERYTHING,
+)
+def skill_constant_conditions(ck: Checker, sid: str, sk: Skill) -> None:
+    """A hint on each condition of a skill (or the part of it) that a never-written field
+    decides: always true or always false, and why."""
+    if sk.doc is not None and sk.skill_md is not None:
+        constant_conditions(ck, sk.skill_md.path, sk.doc.conditions)
+    if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
+        constant_conditions(ck, sk.responses.path, sk.responses.doc.conditions)
+
+
+@rule(
+    codes=("lsp.condition.constant_never_written",),
+    scope="project",
+    reports_on=(K.PROJECT_RESPONSES, K.AGENT),
+    reads=_EVERYTHING,
+)
+def project_constant_conditions(ck: Checker) -> None:
+    """The same, for the project-root responses.yml and agent.yml preconditions."""
+    prf = ck.p.project_responses
+    if prf is not None and isinstance(prf.doc, ResponsesDoc):
+        constant_conditions(ck, prf.path, prf.doc.conditions)
+    apf, agent = ck.p.file_of_kind(K.AGENT), ck.p.agent
+    if apf is not None and agent is not None:
+        constant_conditions(ck, apf.path, agent.conditions)
