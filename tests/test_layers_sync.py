@@ -742,3 +742,17 @@ def test_no_folder_is_one_line(tmp_path: Path, service: Service, capsys: Any) ->
     code, _, err = run(capsys, "diff", str(tmp_path))
     assert code == 2
     assert _one_line_error(err).endswith("no memory-layers/ folder found")
+
+
+def test_an_entry_file_that_cannot_be_read_stops_the_push(
+    tmp_path: Path, service: Service, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service.add_agent("support-agent", ["vip"])
+    root = folder(tmp_path)
+    assert run(capsys, "push", str(root))[0] == 0
+    (root / "faq" / "refunds.md").write_bytes(b"---\ndescription: x\n---\n\x00\x01binary")
+    service.calls.clear()
+    code, out, _ = run(capsys, "push", str(root))
+    assert code == 1
+    assert "problem: entry faq/refunds.md: this file contains NUL bytes" in out
+    assert service.writes == []  # the entry on the service is not emptied

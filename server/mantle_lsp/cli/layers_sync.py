@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..model.layers import LAYERS_DIR, find_layer_roots, load_layer_set
+from ..model.layers import LAYERS_DIR, LayerSet, find_layer_roots, load_layer_set
+from ..model.source import read_source
 from ..sync.plan import Plan, plan, render_diff
 from ..sync.state import desired
 
@@ -110,11 +111,28 @@ def _root(raw: str, *, create: bool) -> Path:
     raise _Usage(f"{raw}: no memory-layers/ folder found")
 
 
+def _unreadable(local: LayerSet) -> list[str]:
+    """Entry files read as empty although they are not (binary, or over the size limit):
+    pushing them would empty the entry on the service."""
+    out = []
+    for lid, layer in sorted(local.layers.items()):
+        for key, entry in layer.entries.items():
+            if local.texts.get(entry.path, "") != "":
+                continue
+            read = read_source(entry.path)
+            if not read.analyzable:
+                why = read.issues[0].message if read.issues else "it cannot be read as text"
+                out.append(f"entry {lid}/{key}: {why}")
+    return out
+
+
 def _diff_plan(args: argparse.Namespace) -> tuple[Plan, Any]:
     from ..sync.service import connect, fetch
 
     root = _root(args.path, create=False)
-    want = desired(load_layer_set(root))
+    local = load_layer_set(root)
+    want = desired(local)
+    want.problems.extend(_unreadable(local))
     client = connect()
     return plan(want, fetch(client, want), prune=args.prune), client
 
