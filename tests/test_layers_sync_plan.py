@@ -3,10 +3,19 @@ and what stops a push. The end-to-end tests with the SDK are in test_layers_sync
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from mantle_lsp.model.layers import load_layer_set
-from mantle_lsp.sync.plan import Assign, CreateLayer, Move, Unassign, plan, render_diff
+from mantle_lsp.sync.plan import (
+    Assign,
+    CreateLayer,
+    Move,
+    Unassign,
+    UpdateLayer,
+    plan,
+    render_diff,
+)
 from mantle_lsp.sync.state import (
     Assignment,
     Desired,
@@ -30,7 +39,7 @@ def _remote(*assigned: tuple[str, int], layers: tuple[str, ...] = ()) -> Remote:
 
 def _want(*layers: str) -> Desired:
     return Desired(
-        layers={lid: LayerState(lid, lid, "") for lid in layers},
+        layers={lid: LayerState(lid, None, None) for lid in layers},
         variations={"a/v": list(layers)},
     )
 
@@ -146,3 +155,35 @@ description: B
     ]
     assert any("episodic" in n for n in want.notes)
     assert any("pinned entry base/a.md" in n for n in want.notes)
+
+
+def test_a_layer_yml_that_does_not_say_leaves_the_services_name_alone() -> None:
+    remote = _remote(layers=("a",))
+    remote.layers["a"].name = "Named in the web app"
+    remote.layers["a"].description = "Set there too"
+    want = Desired(layers={"a": LayerState("a", None, None)})
+    assert plan(want, remote).ops == []
+    want.layers["a"].name = "Renamed"
+    want.layers["a"].description = ""  # `description: ""` clears it
+    (op,) = plan(want, remote).ops
+    assert op == UpdateLayer(
+        "a", "id-a", "", "Renamed", "", "Named in the web app", "Set there too"
+    )
+
+
+def test_no_module_of_the_editor_reaches_the_sync_package_or_the_sdk() -> None:
+    server = Path(__file__).resolve().parents[1] / "server" / "mantle_lsp"
+    for sub in ("syntax", "model", "ide", "lsp"):
+        for path in (server / sub).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    names = [("." * node.level) + (node.module or "")]
+                for name in names:
+                    assert "sync" not in name.split(".") or (sub == "lsp" and name == ".sync"), (
+                        path,
+                        name,
+                    )
+                    assert not name.startswith("cadenya"), (path, name)

@@ -158,14 +158,18 @@ def plan(local: Desired, remote: Remote, *, prune: bool = False) -> Plan:
 def _layer_ops(out: Plan, want: LayerState, have: LayerState | None, prune: bool) -> None:
     lid = want.external_id
     if have is None:
-        out.ops.append(CreateLayer(lid, want.name, want.description))
+        out.ops.append(CreateLayer(lid, want.name or lid, want.description or ""))
         out.ops.extend(CreateEntry(lid, e) for _, e in sorted(want.entries.items()))
         return
-    name = want.name if want.name != have.name else None
-    desc = want.description if want.description != have.description else None
+    name = want.name if want.name is not None and want.name != have.name else None
+    desc = want.description
+    if desc is not None and desc == (have.description or ""):
+        desc = None
     if name is not None or desc is not None:
         out.ops.append(
-            UpdateLayer(lid, have.id, have.type, name, desc, have.name, have.description)
+            UpdateLayer(
+                lid, have.id, have.type, name, desc, have.name or "", have.description or ""
+            )
         )
     for key, entry in sorted(want.entries.items()):
         old = have.entries.get(key)

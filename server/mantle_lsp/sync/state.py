@@ -28,8 +28,10 @@ class EntryState:
 @dataclass
 class LayerState:
     external_id: str
-    name: str  # layer.yml `name`, else the external id
-    description: str  # layer.yml `description`, else ""
+    # the folder's side: None when layer.yml does not say (a push then leaves the
+    # service's value alone, and creates the layer named after its external id)
+    name: str | None
+    description: str | None
     entries: dict[str, EntryState] = field(default_factory=dict)
     id: str = ""  # the service's id
     type: str = ""  # the service's MemoryLayerSpec.type
@@ -88,7 +90,7 @@ def desired(local: LayerSet) -> Desired:
             episodic.add(lid)
             out.notes.append(f"layer {lid} is episodic (the service manages it): not pushed")
             continue
-        state = LayerState(lid, layer.name or lid, layer.description or "")
+        state = LayerState(lid, layer.name or None, layer.description)
         for key, entry in sorted(layer.entries.items()):
             broken = [
                 i.message
