@@ -28,6 +28,7 @@ from ..ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics,
 from ..ide.suppression import apply_suppressions
 from ..model.project import PendingFile, Project
 from . import convert
+from . import layers as lsp_layers
 from .base import ServerBase
 from .config import ProjectConfigs
 
@@ -274,6 +275,9 @@ class DiagnosticsPublisher:
             self.server.settle()
         doc = self.server.doc(params.text_document.uri)
         if doc is None:
+            layers = lsp_layers.document_report(self.server, p) if p is not None else None
+            if layers is not None:  # a file of a memory-layers/ folder
+                return layers
             return lsp.RelatedFullDocumentDiagnosticReport(items=[])
         if seeded is not None:
             diags = self.filtered(doc.project, doc.path, seeded)
@@ -345,6 +349,7 @@ class DiagnosticsPublisher:
                     uri=self.server.uri_of(path), version=None, items=[], result_id=_NONE_ID
                 )
             )
+        items.extend(lsp_layers.workspace_items(self.server))  # memory-layers/ folders
         return lsp.WorkspaceDiagnosticReport(items=items)
 
 

@@ -34,6 +34,7 @@ from ..ide.types import FeatureError, Location, WorkspaceEdit
 from ..model import layout, settings
 from ..syntax.text import LineIndex, TextRange
 from . import convert
+from . import layers as lsp_layers
 from .base import FeatureFailed
 from .server import MantleServer
 
@@ -91,6 +92,8 @@ def plain_snippet(text: str) -> str:
 
 
 def register(server: MantleServer) -> None:
+    lsp_layers.register(server)  # mantle/layersManifest (Cadenya memory layers)
+
     def locations(found: list[Location]) -> list[lsp.Location]:
         return [convert.to_location(loc, server.index_of, server.uri_of) for loc in found]
 
@@ -130,7 +133,7 @@ def register(server: MantleServer) -> None:
     def completion(params: lsp.CompletionParams) -> lsp.CompletionList:
         doc = server.doc(params.text_document.uri)
         if doc is None:
-            return lsp.CompletionList(is_incomplete=False, items=[])
+            return lsp_layers.completion(server, params)  # memory-layers/ (or nothing)
         offset = convert.to_offset(doc.index, params.position)
         result = ide_completion.complete(doc.project, doc.path, offset)
         return completion_list(server, params.text_document.uri, offset, result, doc.index)
@@ -199,7 +202,7 @@ def register(server: MantleServer) -> None:
     def hover(params: lsp.HoverParams) -> lsp.Hover | None:
         doc = server.doc(params.text_document.uri)
         if doc is None:
-            return None
+            return lsp_layers.hover(server, params)  # memory-layers/ (or nothing)
         offset = convert.to_offset(doc.index, params.position)
         # a client that lists the HTML tags its Markdown allows renders <details>
         html = server.client_supports("general.markdown.allowed_tags")
@@ -216,7 +219,7 @@ def register(server: MantleServer) -> None:
     def definition(params: lsp.DefinitionParams) -> list[lsp.Location]:
         doc = server.doc(params.text_document.uri)
         if doc is None:
-            return []
+            return lsp_layers.definition(server, params)  # memory-layers/ (or nothing)
         offset = convert.to_offset(doc.index, params.position)
         return locations(ide_navigation.definition(doc.project, doc.path, offset))
 
@@ -287,7 +290,7 @@ def register(server: MantleServer) -> None:
     def prepare_rename(params: lsp.PrepareRenameParams) -> lsp.PrepareRenamePlaceholder | None:
         doc = server.doc(params.text_document.uri)
         if doc is None:
-            return None
+            return lsp_layers.prepare_rename(server, params)  # memory-layers/ (or nothing)
         offset = convert.to_offset(doc.index, params.position)
         found = ide_rename.prepare_rename(doc.project, doc.path, offset)
         if isinstance(found, FeatureError):
@@ -302,7 +305,7 @@ def register(server: MantleServer) -> None:
     def rename(params: lsp.RenameParams) -> lsp.WorkspaceEdit | None:
         doc = server.doc(params.text_document.uri)
         if doc is None:
-            return None
+            return lsp_layers.rename(server, params, workspace_edit)  # memory-layers/
         offset = convert.to_offset(doc.index, params.position)
         found = ide_rename.rename(doc.project, doc.path, offset, params.new_name)
         if isinstance(found, FeatureError):
@@ -548,7 +551,7 @@ def register(server: MantleServer) -> None:
     def code_lens(params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
         doc = server.doc(params.text_document.uri)
         if doc is None:
-            return []
+            return lsp_layers.code_lens(server, params, SHOW_REFERENCES)  # memory-layers/
         out = []
         uri = server.uri_of(doc.path)
         for lens in ide_structure.code_lenses(doc.project, doc.path):

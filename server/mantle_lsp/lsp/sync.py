@@ -18,6 +18,7 @@ from ..model.engine import PROFILES
 from ..model.project import Project, bulk_work
 from ..model.workspace import resolve
 from . import convert
+from . import layers as lsp_layers
 from .base import Settings
 from .config import CONFIG_GLOBS, configured_roots, is_config_file
 from .diagnostics import register_pull
@@ -31,6 +32,7 @@ WATCHED_GLOBS = (
     "**/agent.yml",
     "**/integrations.yml",
     "**/*.py",
+    lsp_layers.WATCH_GLOB,  # Cadenya memory layers (lsp/layers.py)
     *CONFIG_GLOBS,
 )
 SKILL_FOLDER_GLOB = "**/skills/*"  # a skill folder created, deleted or renamed
@@ -108,6 +110,7 @@ def register(server: MantleServer) -> None:
         if loaded:
             affected |= loaded
         server.diagnostics.changed(path, affected)
+        lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
 
     @server.notification(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: lsp.DidChangeTextDocumentParams) -> None:
@@ -119,6 +122,7 @@ def register(server: MantleServer) -> None:
         doc = server.workspace.get_text_document(uri)
         affected = server.model.open_buffer(path, doc.source, doc.version)
         server.diagnostics.changed(path, affected)
+        lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
 
     @server.notification(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: lsp.DidCloseTextDocumentParams) -> None:
@@ -129,6 +133,7 @@ def register(server: MantleServer) -> None:
         affected = server.model.close_buffer(path)
         server.diagnostics.changed(path, affected)
         release_on_demand(server, path)
+        lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
 
     # -- files changed outside the editor -----------------------------------------------
     @server.notification(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -247,6 +252,7 @@ async def index_folders(server: MantleServer, folders: list[Path], initial: bool
     server.stop_workers()
     server.settle_in_background()
     server.configs.publish_errors()  # a malformed configuration file of these projects
+    lsp_layers.index(server, folders)  # memory-layers/ folders (Cadenya)
 
 
 async def _load_and_publish(
@@ -400,6 +406,7 @@ def files_changed(server: MantleServer, uris: list[str]) -> None:
             path = _event_path(server, u)
             if path is not None:
                 affected |= file_changed(server, path)
+                lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
         except Exception as exc:
             server.log_exception(f"the change of {u[:200]!r}", exc)
     server.diagnostics.refresh(sorted(affected))

@@ -47,6 +47,8 @@ def relevant(path: str, is_dir: bool, roots: list[Path]) -> bool:
     if not parts:
         return False
     name = parts[-1]
+    if "memory-layers" in parts:  # Cadenya memory layers (lsp/layers.py)
+        return True
     if is_dir:
         return name in FOLDER_NAMES or (len(parts) >= 2 and parts[-2] == "skills")
     return name in MANTLE_NAMES or name.endswith(".py")
