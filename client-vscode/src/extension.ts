@@ -18,6 +18,7 @@ import {
 import { openReference, runCheck } from './check';
 import { registerGraphViews } from './graphView';
 import { pipeStderr, pipeStdout } from './log';
+import { registerLayersManifest } from './layersManifest';
 import { registerPromptPreview } from './promptPreview';
 import {
   pythonExtensionApi,
@@ -45,6 +46,7 @@ export const DOCUMENT_SELECTOR = [
   { scheme: 'file', pattern: '**/skills/*/tools.py' },
   { scheme: 'file', pattern: '**/skills/*/tools/*.py' },
   { scheme: 'file', pattern: '**/tools/*.py' },
+  { scheme: 'file', pattern: '**/memory-layers/**' }, // Cadenya memory layers
 ];
 
 const RESTART_SETTINGS = ['mantle.server.path', 'mantle.interpreter'];
@@ -88,6 +90,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   registerGraphViews(context, () => client, (m) => output.info(m));
   registerPromptPreview(context, () => client, (m) => output.info(m));
+  registerLayersManifest(context, () => client, (m) => output.info(m));
   vscode.workspace.textDocuments.forEach((doc) => void handBack(doc));
   void start(); // resolving may take a few seconds (probing Pythons): do not hold activation
 }
