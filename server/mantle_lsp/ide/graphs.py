@@ -96,6 +96,13 @@ def _problems(diags: Iterable[Diagnostic], path: Path, rng: TextRange) -> list[P
     ]
 
 
+def _by_path(diags: Iterable[Diagnostic]) -> dict[Path, list[Diagnostic]]:
+    out: dict[Path, list[Diagnostic]] = {}
+    for d in diags:
+        out.setdefault(d.path, []).append(d)
+    return out
+
+
 # -- flow of an ordered block -----------------------------------------------------------
 def block_at(project: Project, path: Path, offset: int) -> tuple[str, str] | None:
     """The (skill, block id) of the ordered block around ``offset`` of a skill.md."""
@@ -209,6 +216,7 @@ def agent_map(
     if skill is not None:
         _skill_doc(project, skill)
     sem = Semantics(project)
+    by_path = _by_path(diagnostics)  # a map of 1,000 skills may carry thousands of problems
     nodes: dict[str, Node] = {}
     edges: dict[Edge, None] = {}
     extra: list[Node] = []  # shared and MCP tools, bundled skills: after the skills
@@ -225,7 +233,7 @@ def agent_map(
                 f"{ns}.{f.name}",
                 f"{getattr(f, 'scope', scope)} {f.type}",
                 loc,
-                _problems(diagnostics, pf.path, _span(mf, f)) if pf and mf else [],
+                _problems(by_path.get(pf.path, ()), pf.path, _span(mf, f)) if pf and mf else [],
                 attrs={
                     "owner": ns,
                     "scope": getattr(f, "scope", scope),
@@ -240,11 +248,11 @@ def agent_map(
         if sk.skill_md is not None:
             fm = doc.frontmatter_range if doc is not None else None
             loc = Location(sk.skill_md.path, fm or TextRange(0, 0))
-        files = {pf.path for pf in sk.files()}
         probs = [
             Problem(d.code, d.severity, d.message)
-            for d in diagnostics
-            if d.path in files and d.severity in ("error", "warning")
+            for pf in sk.files()
+            for d in by_path.get(pf.path, ())
+            if d.severity in ("error", "warning")
         ]
         nodes[f"skill:{sid}"] = Node(f"skill:{sid}", "skill", sid, "", loc, probs)
         field_node(sid, "field", sid, "private")

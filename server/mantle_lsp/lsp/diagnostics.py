@@ -63,6 +63,11 @@ class DiagnosticsPublisher:
         # leaves out a file with nothing to report that the client does not know either
         # (no previous result id, nothing reported before): most files, most of the time.
         self.reported: set[Path] = set()
+        # What the client was last given for each file (filtered), and the diagnostics of
+        # files it was never given, computed for an agent map until the next change: the
+        # map's problem marks (see problems_of).
+        self.shown: dict[Path, list[Diagnostic]] = {}
+        self.for_map: dict[Path, list[Diagnostic]] = {}
         self.pending: set[Path] = set()
         self.stale_dropped = 0
         self._timer: asyncio.TimerHandle | None = None
@@ -107,9 +112,25 @@ class DiagnosticsPublisher:
 
         return target
 
+    def problems_of(self, project: Project) -> list[Diagnostic]:
+        """Every diagnostic of ``project`` as the editor shows it (what it was last
+        given); the files it was never given (a pulling client that asks for open
+        documents only) are computed once, until the next change."""
+        missing = [p for p in project.files if p not in self.shown and p not in self.for_map]
+        if missing:
+            found = self.compute(project, missing)
+            for p in missing:
+                self.for_map[p] = found.get(p, [])
+        return [
+            d
+            for p in project.files
+            for d in (self.shown[p] if p in self.shown else self.for_map.get(p, []))
+        ]
+
     # -- pushing ------------------------------------------------------------------------
     def refresh(self, paths: Iterable[Path]) -> None:
         """Recompute ``paths`` and publish what changed, now."""
+        self.for_map.clear()
         if self.server.pull_diagnostics:
             for p in paths:
                 self.seeded.pop(p, None)
@@ -134,6 +155,7 @@ class DiagnosticsPublisher:
         """Every file of every project (after the initial index or a settings change);
         files that no longer belong to a project are cleared. The projects whose roots
         are in ``done`` were just published by :meth:`publish_found`."""
+        self.for_map.clear()  # settings may have changed
         if self.server.pull_diagnostics:
             return
         skip = set(done)
@@ -167,6 +189,7 @@ class DiagnosticsPublisher:
             diags = []  # a nested project opened for one document: only open ones report
         if current is None:
             version = None
+        self.shown[path] = diags
         state = (version, _key(diags))
         if self.last.get(path, (None, ())) == state:
             return False
@@ -244,6 +267,7 @@ class DiagnosticsPublisher:
         """After an edit: the edited document now, the rest after the delay. The rest is
         what the index says may be affected, plus what the rules reading those kinds of
         file report on (:func:`ide.diagnostics.rechecked`)."""
+        self.for_map.clear()
         others = self.with_rule_readers({*affected, *([edited] if edited else [])})
         if self.seeded:
             for p in others | ({edited} if edited is not None else set()):
@@ -283,6 +307,7 @@ class DiagnosticsPublisher:
             diags = self.filtered(doc.project, doc.path, seeded)
         else:
             diags = self.compute(doc.project, [doc.path]).get(doc.path, [])
+        self.shown[doc.path] = diags
         rid = result_id(diags)
         if params.previous_result_id == rid:
             return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
@@ -312,6 +337,7 @@ class DiagnosticsPublisher:
                 diags = self.filtered(proj, path, found.get(path, []))
                 if diags and self.server.on_demand_file(path) and path not in self.server.open_uris:
                     diags = []  # see publish
+                self.shown[path] = diags
                 if not diags and path not in known and path not in self.reported:
                     continue  # the client shows nothing for it, and there is nothing
                 if diags:

@@ -45,7 +45,6 @@ FIX_ALL_KIND = "source.fixAll.mantle"  # the safe fixes of a file (docs/features
 RETRIGGER = lsp.Command(title="Suggest", command="editor.action.triggerSuggest")
 REFERENCES_WITH_KINDS = "mantle/references"  # a request of ours (docs/lsp.md)
 FLOW_GRAPH, AGENT_MAP = "mantle/flowGraph", "mantle/agentMap"  # ours too (docs/lsp.md)
-MAP_PROBLEMS_MAX_SKILLS = 100  # larger projects: an agent map without problem marks
 PREVIEW_PROMPT = "mantle/previewPrompt"  # ours too (docs/lsp.md)
 SKILL_FOLDERS = lsp.FileOperationRegistrationOptions(
     filters=[
@@ -724,15 +723,11 @@ def register(server: MantleServer) -> None:
             return None
         sid = _param(params, "skill")
         proj = doc.project
-        # the problems of every file: too slow to compute per keystroke in a large project
-        small = len(proj.skills) <= MAP_PROBLEMS_MAX_SKILLS
-        diags = server.diagnostics.compute(proj, list(proj.files)) if small else {}
+        # the problems the editor shows: recomputing every file's on each request would
+        # be too slow in a large project
+        diags = server.diagnostics.problems_of(proj)
         try:
-            graph = ide_graphs.agent_map(
-                proj,
-                sid if isinstance(sid, str) else None,
-                [d for ds in diags.values() for d in ds],
-            )
+            graph = ide_graphs.agent_map(proj, sid if isinstance(sid, str) else None, diags)
         except ide_graphs.GraphError as e:
             raise FeatureFailed(str(e)) from None
         return graph_json(graph)
