@@ -44,6 +44,7 @@ class LayerState:
     def __init__(self) -> None:
         self.sets: dict[Path, LayerSet] = {}
         self.shown: set[Path] = set()  # files with diagnostics on the client (push mode)
+        self.sent: dict[Path, tuple[Any, ...]] = {}  # what was last pushed for each file
 
 
 _STATES: weakref.WeakKeyDictionary[ServerBase, LayerState] = weakref.WeakKeyDictionary()
@@ -111,6 +112,17 @@ def index(server: ServerBase, folders: list[Path]) -> None:
             publish(server, root)
 
 
+def _edited(server: ServerBase, ls: LayerSet | None, path: Path) -> LayerSet | None:
+    """The layer set after an edit of an open document it already holds (no disk read:
+    the other files are as they were), or None when the change needs a full rebuild."""
+    src = server.model.overlays.get(path)
+    if ls is None or src is None or path not in ls.texts:
+        return None
+    texts = dict(ls.texts)
+    texts[path] = src.text if src.analyzable else ""
+    return build_layer_set(ls.root, texts, [ls.root / lid for lid in ls.layers])
+
+
 def changed(server: ServerBase, path: Path) -> bool:
     """A file or folder changed (edited, opened, closed, created, deleted, renamed):
     rebuild the layer sets it touches and report again. False when it touches none."""
@@ -123,7 +135,7 @@ def changed(server: ServerBase, path: Path) -> bool:
         return False
     for r in roots:
         try:
-            st.sets[r] = _build(server, r)
+            st.sets[r] = _edited(server, st.sets.get(r), path) or _build(server, r)
         except Exception as exc:  # one bad folder must not stop the others
             server.log_exception(f"memory layers of {r}", exc)
             continue
@@ -170,6 +182,7 @@ def publish(server: ServerBase, root: Path) -> None:
     gone = {p for p in st.shown if p == root or root in p.parents} - set(found)
     for p in sorted(gone):
         st.shown.discard(p)
+        st.sent.pop(p, None)
         server.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=server.uri_of(p), diagnostics=[])
         )
@@ -177,12 +190,17 @@ def publish(server: ServerBase, root: Path) -> None:
     for p, ds in sorted(found.items()):
         if not ds and p not in st.shown:
             continue
+        version = server.open_version(p)
+        key = (version, tuple((d.range, d.code, d.severity, d.message) for d in ds))
+        if st.sent.get(p) == key:
+            continue  # the client shows exactly this
+        st.sent[p] = key
         index = LineIndex(ls.texts.get(p, "")) if ls is not None else LineIndex("")
         server.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(
                 uri=server.uri_of(p),
                 diagnostics=[convert.to_diagnostic(d, index, related) for d in ds],
-                version=server.open_version(p),
+                version=version,
             )
         )
         if ds:

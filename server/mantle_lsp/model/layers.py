@@ -18,6 +18,7 @@ Nothing here imports ``ide`` or the Mantle model: this is its own vertical.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -221,6 +222,13 @@ def layer_files(root: Path) -> list[Path]:
 # -- building ----------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
+def _parse_entry(text: str) -> ParsedEntry:
+    """An entry file parsed once per text (the editor rebuilds a layer set on every
+    keystroke; its other entries have not changed). Treat the result as read-only."""
+    return parse_entry(text)
+
+
 def load_layer_set(root: Path) -> LayerSet:
     """The layer set of the folder ``root`` (a ``memory-layers/`` folder), read from disk."""
     from .source import read_source
@@ -262,7 +270,7 @@ def build_layer_set(
             metas[layer] = (path, text)
             entries.setdefault(layer, {})
         elif kind == "entry" and layer is not None and key is not None:
-            parsed = parse_entry(text)
+            parsed = _parse_entry(text)
             entries.setdefault(layer, {})[key] = LayerEntry(
                 layer, key, path, parsed.description, parsed.content, parsed
             )
