@@ -585,3 +585,34 @@ def test_find_layer_roots_skips_what_git_ignores(tmp_path: Path) -> None:
         tmp_path / "sub" / "memory-layers",
     ]
     assert find_layer_roots(tmp_path / "memory-layers" / "a") == [tmp_path / "memory-layers"]
+
+
+def test_renaming_in_the_file_explorer_updates_the_cascades(tmp_path: Path) -> None:
+    ls = layer_set(tmp_path, PINNED)
+    path = ls.cascades_path
+    assert path is not None
+    root = tmp_path / "memory-layers"
+    text = ls.texts[path]
+
+    def applied(edit: WorkspaceEdit) -> str:
+        new = text
+        for e in sorted(edit.edits.get(path, ()), key=lambda e: -e.range.start):
+            new = new[: e.range.start] + e.new_text + new[e.range.end :]
+        return new
+
+    folder = ide.rename_files(ls, [(root / "base-customer", root / "everyone")])
+    assert applied(folder) == text.replace("base-customer", "everyone")
+    entry = ide.rename_files(
+        ls, [(root / "base-customer/prose.md", root / "base-customer/tone/prose.md")]
+    )
+    assert applied(entry) == text.replace("entry: prose.md", "entry: tone/prose.md")
+    # to another layer, or over the layer's name file: the cascades are left alone
+    assert (
+        ide.rename_files(ls, [(root / "base-customer/prose.md", root / "x/prose.md")]).edits == {}
+    )
+    assert (
+        ide.rename_files(
+            ls, [(root / "base-customer/prose.md", root / "base-customer/layer.yml")]
+        ).edits
+        == {}
+    )

@@ -119,6 +119,20 @@ async def test_layer_folder_in_the_editor(tmp_path: Path) -> None:
         ren = edit.document_changes[1]
         assert isinstance(ren, lsp.RenameFile)
         assert (ren.old_uri, ren.new_uri) == (uri(root / "base-customer"), uri(root / "everyone"))
+        # the folder renamed in the file explorer: the cascade follows
+        will = await s.client.workspace_will_rename_files_async(
+            lsp.RenameFilesParams(
+                files=[
+                    lsp.FileRename(
+                        old_uri=uri(root / "high-touch-customer"), new_uri=uri(root / "vip")
+                    )
+                ]
+            )
+        )
+        assert will is not None and will.document_changes is not None
+        (change,) = will.document_changes
+        assert isinstance(change, lsp.TextDocumentEdit)
+        assert [e.new_text for e in change.edits] == ["vip"]
         # the manifest of a cascade
         params: dict[str, Any] = {"textDocument": {"uri": uri(cascades)}}
         listed = plain(await s.client.protocol.send_request_async("mantle/layersManifest", params))

@@ -606,6 +606,38 @@ def rename_entry(ls: LayerSet, layer: str, old: str, new: str) -> WorkspaceEdit 
     return WorkspaceEdit(out, ((lay.entries[old].path, lay.path / new),))
 
 
+def rename_files(ls: LayerSet, renames: list[tuple[Path, Path]]) -> WorkspaceEdit:
+    """Text edits in cascades.yml for layer folders, entry files or folders of entries the
+    client is about to rename (``workspace/willRenameFiles``): every item naming the layer,
+    every pin of a moved entry. An entry moved to another layer is left alone."""
+    edits: dict[TextRange, TextEdit] = {}
+    for old, new in renames:
+        if old.parent == ls.root and new.parent == ls.root:  # a layer folder
+            if old.name in ls.layers and _LAYER_ID.match(new.name) and new.name not in ls.layers:
+                for _, item in references_to_layer(ls, old.name):
+                    if item.layer_range is not None:
+                        edits[item.layer_range] = TextEdit(item.layer_range, _scalar(new.name))
+            continue
+        _, layer, old_key = classify(ls.root, old)
+        _, new_layer, new_key = classify(ls.root, new)
+        lay = ls.layers.get(layer) if layer is not None else None
+        if lay is None or new_layer != layer or old_key is None or new_key is None:
+            continue
+        for key in lay.entries:
+            if key != old_key and not key.startswith(old_key + "/"):
+                continue  # not the entry moved, nor one inside the folder moved
+            moved = new_key + key[len(old_key) :]
+            if key_error(moved) is not None:
+                continue
+            for _, item in references_to_entry(ls, lay.id, key):
+                if item.entry_range is not None:
+                    edits[item.entry_range] = TextEdit(item.entry_range, _scalar(moved))
+    out: dict[Path, tuple[TextEdit, ...]] = {}
+    if edits and ls.cascades_path is not None:
+        out[ls.cascades_path] = tuple(sorted(edits.values(), key=lambda e: e.range))
+    return WorkspaceEdit(out)
+
+
 def key_error(key: str) -> str | None:
     """Why ``key`` cannot be an entry key (a relative POSIX path inside the layer), or
     None."""

@@ -53,7 +53,11 @@ SKILL_FOLDERS = lsp.FileOperationRegistrationOptions(
             pattern=lsp.FileOperationPattern(
                 glob="**/skills/*", matches=lsp.FileOperationPatternKind.Folder
             ),
-        )
+        ),
+        # Cadenya memory layers: a layer folder or an entry file (lsp/layers.py)
+        lsp.FileOperationFilter(
+            scheme="file", pattern=lsp.FileOperationPattern(glob=lsp_layers.WATCH_GLOB)
+        ),
     ]
 )
 _TABSTOP = re.compile(r"\$(\d+)|\$\{(\d+)(:?)")
@@ -340,9 +344,13 @@ def register(server: MantleServer) -> None:
             proj = server.model.projects[root]
             edit = ide_rename.rename_files(proj, renames)
             merged.update(edit.edits)
+        layer_edits = lsp_layers.will_rename(server, params)  # memory-layers/ folders
+        merged.update(layer_edits)
         if not merged:
             return None
-        return workspace_edit(WorkspaceEdit(merged), list(by_project))
+        return workspace_edit(
+            WorkspaceEdit(merged), [*by_project, *lsp_layers.roots_of(layer_edits)]
+        )
 
     # -- outline ------------------------------------------------------------------------
     @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)

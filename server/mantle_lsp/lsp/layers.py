@@ -369,6 +369,29 @@ def rename(
     return to_wire(edit, [ls.root])
 
 
+def will_rename(server: ServerBase, params: lsp.RenameFilesParams) -> dict[Path, Any]:
+    """``workspace/willRenameFiles``: the cascades.yml edits that follow layer folders and
+    entry files renamed in the file explorer (the client moves the files)."""
+    by_root: dict[Path, list[tuple[Path, Path]]] = {}
+    for f in params.files:
+        old, new = convert.uri_to_path(f.old_uri), convert.uri_to_path(f.new_uri)
+        if old is None or new is None:
+            continue
+        root = layer_root_of(old)
+        if root is not None and root != old and layer_root_of(new) == root:
+            by_root.setdefault(root, []).append((old, new))
+    out: dict[Path, Any] = {}
+    for root, renames in by_root.items():
+        ls = layer_set_for(server, root / "cascades.yml")
+        if ls is not None:
+            out.update(ide_layers.rename_files(ls, renames).edits)
+    return out
+
+
+def roots_of(edits: dict[Path, Any]) -> list[Path]:
+    return sorted({r for p in edits if (r := layer_root_of(p)) is not None})
+
+
 # -- mantle/layersManifest -----------------------------------------------------------------
 
 
