@@ -188,6 +188,37 @@ def test_parsers_never_raise(text: str) -> None:
     parse_entry("---\n" + text + "\n---\n")
 
 
+_YAMLISH = st.text(alphabet=st.sampled_from(list("-:{}[],#&*!|>'\" \nabcl0y.")), max_size=120)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_YAMLISH, _YAMLISH)
+def test_parsers_and_checks_never_raise_on_any_text(cascades: str, entry: str) -> None:
+    from mantle_lsp.model.layers import build_layer_set
+    from mantle_lsp.syntax.layers import parse_layer_yml
+
+    parse_layer_yml(entry)
+    root = Path("/nowhere/memory-layers")
+    ls = build_layer_set(
+        root,
+        {
+            root / "cascades.yml": "cascades:\n  c:\n    layers:\n" + cascades,
+            root / "a" / "e.md": entry,
+            root / "a" / "layer.yml": entry,
+            root / "b" / "f.md": "---\n" + entry,
+        },
+    )
+    ide.layer_diagnostics(ls)
+    for c in ls.cascades.values():
+        ide.manifest_text(ls, c)
+    text = ls.texts[root / "cascades.yml"]
+    for off in range(0, len(text) + 1, 7):
+        ide.complete(ls, root / "cascades.yml", off)
+        ide.hover(ls, root / "cascades.yml", off)
+        ide.definition(ls, root / "cascades.yml", off)
+        ide.rename(ls, root / "cascades.yml", off, "z")
+
+
 # -- resolution and the manifest -----------------------------------------------------------
 
 
