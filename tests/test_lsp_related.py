@@ -12,7 +12,7 @@ from lsprotocol import types as lsp
 
 from support import write_fixture
 from test_lsp_support import lsp_session, position_of, uri, vscode_capabilities
-from test_related_info import FIXTURE
+from test_related_info import FIXTURE, TOOLS_HEADER
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(60)]
 NEVER = "lsp.memory.never_written"
@@ -83,3 +83,67 @@ async def test_pulled_diagnostics_carry_related_information(tmp_path: Path) -> N
         assert isinstance(report, lsp.RelatedFullDocumentDiagnosticReport)
         never = next(d for d in report.items if d.code == NEVER)
         assert list(never.related_information or ()) == _expected(fx.root)
+
+
+CROSS = (
+    """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+//- skills/card/skill.md
+---
+description: Card.
+---
+Help with the card.
+//- skills/billing/skill.md
+---
+description: Billing.
+---
+Bill the user.
+
+if: session.card.reason == "lost"
+  Say sorry.
+//- skills/card/tools.py
+"""
+    + TOOLS_HEADER
+    + """
+
+@tool(description="Look up.")
+async def look_up(context: ToolContext = None):
+    return None
+"""
+)
+
+
+async def test_a_writer_added_in_another_skill_clears_the_constant_condition(
+    tmp_path: Path,
+) -> None:
+    fx = write_fixture(tmp_path, CROSS)
+    billing = fx.root / "skills/billing/skill.md"
+    tools = fx.root / "skills/card/tools.py"
+    code = "lsp.condition.constant_never_written"
+    async with lsp_session(fx.root) as s:
+        await s.until(lambda: code in s.codes(billing), what="the hint")
+        text = tools.read_text(encoding="utf-8")
+        s.open(tools)
+        at = position_of(text, "    return None")
+        s.change(tools, (at.line, 0), (at.line, 0), '    context.memory.set("reason", "lost")\n')
+        await s.until(lambda: code not in s.codes(billing), what="the hint gone")
+        s.change(tools, (at.line, 0), (at.line + 1, 0), "")
+        await s.until(lambda: code in s.codes(billing), what="the hint back")
+
+
+async def test_an_initial_value_given_in_another_skill_clears_the_constant_condition(
+    tmp_path: Path,
+) -> None:
+    fx = write_fixture(tmp_path, CROSS)
+    billing = fx.root / "skills/billing/skill.md"
+    memory = fx.root / "skills/card/memory.yml"
+    code = "lsp.condition.constant_never_written"
+    async with lsp_session(fx.root) as s:
+        await s.until(lambda: code in s.codes(billing), what="the hint")
+        s.open(memory)
+        s.change(memory, (4, 0), (4, 0), "      initial_value: none\n")
+        await s.until(lambda: code not in s.codes(billing), what="the hint gone")

@@ -202,3 +202,21 @@ def test_check_prints_related_information_as_notes(
             "message": {"text": "first written here by skill `billing` (`set_memory` step)"},
         }
     ]
+
+
+def test_a_second_modify_hook_points_at_the_first(tmp_path: Path) -> None:
+    mod = """\
+from rasa.mantle.hooks import ToolCallPayload, modify_tool_call
+
+
+@modify_tool_call()
+async def {name}(payload: ToolCallPayload) -> ToolCallPayload:
+    return payload
+"""
+    fx = write_fixture(
+        tmp_path,
+        "//- hooks.py\n" + mod.format(name="first") + "//- hooks/z.py\n" + mod.format(name="z"),
+    )
+    d = _found(fx.root)["mantle.validation.hooks.duplicate_modifier"]
+    assert d.path == fx.root / "hooks/z.py"
+    assert _at(fx.root, d) == [("hooks.py", "modify_tool_call", "`tool_call` first modified here")]

@@ -70,6 +70,11 @@ def _referred_keys(index: Index, paths: Iterable[Path]) -> set[tuple[SymbolKey, 
     return {(r.key, p, r.range.start, r.form) for p in paths for r in index.references_in(p)}
 
 
+def _written_fields(refs: Iterable[tuple[SymbolKey, Path, int, str]]) -> set[SymbolKey]:
+    """The fields written by some of ``refs``, wherever in their files."""
+    return {key for key, _, _, form in refs if form in WRITE_FORMS and key[0] == "field"}
+
+
 class SkillFacts(NamedTuple):
     engine_managed: bool  # routing: engine_managed (or a bundled default that is)
     precondition: str | None  # the frontmatter's `precondition:` string, as written
@@ -265,9 +270,14 @@ class Project:
         # the other way round: a symbol that gained or lost a reference here (a field
         # now used, or no longer: lsp.memory.unused_field) may change its own file's
         # findings; the references of the whole skill were resolved again
-        moved = old_refs ^ _referred_keys(new_index, before | self._related(path, sid))
+        new_refs = _referred_keys(new_index, before | self._related(path, sid))
+        moved = old_refs ^ new_refs
         for key, *_ in moved:
             affected.update(s.path for s in new_index.lookup(key) if s.path is not None)
+        # a field that gained or lost a writer: what reads it may change (a condition a
+        # never-written field decides, lsp.condition.constant_never_written)
+        for key in _written_fields(old_refs) ^ _written_fields(new_refs):
+            affected.update(new_index.referencing_files(key))
             affected.update(s.path for s in index.lookup(key) if s.path is not None)
         # a project field's writers are judged against each other (a second writer in
         # another skill: lsp.memory.project_field_written_twice): a write that appears or
