@@ -2010,8 +2010,10 @@ def test_fix_all_never_chooses_a_suppression() -> None:
 
 
 def test_no_actions_without_diagnostics(tmp_path: Path) -> None:
+    # (with a value from the start: a condition on a field nothing writes gets a hint)
+    given = "type: text   # why the card is replaced\n      initial_value: unknown"
     fixture = (
-        CARD_MEMORY
+        CARD_MEMORY.replace("type: text   # why the card is replaced", given)
         + """\
 //- skills/card/skill.md
 ---

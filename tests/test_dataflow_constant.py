@@ -194,3 +194,30 @@ if: session.card.blocked == True
 """,
         silent=["constant_never_written"],
     )
+
+
+def test_an_unreadable_field_gets_its_own_error_not_the_hint(tmp_path: Path) -> None:
+    check_diagnostics(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  private:
+    card_id:
+      type: text
+//- skills/card/skill.md
+---
+description: Card.
+---
+Mind @memory.card.card_id.
+//- skills/billing/skill.md
+---
+description: Billing.
+---
+Bill the user.
+
+if: «unknown_memory_key:session.card.card_id» == "x"
+  Go.
+""",
+        silent=["constant_never_written"],
+    )

@@ -53,7 +53,7 @@ from .model import layout
 from .model.layout import FileKind
 from .model.project import FieldFacts, Project, SkillFacts, bulk_work
 from .model.source import Source, read_source
-from .model.symbols import build_index, export_entries, import_entries
+from .model.symbols import READ_FORMS, build_index, export_entries, import_entries
 from .syntax.text import TextRange, new_range
 
 if TYPE_CHECKING:
@@ -428,19 +428,21 @@ def _export(proj: Project, idx: Any, owned: list[set[Path]], w: int, files: File
     (``Project.field_table``: other workers need not parse its memory.yml files to know
     what a condition may read); the digest of the file list.
 
-    Of another file's references a check reads only two kinds: those to a field its own
-    memory.yml declares (is the field read anywhere? ``ide/rules/memory.py``)
-    and those to a response (which skills deliver it? ``Semantics.response_users``).
-    So a reference to a field goes to the owner of the field's skill (the project's
-    fields: worker 0), one to a response to everyone, and the others stay here: ~1/6 of
-    them leave. The server's index gets them all when it parses those files itself
+    Of another file's references a check reads only three kinds: those to a field its own
+    memory.yml declares (is the field read anywhere? ``ide/rules/memory.py``), those
+    that write a field (can a field a condition reads ever be written?
+    ``lsp.condition.constant_never_written``) and those to a response (which skills
+    deliver it? ``Semantics.response_users``). So a reference that reads a field goes to
+    the owner of the field's skill (the project's fields: worker 0), one that writes it
+    (any form but a read) and one to a response to everyone, and the others stay here:
+    ~1/6 of them leave. The server's index gets them all when it parses those files itself
     (``Project.materialize``)."""
     syms, refs = export_entries(idx, owned[w], file_ids(files))
     owner = {sid: v for v, paths in enumerate(owned) for path, _, sid in files if path in paths}
     routed: list[list[Any]] = [[] for _ in owned]
     for ref in refs:
         key = ref[0]
-        if key[0] == "response":
+        if key[0] == "response" or (key[0] == "field" and ref[4] not in READ_FORMS):
             for v in range(len(owned)):
                 routed[v].append(ref)
         elif key[0] == "field":

@@ -385,12 +385,21 @@ def constant_parts(tree: Expr, none_keys: AbstractSet[str]) -> list[tuple[Expr, 
     return out
 
 
-def constant_conditions(ck: Checker, path: Path, sites: Iterable[ConditionSite]) -> None:
+def constant_conditions(
+    ck: Checker, path: Path, sites: Iterable[ConditionSite], sid: str | None
+) -> None:
+    """``sid``: the skill whose files hold the sites (None: project-level files, read
+    with what every skill may read)."""
     for site in sites:
         tree = site.parsed.tree
         if tree is None or site.kind not in _EVALUATED_SITES:
             continue
-        none_keys = {r.key for r in site.parsed.refs if is_never_written(ck, r.namespace, r.entry)}
+        none_keys = {
+            r.key
+            for r in site.parsed.refs
+            if is_never_written(ck, r.namespace, r.entry)
+            and ck.sem.unreadable(sid, r.namespace, r.entry) is None  # else: its own error
+        }
         if not none_keys:
             continue
         for part, value, keys in constant_parts(tree, none_keys):
@@ -420,9 +429,9 @@ def skill_constant_conditions(ck: Checker, sid: str, sk: Skill) -> None:
     """A hint on each condition of a skill (or the part of it) that a never-written field
     decides: always true or always false, and why."""
     if sk.doc is not None and sk.skill_md is not None:
-        constant_conditions(ck, sk.skill_md.path, sk.doc.conditions)
+        constant_conditions(ck, sk.skill_md.path, sk.doc.conditions, sid)
     if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
-        constant_conditions(ck, sk.responses.path, sk.responses.doc.conditions)
+        constant_conditions(ck, sk.responses.path, sk.responses.doc.conditions, sid)
 
 
 @rule(
@@ -435,7 +444,7 @@ def project_constant_conditions(ck: Checker) -> None:
     """The same, for the project-root responses.yml and agent.yml preconditions."""
     prf = ck.p.project_responses
     if prf is not None and isinstance(prf.doc, ResponsesDoc):
-        constant_conditions(ck, prf.path, prf.doc.conditions)
+        constant_conditions(ck, prf.path, prf.doc.conditions, None)
     apf, agent = ck.p.file_of_kind(K.AGENT), ck.p.agent
     if apf is not None and agent is not None:
-        constant_conditions(ck, apf.path, agent.conditions)
+        constant_conditions(ck, apf.path, agent.conditions, None)
