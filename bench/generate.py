@@ -4,7 +4,7 @@ Each skill has public and private memory, prose `if:` scopes reading its own, a
 neighbour's and a project field, an ordered block with routing, `collect` and
 `execute_tool`, responses with a conditioned variant, and a tool that writes memory.
 
-    python bench/generate.py OUT_DIR N
+    python bench/generate.py OUT_DIR N [--realistic]
 """
 
 from __future__ import annotations
@@ -138,7 +138,182 @@ def generate(out: Path, n: int) -> Path:
     return out
 
 
+# -- the realistic profile ----------------------------------------------------------------
+# Shaped like public agents (the 6–75-skill ones the oracle corpus holds): skill.md is mostly
+# prose — a long description, many `if:` paragraphs, non-ASCII text —, each skill has one to
+# three fields, tool modules of 1–10 KB with helpers and docstrings, and responses have many
+# variants. Replicated to N skills with small variations, like copying a real agent.
+
+_WORDS = [
+    "customer",
+    "account",
+    "invoice",
+    "refund",
+    "délai",
+    "coût",
+    "payment",
+    "plan",
+    "tarif",
+    "Rückerstattung",
+    "appointment",
+    "schedule",
+    "vérifier",
+    "balance",
+    "statement",
+    "adresse",
+    "contract",
+    "renewal",
+    "upgrade",
+    "verification",
+    "identité",
+    "support",
+    "ticket",
+    "escalation",
+    "résumé",
+    "options",
+    "priorité",
+]
+
+
+def _sentence(i: int, k: int, length: int = 18) -> str:
+    words = [_WORDS[(i * 7 + k * 13 + j * 5) % len(_WORDS)] for j in range(length)]
+    return " ".join(words).capitalize() + "."
+
+
+def _paragraph(i: int, k: int, sentences: int = 4) -> str:
+    return " ".join(_sentence(i, k * 10 + s) for s in range(sentences))
+
+
+def _realistic_memory(i: int) -> str:
+    nf = 1 + i % 3
+    out = ["schema:", "  public:"]
+    out += [
+        "    topic:",
+        "      type: categorical",
+        "      enum_values: [billing, technique, compte, autre]",
+        "      llm_settable: true",
+        f"      description: Le sujet de la demande {i} (billing, technique, compte ou autre).",
+    ]
+    if nf >= 2:
+        out += ["    confirmed:", "      type: bool", "      llm_settable: true",
+                "      description: The customer confirmed the summary."]  # fmt: skip
+    if nf >= 3:
+        out += ["  private:", "    ticket_id:", "      type: text"]
+    return "\n".join(out) + "\n"
+
+
+def _realistic_skill(i: int, n: int) -> str:
+    nf = 1 + i % 3
+    nb = (i + 1) % n
+    parts = [
+        "---",
+        "description: >-",
+        f"  Aide le client avec les demandes de type {i}: {_sentence(i, 1, 30)}",
+        f"  {_sentence(i, 2, 30)} Use this skill when the customer mentions topic {i}.",
+        "---",
+        f"# Demande {i}",
+        "",
+        _paragraph(i, 0, 6),
+        "",
+        "## Comment répondre",
+        "",
+    ]
+    for k in range(1, 5):
+        parts += [f"- {_sentence(i, 100 + k, 14)}", ""]
+    conds = [
+        f"session.s{i}.topic == 'billing'",
+        f"session.s{i}.topic == 'technique' and session.project.authenticated",
+        f"session.s{nb}.topic != None",
+        "session.project.customer_tier == 'gold'",
+        f"session.s{i}.topic == 'compte' or session.s{i}.topic == 'autre'",
+    ]
+    if nf >= 2:
+        conds.append(f"not session.s{i}.confirmed")
+    for k, cond in enumerate(conds):
+        parts += [f"if: {cond}", _paragraph(i, 20 + k, 3), ""]
+    parts += [
+        f"Résumez la demande (sujet: @memory.s{i}.topic) avant de conclure; "
+        f"pour les détails du compte, utilisez @tool.lookup_{i}.",
+        "",
+        _paragraph(i, 40, 5),
+        "",
+    ]
+    return "\n".join(parts)
+
+
+def _realistic_responses(i: int) -> str:
+    lines = ["responses:", f"  utter_topic_{i}:"]
+    for k, topic in enumerate(["billing", "technique", "compte", "autre"]):
+        lines += [
+            f'    - text: "{_sentence(i, 200 + k, 12)} ({topic})"',
+            f"      condition: \"session.s{i}.topic == '{topic}'\"",
+        ]
+    lines += [f"    - text: {_sentence(i, 210, 12)}"]
+    lines += [f"  utter_greet_{i}:"]
+    lines += [f"    - text: {_sentence(i, 220 + k, 10)}" for k in range(6)]
+    return "\n".join(lines) + "\n"
+
+
+def _realistic_tools(i: int) -> str:
+    nf = 1 + i % 3
+    helpers = "\n\n".join(
+        f'''def _format_line_{k}(item: dict) -> str:
+    """{_sentence(i, 300 + k, 12)}"""
+    label = str(item.get("label", "")).strip()
+    amount = float(item.get("amount") or 0.0)
+    if amount < 0:
+        return f"{{label}}: -{{abs(amount):.2f}}"
+    return f"{{label}}: {{amount:.2f}}"'''
+        for k in range(2 + i % 6)
+    )
+    write = (
+        '    context.memory.set("ticket_id", f"T-{i}-{reference}")\n' if nf >= 3 else ""
+    ).replace("{i}", str(i))
+    return f'''"""Tools of skill {i}: {_sentence(i, 290, 10)}"""
+
+import json
+import logging
+from typing import Any
+
+from rasa.mantle.tools.decorator import ToolContext, tool
+from rasa.mantle.tools.result import ToolResult
+
+logger = logging.getLogger(__name__)
+CATALOGUE: dict[str, Any] = {{"version": {i}, "items": []}}
+
+
+{helpers}
+
+
+@tool(description="Look up the account details for request {i}.")
+async def lookup_{i}(reference: str = "", context: ToolContext = None) -> ToolResult:
+    """{_sentence(i, 310, 14)}"""
+    topic = context.memory.get("topic")
+    logger.info("lookup %s for %s", reference, topic)
+{write}    lines = [_format_line_0(item) for item in CATALOGUE["items"]]
+    return ToolResult(llm_response=json.dumps({{"reference": reference, "lines": lines}}))
+'''
+
+
+def generate_realistic(out: Path, n: int) -> Path:
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "skills").mkdir(parents=True)
+    (out / "agent.yml").write_text(AGENT)
+    (out / "integrations.yml").write_text(INTEGRATIONS)
+    (out / "memory.yml").write_text(PROJECT_MEMORY)
+    for i in range(n):
+        d = out / "skills" / f"s{i}"
+        d.mkdir()
+        (d / "memory.yml").write_text(_realistic_memory(i), encoding="utf-8")
+        (d / "skill.md").write_text(_realistic_skill(i, n), encoding="utf-8")
+        (d / "responses.yml").write_text(_realistic_responses(i), encoding="utf-8")
+        (d / "tools.py").write_text(_realistic_tools(i), encoding="utf-8")
+    return out
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4) or sys.argv[3:] not in ([], ["--realistic"]):
         raise SystemExit(__doc__)
-    generate(Path(sys.argv[1]), int(sys.argv[2]))
+    make = generate_realistic if sys.argv[3:] else generate
+    make(Path(sys.argv[1]), int(sys.argv[2]))

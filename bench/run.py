@@ -1,11 +1,20 @@
-"""`make bench`: speed and memory of mantle-lsp on generated projects.
+"""`make bench`: speed and memory of mantle-lsp on generated projects of two profiles:
+"dense" (every skill has fields, routing, an ordered block and a small tool) and
+"realistic" (shaped like public agents: prose-heavy skill.md files with many `if:`
+paragraphs and non-ASCII text, one to three fields per skill, 1–10 KB tool modules,
+responses with many variants; ``bench/generate.py``).
 
 Every figure is measured in the same run, so ratios hold on a noisy machine:
 
-- floor: reading every file of the project and libyaml-composing every YAML document
+- floor: reading every file of the project, libyaml-composing every YAML document
   (memory.yml, responses.yml, agent.yml, integrations.yml, each skill.md frontmatter and
-  ordered-block body) — the least any checker must do; sampled before every timed run,
-  and the best sample is the floor (see :class:`Floor`);
+  ordered-block body), `ast.parse` of every Python file and one regex pass over each
+  skill.md — the least any checker must do; sampled before every timed run, and the best
+  sample is the floor (see :class:`Floor`);
+- the document a user opens as the editor starts (:func:`open_first_session`): from
+  spawning the server to correct diagnostics of that document (a planted undeclared field
+  flagged, a valid read of another skill's field not), pushed and pulled, with the time
+  `initialize` was answered and the first `$/progress`;
 - `mantle-lsp check` wall time (a subprocess, as a CI would run it) and its ratio to the
   floor, with the default `--jobs auto` and with `--jobs 1`;
 - the real server over stdio (`mantle-lsp serve`): time from `initialized` to diagnostics
@@ -25,12 +34,13 @@ spread `check` or index can only be as fast as it allows. Every timing is the be
 :func:`measure`): like `timeit`, the best run is the one least disturbed by the rest of
 the machine.
 
-    python bench/run.py [--sizes 100 1000] [--out docs/performance.md]
+    python bench/run.py [--sizes 100 1000] [--profiles dense realistic] [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import os
 import platform
@@ -48,7 +58,7 @@ from pygls.lsp.client import LanguageClient
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import contextlib
 
-from generate import generate
+from generate import generate, generate_realistic
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "bench"
@@ -77,7 +87,15 @@ def parallel_capacity() -> float:
     return min(2.0, 2 * one / max(spin(2)))
 
 
+# one pass over a skill.md for what a checker must find in prose: @-tokens, `session.a.b`
+# and `if:` lines
+TOKENS = re.compile(r"@\w+(?:\.\w+)*|\bsession\.\w+\.\w+|^if:.*$", re.M)
+
+
 def floor_once(project: Path) -> float:
+    """The least any checker must do: read every file, libyaml-compose every YAML document
+    (frontmatter and ordered blocks included), `ast.parse` every Python file and make one
+    regex pass over each skill.md."""
     t = time.perf_counter()
     for p in sorted(project.rglob("*")):
         if not p.is_file():
@@ -85,11 +103,14 @@ def floor_once(project: Path) -> float:
         text = p.read_text(encoding="utf-8")
         if p.suffix == ".yml":
             yaml.compose(text, Loader=yaml.CSafeLoader)
+        elif p.suffix == ".py":
+            ast.parse(text)
         elif p.name == "skill.md":
             _, fm, body = text.split("---", 2)
             yaml.compose(fm, Loader=yaml.CSafeLoader)
             for m in FENCE.finditer(body):
                 yaml.compose(m.group(1), Loader=yaml.CSafeLoader)
+            sum(1 for _ in TOKENS.finditer(body))
     return time.perf_counter() - t
 
 
@@ -165,11 +186,13 @@ class ServerFigures:
     peak_rss_mb: float = 0.0
     worker_rss_mb: float = 0.0  # the largest worker process of a spread index
     first_pulled: float = 0.0  # a pulling client's first workspace/diagnostic answer
+    opened: OpenFirst | None = None  # the document opened at start-up, pushed (best run)
+    opened_pulled: OpenFirst | None = None  # the same for a client that pulls (VS Code)
     capacity: tuple[float, float] = (0.0, 0.0)  # parallel_capacity(), lowest and highest
 
 
 async def measure(
-    project: Path, n: int, rounds: int, runs: int = 5
+    project: Path, n: int, rounds: int, runs: int = 5, public_field: str = "status"
 ) -> tuple[float, float, float, ServerFigures]:
     """Every figure of one size: (floor, check, check --jobs 1, server figures).
 
@@ -183,6 +206,8 @@ async def measure(
     serial: list[float] = []
     pushed: list[ServerFigures] = []
     pulled: list[float] = []
+    opened: list[OpenFirst] = []
+    opened_pulled: list[OpenFirst] = []
     capacity: list[float] = []
     for _ in range(runs):
         capacity.append(parallel_capacity())
@@ -194,10 +219,16 @@ async def measure(
         pushed.append(await _server_session(project, n, 0))
         floor.sample()
         pulled.append((await _server_session(project, n, 0, pull=True)).first_diagnostics)
+        floor.sample()
+        opened.append(await open_first_session(project, n, public_field, pull=False))
+        floor.sample()
+        opened_pulled.append(await open_first_session(project, n, public_field, pull=True))
     figs = await _server_session(project, n, rounds)
     best = min(pushed, key=lambda f: f.first_diagnostics)
     figs.first_diagnostics, figs.index_complete = best.first_diagnostics, best.index_complete
     figs.first_pulled = min(pulled)
+    figs.opened = min(opened, key=lambda o: o.diagnostics)
+    figs.opened_pulled = min(opened_pulled, key=lambda o: o.diagnostics)
     figs.capacity = (min(capacity), max(capacity))
     return floor.best, min(check), min(serial), figs
 
@@ -387,6 +418,119 @@ async def _server_session(project: Path, n: int, rounds: int, pull: bool = False
     return figs
 
 
+@dataclass
+class OpenFirst:
+    """The document a user opens right after start-up: from spawning the server to its
+    correct diagnostics (a planted undeclared field flagged, a valid read of another
+    skill's public field not flagged), and to the first `$/progress` of the index."""
+
+    diagnostics: float = 0.0
+    progress: float | None = None
+    initialize: float = 0.0  # the answer to `initialize`
+    wrong_first: bool = False  # diagnostics published for it before the correct ones
+
+
+async def open_first_session(project: Path, n: int, public_field: str, pull: bool) -> OpenFirst:
+    """One server session as an editor starts it with a file open: `initialize`, then
+    `initialized` and `didOpen` of a skill.md at once (plus, for a client that pulls,
+    `textDocument/diagnostic` right after, as VS Code does; a report that is not yet
+    correct is pulled again, as after a `workspace/diagnostic/refresh`)."""
+    figs = OpenFirst()
+    client = LanguageClient("mantle-bench", "1")
+    mid = n // 2
+    path = project / "skills" / f"s{mid}" / "skill.md"
+    text = path.read_text(encoding="utf-8") + (
+        f"\nAlso read @memory.s{mid}.planted_missing and @memory.s{(mid + 1) % n}.{public_field}.\n"
+    )
+    uri = path.as_uri()
+    loop = asyncio.get_running_loop()
+    correct: asyncio.Future[float] = loop.create_future()
+    refreshed = asyncio.Event()
+
+    def judge(diags: list[types.Diagnostic]) -> bool:
+        ok = len(diags) == 1 and "planted_missing" in diags[0].message
+        if ok and not correct.done():
+            correct.set_result(time.perf_counter())
+        elif not ok and not correct.done():
+            figs.wrong_first = figs.wrong_first or bool(diags)
+        return ok
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diags(params: types.PublishDiagnosticsParams) -> None:
+        if params.uri == uri:
+            judge(list(params.diagnostics))
+
+    @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+    def on_progress_create(params: types.WorkDoneProgressCreateParams) -> None:
+        return None
+
+    @client.feature(types.PROGRESS)
+    def on_progress(params: types.ProgressParams) -> None:
+        if figs.progress is None:
+            figs.progress = time.perf_counter()
+
+    @client.feature(types.WORKSPACE_CONFIGURATION)
+    def on_config(params: types.ConfigurationParams) -> list[object]:
+        return [None for _ in params.items]
+
+    @client.feature(types.WORKSPACE_DIAGNOSTIC_REFRESH)
+    def on_refresh(params: None) -> None:
+        refreshed.set()
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def on_register(params: types.RegistrationParams) -> None:
+        return None
+
+    exe = Path(sys.executable).with_name("mantle-lsp")
+    t0 = time.perf_counter()
+    await client.start_io(str(exe), "serve", *os.environ.get("BENCH_SERVER_ARGS", "").split())
+    root_uri = project.as_uri()
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(
+                window=types.WindowClientCapabilities(work_done_progress=True),
+                workspace=types.WorkspaceClientCapabilities(
+                    configuration=True,
+                    did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+                        dynamic_registration=True
+                    ),
+                    diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+                    if pull
+                    else None,
+                ),
+                text_document=VSCODE_PULL_TEXT_DOCUMENT if pull else VSCODE_TEXT_DOCUMENT,
+            ),
+            root_uri=root_uri,
+            workspace_folders=[types.WorkspaceFolder(uri=root_uri, name="bench")],
+        )
+    )
+    figs.initialize = time.perf_counter() - t0
+    client.initialized(types.InitializedParams())
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="mantle-skill", version=1, text=text)
+        )
+    )
+    deadline = time.perf_counter() + 120
+    if pull:
+        while not correct.done() and time.perf_counter() < deadline:
+            refreshed.clear()
+            report = await client.text_document_diagnostic_async(
+                types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+            )
+            if judge(list(getattr(report, "items", None) or [])):
+                break
+            await asyncio.wait_for(refreshed.wait(), 120)
+    left = max(1.0, deadline - time.perf_counter())
+    figs.diagnostics = await asyncio.wait_for(correct, left) - t0
+    if figs.progress is not None:
+        figs.progress -= t0
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return figs
+
+
 def ms(x: float) -> str:
     return f"{x * 1000:.1f} ms"
 
@@ -400,33 +544,57 @@ def compile_bytecode() -> None:
     compileall.compile_dir(str(ROOT / "server" / "mantle_lsp"), quiet=1)
 
 
+PROFILES = {
+    # name: (generator, a public field of every skill another skill may read)
+    "dense": (generate, "status"),
+    "realistic": (generate_realistic, "topic"),
+}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
+    ap.add_argument("--profiles", nargs="+", choices=sorted(PROFILES), default=list(PROFILES))
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--runs", type=int, default=7, help="timed runs per figure (best of)")
     args = ap.parse_args()
     compile_bytecode()
     rows = []
-    for n in args.sizes:
-        project = generate(CACHE / f"skills-{n}", n)
-        floor, check, serial, figs = asyncio.run(measure(project, n, args.rounds, args.runs))
-        rows.append((n, floor, check, serial, figs))
-        print(f"N={n}: floor {floor:.2f}s, check {check:.2f}s ({check / floor:.1f}x)", flush=True)
+    for profile in args.profiles:
+        make, public_field = PROFILES[profile]
+        for n in args.sizes:
+            project = make(CACHE / f"{profile}-{n}", n)
+            floor, check, serial, figs = asyncio.run(
+                measure(project, n, args.rounds, args.runs, public_field)
+            )
+            rows.append((profile, n, floor, check, serial, figs))
+            print(
+                f"{profile} N={n}: floor {floor:.2f}s, check {check:.2f}s ({check / floor:.1f}x)",
+                flush=True,
+            )
     table = [
-        "| skills | floor | check | check/floor | check --jobs 1 | /floor | first diagnostics "
+        "| profile | skills | floor | check | check/floor | check --jobs 1 | /floor "
+        "| opened file (push) | /floor | opened file (pull) | /floor | initialize answered "
+        "| first progress | first diagnostics "
         "| /floor | pulled (VS Code) | /floor | index complete | completion p50/p95 "
         "| resolve p95 | hover p50/p95 "
         "| edit skill.md p50/p95 | edit memory.yml p50/p95 "
         "| dependent file p95 | peak RSS (worker) | 2 processes got |",
+        "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| ---: | ---: |",
     ]
-    for n, floor, check, serial, f in rows:
+    for profile, n, floor, check, serial, f in rows:
+        op, opp = f.opened or OpenFirst(), f.opened_pulled or OpenFirst()
         table.append(
-            f"| {n} | {floor:.2f} s | {check:.2f} s | {check / floor:.1f}x | "
+            f"| {profile} | {n} | {floor:.2f} s | {check:.2f} s | {check / floor:.1f}x | "
             f"{serial:.2f} s | {serial / floor:.1f}x | "
+            f"{op.diagnostics:.2f} s{' (wrong first)' if op.wrong_first else ''} | "
+            f"{op.diagnostics / floor:.1f}x | "
+            f"{opp.diagnostics:.2f} s{' (wrong first)' if opp.wrong_first else ''} | "
+            f"{opp.diagnostics / floor:.1f}x | {op.initialize:.2f} s | "
+            f"{f'{op.progress:.2f} s' if op.progress is not None else 'none'} | "
             f"{f.first_diagnostics:.2f} s | {f.first_diagnostics / floor:.1f}x | "
             f"{f.first_pulled:.2f} s | {f.first_pulled / floor:.1f}x | "
             f"{f.index_complete:.2f} s | "
@@ -448,6 +616,7 @@ def main() -> int:
         header = (
             "# Benchmark results\n\n"
             f"Written by `make bench` (`bench/run.py --sizes {' '.join(map(str, args.sizes))} "
+            f"--profiles {' '.join(args.profiles)} "
             f"--rounds {args.rounds} --runs {args.runs}`) on {time.strftime('%Y-%m-%d')}; "
             f"load average {load:.1f} when it ended. Each row's figures come from the same "
             f"run; every timing is the best of {args.runs} interleaved runs, each next to a "

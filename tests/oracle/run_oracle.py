@@ -222,6 +222,41 @@ def check_previews(engine_python: str, roots: Sequence[Path]) -> int:
     return len(rep.mismatches)
 
 
+def check_first_looks(roots: Sequence[Path]) -> int:
+    """The server's first look at a skill.md opened before the initial index
+    (``Project.load_around`` + ``first_look``) against the whole project's diagnostics of
+    that file, less the rules that read every file (``Rule.whole_project``), for every
+    skill of the corpus; prints the first differences, returns how many files differ."""
+    from mantle_lsp.ide.diagnostics import first_look, project_diagnostics
+    from mantle_lsp.ide.rules.base import RULES
+    from mantle_lsp.model import layout
+    from mantle_lsp.model.project import Project
+
+    whole = {c for r in RULES if r.whole_project for c in r.codes}
+    started = time.monotonic()
+    looked = differ = 0
+    for root in roots:
+        full = project_diagnostics(Project.load(root))
+        files = list(layout.project_files(root))
+        for path, kind, sid in files:
+            if kind != layout.FileKind.SKILL_MD or sid is None:
+                continue
+            looked += 1
+            early = first_look(Project.load_around(root, files, sid), [path]).get(path, [])
+            want = {(d.range, d.code, d.message) for d in full.get(path, []) if d.code not in whole}
+            got = {(d.range, d.code, d.message) for d in early}
+            if want != got:
+                differ += 1
+                if differ <= 10:
+                    sys.stdout.write(
+                        f"  FIRST LOOK DIFFERS {_rel(path)}: extra {sorted(got - want)[:3]}, "
+                        f"missing {sorted(want - got)[:3]}\n"
+                    )
+    log(f"first looks: {looked} skill.md files in {time.monotonic() - started:.0f} s")
+    sys.stdout.write(f"\nfirst look: {looked} skill.md files, {differ} differ\n")
+    return differ
+
+
 def engine_version(engine_python: str) -> str:
     code = "import importlib.metadata as m; print(m.version('rasa-pro'))"
     proc = subprocess.run([engine_python, "-c", code], capture_output=True, text=True)
@@ -572,9 +607,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     preview_diffs = 0
     if not args.no_preview:
         preview_diffs = check_previews(args.engine_python, [roots[n] for n in names])
+    first_look_diffs = check_first_looks([roots[n] for n in names])
     failed = [r for r in results if r.failed]
     crashes = sum(1 for r in results if not r.engine_ok)
-    if failed or stale or bad_tags or preview_diffs:
+    if failed or stale or bad_tags or preview_diffs or first_look_diffs:
         sys.stdout.write(
             f"\nFAILED: {len(failed)} project(s) differ from the engine"
             + (
@@ -584,6 +620,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             + (f", {len(bad_tags)} false agent.language warning(s)" if bad_tags else "")
             + (f", {preview_diffs} prompt preview(s) differ" if preview_diffs else "")
+            + (f", {first_look_diffs} first look(s) differ" if first_look_diffs else "")
             + f" (engine crashed on {crashes}; full report: {_rel(args.report_json)})\n"
         )
         return EXIT_DIFFERENCES

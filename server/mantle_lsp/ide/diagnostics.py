@@ -29,16 +29,20 @@ __all__ = [
     "describe_unwritable",
     "did_you_mean",
     "file_diagnostics",
+    "first_look",
     "project_diagnostics",
     "rechecked",
     "run",
 ]
 
 
-def run(project: Project, only: Iterable[Path] | None = None) -> dict[Path, list[Diagnostic]]:
+def run(
+    project: Project, only: Iterable[Path] | None = None, whole: bool = True
+) -> dict[Path, list[Diagnostic]]:
     """Check the whole project, or only what can report on the files in ``only``: the
     parse issues of those files, the skill rules of the skills they belong to, and the
-    project rules that report on their kinds of file."""
+    project rules that report on their kinds of file. With ``whole`` False, the rules
+    that read every file's references are left out (see :func:`first_look`)."""
     ck = Checker(project)
     wanted = None if only is None else set(only)
     p = project
@@ -55,6 +59,8 @@ def run(project: Project, only: Iterable[Path] | None = None) -> dict[Path, list
     skills = {pf.skill_id for pf in files if pf.skill_id is not None}
     anchor = p.anchor_file()
     for rule in RULES:
+        if not whole and rule.whole_project:
+            continue
         ck.rule = rule
         if rule.scope == "skill":
             for sid, sk in p.skills.items():
@@ -71,6 +77,16 @@ def run(project: Project, only: Iterable[Path] | None = None) -> dict[Path, list
     for diags in ck.out.values():
         diags.sort(key=lambda d: (d.range.start, d.range.end, d.code))
     return ck.out
+
+
+def first_look(project: Project, paths: Iterable[Path]) -> dict[Path, list[Diagnostic]]:
+    """The diagnostics of some files of a project loaded around their skill
+    (``Project.load_around``), before the whole project is: every rule but those that
+    read every file's references (data flow: never written, unused, written twice,
+    constant conditions). What it reports equals those files' entries of
+    :func:`project_diagnostics` less those rules' findings (a test compares them on
+    every fixture project)."""
+    return run(project, paths, whole=False)
 
 
 # Project files whose edits the index cannot trace to the files that depend on them (which

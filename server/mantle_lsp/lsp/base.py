@@ -159,9 +159,31 @@ class MantleProtocol(LanguageServerProtocol):
                 callback(future)
             finally:
                 if self._request_futures.get(msg_id) is future:
-                    del self._request_futures[msg_id]
+                    if self._cancelling_all:  # pygls is iterating over them: after it
+                        self._forgotten += (msg_id,)
+                    else:
+                        del self._request_futures[msg_id]
 
         super()._execute_handler(msg_id, handler, done, args, kwargs)
+
+    _cancelling_all = False
+    _forgotten: tuple[Any, ...] = ()
+
+    @lsp_method(lsp.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        """pygls cancels every pending handler while iterating over ``_request_futures``;
+        a handler still running then (the initial index, when the editor quits during it)
+        is forgotten by :meth:`_execute_handler`'s callback, which must wait until the
+        iteration is over ("dictionary changed size during iteration" otherwise)."""
+        self._cancelling_all, self._forgotten = True, ()
+        try:
+            yield from super().lsp_shutdown(*args)
+        finally:
+            self._cancelling_all = False
+            forgotten: tuple[Any, ...] = self._forgotten
+            for msg_id in forgotten:
+                self._request_futures.pop(msg_id, None)
+            self._forgotten = ()
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         """A ``$/cancelRequest`` for a request already answered is routine (VS Code cancels
@@ -225,6 +247,8 @@ class ServerBase(LanguageServer):
         self.on_demand: set[Path] = set()  # nested projects loaded for an open document
         self.pull_diagnostics = False
         self.indexed = False
+        # documents opened before the initial index: their first look (sync.first_looks)
+        self.opened_early: list[Path] = []
         self.jobs = 1  # processes for the initial index of a large project (serve --jobs)
         self._settling: asyncio.Task[None] | None = None
         self.index_started = 0.0  # time.monotonic() when the last index_folders began

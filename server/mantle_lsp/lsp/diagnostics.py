@@ -18,13 +18,19 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
 
-from ..ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics, rechecked
+from ..ide.diagnostics import (
+    Diagnostic,
+    file_diagnostics,
+    first_look,
+    project_diagnostics,
+    rechecked,
+)
 from ..ide.suppression import apply_suppressions
 from ..model.project import PendingFile, Project
 from . import convert
@@ -59,6 +65,10 @@ class DiagnosticsPublisher:
         # Pull mode: diagnostics a spread initial index computed (unfiltered), served to
         # pulls until a change may affect them (see seed).
         self.seeded: dict[Path, list[Diagnostic]] = {}
+        # Documents opened before the initial index: their first look (filtered), served
+        # to pulls until the index has their project (see first_look).
+        self.early: dict[Path, list[Diagnostic]] = {}
+        self.look_early: Callable[[Path], None] = lambda path: None
         # Pull mode: files whose last workspace report had diagnostics. A workspace report
         # leaves out a file with nothing to report that the client does not know either
         # (no previous result id, nothing reported before): most files, most of the time.
@@ -111,6 +121,16 @@ class DiagnosticsPublisher:
             return self.server.uri_of(path), pf.source.index
 
         return target
+
+    def first_look(self, project: Project, path: Path) -> None:
+        """Publish (or keep for a pull) the first look at a document opened before the
+        initial index: ``project`` is loaded around its skill (``Project.load_around``)."""
+        self.configs.prepare(project)
+        found = apply_suppressions(project, first_look(project, [path]), [path])
+        diags = self.filtered(project, path, found.get(path, []))
+        self.early[path] = diags
+        if not self.server.pull_diagnostics:
+            self.publish(path, diags, project.files[path].source.version)
 
     def problems_of(self, project: Project) -> list[Diagnostic]:
         """Every diagnostic of ``project`` as the editor shows it (what it was last
@@ -302,7 +322,15 @@ class DiagnosticsPublisher:
             layers = lsp_layers.document_report(self.server, p) if p is not None else None
             if layers is not None:  # a file of a memory-layers/ folder
                 return layers
-            return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+            if p is not None and p not in self.early:
+                self.look_early(p)
+            early = self.early.get(p) if p is not None else None
+            if early is None or p is None:
+                return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+            index = self.server.index_of(p)
+            return lsp.RelatedFullDocumentDiagnosticReport(
+                items=[convert.to_diagnostic(d, index) for d in early], result_id=result_id(early)
+            )
         if seeded is not None:
             diags = self.filtered(doc.project, doc.path, seeded)
         else:

@@ -143,6 +143,44 @@ class Project:
         p._read(files, owned)
         return p
 
+    @classmethod
+    def load_around(
+        cls,
+        root: Path,
+        files: list[tuple[Path, FileKind, str | None]],
+        sid: str,
+        reader: Reader = read_source,
+    ) -> Project:
+        """What the diagnostics of skill ``sid``'s files need, and no more: that skill's
+        files and the project-level files are parsed now, with the responses.yml files of
+        other skills whose text names a response the skill uses (all of them when one of
+        those responses is defined nowhere: the did-you-mean needs every name); the other
+        files on first use (a neighbour's memory.yml a condition reads, a routing target's
+        skill.md). Its index holds the entries of the files parsed now only, so the rules
+        that read every file's references (``Rule.whole_project``) cannot run on it: the
+        server uses it for the documents open at start-up, until the whole project is
+        loaded."""
+        owned = {path for path, _, owner in files if owner == sid or owner is None}
+        p = cls.load_partial(root, files, owned, reader)
+        idx = build_index(p, owned)
+        used = {r.key[1] for r in idx.references if r.key[0] == "response"}
+        others = [
+            path
+            for path, kind, owner in files
+            if kind == FileKind.SKILL_RESPONSES and path not in owned
+        ]
+        if used:
+            named = {path for path in others if any(n in p.files[path].source.text for n in used)}
+            if named:
+                owned |= named
+                idx = build_index(p, owned)
+            if not all(("response", n) in idx.symbols for n in used):
+                owned |= set(others)
+                idx = build_index(p, owned)
+        p._index = idx
+        p._pending = []  # never materialized as a whole: it is dropped after the index
+        return p
+
     def rescan(self) -> None:
         """(Re)read every file of the project from ``reader``."""
         self._read(list(layout.project_files(self.root)), None)

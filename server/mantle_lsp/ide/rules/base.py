@@ -96,12 +96,31 @@ class Rule:
     fn: Callable[..., None]
 
     @property
+    def whole_project(self) -> bool:
+        """Whether the rule reads the references of every file of the project (data
+        flow: is a field written or read anywhere?). The other rules need only the files
+        of what they check, the project-level files and the declarations they look up:
+        they can run on a project loaded around one skill (``Project.load_around``)."""
+        return self.reads >= WHOLE_PROJECT_READS
+
+    @property
     def summary(self) -> str:
         doc = (self.fn.__doc__ or "").strip()
         return doc.split("\n\n", 1)[0].replace("\n", " ")
 
 
 RULES: list[Rule] = []
+
+# A rule that reads every kind of file holding references reads the whole project.
+WHOLE_PROJECT_READS = frozenset(
+    {
+        FileKind.SKILL_MD,
+        FileKind.SKILL_TOOLS,
+        FileKind.SHARED_TOOLS,
+        FileKind.HELPER,
+        FileKind.SKILL_RESPONSES,
+    }
+)
 
 
 def rule(

@@ -85,9 +85,9 @@ def where(ck: Checker, r: Reference) -> str:
     return f"{rel}:{line}"
 
 
-def reachable_by_unknown_keys(ck: Checker, sk: Skill | None, f: MemoryField) -> bool:
+def reachable_by_unknown_keys(ck: Checker, sk: Skill | None, scope: str) -> bool:
     """Code that uses memory with keys that cannot be known, or buttons made at run time,
-    may reach ``f``."""
+    may reach a field of ``sk`` (None: the project) declared with ``scope``."""
     facts = ck.sem.code_memory_facts()
     if facts.anything:
         return True
@@ -97,7 +97,7 @@ def reachable_by_unknown_keys(ck: Checker, sk: Skill | None, f: MemoryField) -> 
     if sk is not None:
         if sk.id in facts.dynamic_skills:
             return True
-        return f.scope == "public" and bool(facts.dynamic_skills - {sk.id})
+        return scope == "public" and bool(facts.dynamic_skills - {sk.id})
     return bool(facts.dynamic_skills)
 
 
@@ -110,44 +110,59 @@ def _writer_hooks(ck: Checker, sk: Skill | None) -> set[str]:
 
 
 def never_written_reads(
-    ck: Checker, sk: Skill | None, f: MemoryField, hooks: set[str]
+    ck: Checker, sk: Skill | None, name: str, scope: str, written: bool
 ) -> list[Reference] | None:
-    """The places that read field ``f`` of ``sk`` (None: the project), sorted, when
+    """The places that read field ``name`` of ``sk`` (None: the project), sorted, when
     nothing in the project can ever write it; else None (a writer, a form this check does
-    not know, code that may reach it, or no reader at all)."""
+    not know, code that may reach it, or no reader at all). ``written``: its declaration
+    or a hook gives it a value (llm_settable, seed, initial_value,
+    run_after_setting_<name>)."""
     ns = sk.id if sk is not None else "project"
-    if sk is not None and sk.id in DEFAULT_SKILLS:
-        return None
-    if f.llm_settable or f.seed or f.value("initial_value") is not None:
-        return None
-    if f"run_after_setting_{f.name}" in hooks or ck.sem.field_writers(ns, f.name):
+    if (sk is not None and sk.id in DEFAULT_SKILLS) or written:
         return None
     facts = ck.sem.code_memory_facts()
-    if f.name in facts.shared_entries or f"{ns}.{f.name}" in facts.shared_entries:
+    if name in facts.shared_entries or f"{ns}.{name}" in facts.shared_entries:
         return None  # a bare key in shared code may be this field: it may write it
-    if reachable_by_unknown_keys(ck, sk, f):
+    if reachable_by_unknown_keys(ck, sk, scope):
         return None
-    refs = [r for r in ck.p.index.references_to(("field", ns, f.name)) if not r.soft]
+    refs = [r for r in ck.p.index.references_to(("field", ns, name)) if not r.soft]
     if any(r.form not in READ_FORMS for r in refs):
         return None  # a writer, or a form this check does not know: stay silent
     reads = sorted(refs, key=lambda r: (str(r.path), r.range.start))
     return reads or None  # nothing reads it: lsp.memory.unused_field says so
 
 
+def _given(ck: Checker, ns: str, f: MemoryField, hooks: set[str]) -> bool:
+    """Field ``f`` of ``ns`` has a value without a writer: its declaration or a hook."""
+    if f.llm_settable or f.seed or f.value("initial_value") is not None:
+        return True
+    return f"run_after_setting_{f.name}" in hooks or bool(ck.sem.field_writers(ns, f.name))
+
+
 def is_never_written(ck: Checker, ns: str, entry: str) -> bool:
     """Whether ``lsp.memory.never_written`` holds for the field ``ns.entry``: declared,
     read, and nothing in the project can write it (so every read sees None). Memoised
-    per check run."""
+    per check run. Another skill's files are not parsed for it (a spread check's worker
+    knows their fields as facts, ``Project.field_decls``)."""
     memo: dict[tuple[str, str], bool] = ck.cache.setdefault("never_written", {})
     if (ns, entry) in memo:
         return memo[(ns, entry)]
-    sk = ck.p.skill(ns) if ns != "project" else None
-    md = ck.p.project_memory if ns == "project" else (sk.memdoc if sk is not None else None)
-    decls = md.declarations(entry) if md is not None else []
-    hooks_memo: dict[str, set[str]] = ck.cache.setdefault("never_written_hooks", {})
-    if ns not in hooks_memo:
-        hooks_memo[ns] = _writer_hooks(ck, sk) if decls else set()
-    found = len(decls) == 1 and never_written_reads(ck, sk, decls[0], hooks_memo[ns]) is not None
+    found = False
+    refs = [r for r in ck.p.index.references_to(("field", ns, entry)) if not r.soft]
+    if not refs or any(r.form not in READ_FORMS for r in refs):
+        pass  # written (or a form this check does not know)
+    elif ns == "project":
+        md = ck.p.project_memory
+        decls = md.declarations(entry) if md is not None else []
+        if len(decls) == 1:
+            hooks = set(ck.sem.code_memory_facts().tool_names)
+            written = _given(ck, ns, decls[0], hooks)
+            found = never_written_reads(ck, None, entry, "project", written) is not None
+    elif (sk := ck.p.skill(ns)) is not None:
+        decl = ck.p.field_decls(ns, entry)[1]
+        if decl is not None:
+            written = decl.given or ("tool", ns, f"run_after_setting_{entry}") in ck.p.index.symbols
+            found = never_written_reads(ck, sk, entry, decl.scope, written) is not None
     memo[(ns, entry)] = found
     return found
 
@@ -162,7 +177,7 @@ def never_written(ck: Checker, sk: Skill | None) -> None:
     ns = sk.id if sk is not None else "project"
     hooks = _writer_hooks(ck, sk)
     for f in md.fields:
-        reads = never_written_reads(ck, sk, f, hooks)
+        reads = never_written_reads(ck, sk, f.name, f.scope, _given(ck, ns, f, hooks))
         if reads is None:
             continue
         conds = [r for r in reads if r.form == "condition"]

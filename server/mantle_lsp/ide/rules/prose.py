@@ -91,11 +91,10 @@ def bare_mentions(ck: Checker, sid: str, sk: Skill) -> None:
 
 
 def mention_pattern(ck: Checker) -> re.Pattern[str] | None:
-    ids = sorted(
-        (s for s in ck.p.skills if s not in DEFAULT_SKILLS and not ck.p.engine_managed(s)),
-        key=len,
-        reverse=True,
-    )
+    """Every project skill's id as a whole word. (Engine-managed skills are left out at
+    each match, by :func:`check_bare_mentions`: deciding it for every skill up front
+    would read every skill.md's frontmatter.)"""
+    ids = sorted((s for s in ck.p.skills if s not in DEFAULT_SKILLS), key=len, reverse=True)
     return _mention_regex(tuple(ids)) if ids else None
 
 
@@ -123,6 +122,8 @@ def check_bare_mentions(
             if name == sid or name in seen:
                 continue
             seen.add(name)
+            if ck.p.engine_managed(name):
+                continue
             ck.emit(
                 sk.skill_md.path,
                 TextRange(m.start(1), m.end(1)),

@@ -1,0 +1,166 @@
+"""The documents an editor opens with the workspace get their diagnostics before the
+whole project is indexed (issue 14): a first look from the project loaded around their
+skill (``Project.load_around``), without the rules that read every file; the index then
+publishes them whole. And an editor that quits during the index gets its answer."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from lsprotocol import types as lsp
+
+from mantle_lsp.ide.diagnostics import first_look, project_diagnostics
+from mantle_lsp.ide.rules.base import RULES
+from mantle_lsp.model import layout
+from mantle_lsp.model.project import Project
+from support import write_fixture
+from test_lsp_support import TELECOM, lsp_session, vscode_capabilities
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from generate import generate
+
+pytestmark = pytest.mark.timeout(120)
+
+TOOLS = "from rasa.mantle.tools.decorator import ToolContext, tool\n"
+
+# `zeta` reads a field it does not declare (an error any look finds) and writes a project
+# field that `alpha`'s tool writes first (a hint only the whole project shows), reads a
+# neighbour's public field and a response another skill defines (both fine).
+PROJECT = (
+    """\
+//- memory.yml
+customer_id:
+  type: text
+//- skills/alpha/memory.yml
+schema:
+  public:
+    tier:
+      type: text
+      llm_settable: true
+      description: The tier.
+//- skills/alpha/responses.yml
+responses:
+  utter_shared:
+    - text: Shared.
+//- skills/alpha/tools.py
+"""
+    + TOOLS
+    + """
+@tool(description="Log in.")
+async def log_in(context: ToolContext = None):
+    context.memory.set("project.customer_id", "c-1")
+    return None
+//- skills/alpha/skill.md
+---
+description: Alpha.
+---
+Use @tool.log_in.
+//- skills/zeta/skill.md
+---
+description: Zeta.
+---
+Read @memory.zeta.nope and @memory.alpha.tier for @memory.project.customer_id.
+
+:::ordered_block id=main
+steps:
+  - id: reset
+    set_memory:
+      customer_id: guest
+  - id: say
+    action: utter_shared
+:::
+"""
+)
+
+
+def _messages(diags: list[lsp.Diagnostic]) -> list[str]:
+    return sorted(f"{d.code}" for d in diags)
+
+
+async def test_a_document_opened_at_start_gets_its_first_look_then_the_whole_check(
+    tmp_path: Path,
+) -> None:
+    root = write_fixture(tmp_path, PROJECT).root.resolve()
+    path = root / "skills" / "zeta" / "skill.md"
+    async with lsp_session(root, wait_index=False) as s:
+        s.open(path)
+        await s.until(lambda: len(s.published_for(path)) >= 2, what="two publishes")
+        first, whole = s.published_for(path)[:2]
+    assert _messages(list(first.diagnostics)) == [
+        "mantle.validation.prose.unknown_memory_reference"
+    ]
+    assert first.version == 1
+    assert _messages(list(whole.diagnostics)) == [
+        "lsp.memory.project_field_written_twice",
+        "mantle.validation.prose.unknown_memory_reference",
+    ]
+
+
+async def test_a_pull_before_the_index_is_answered_with_the_first_look(tmp_path: Path) -> None:
+    root = write_fixture(tmp_path, PROJECT).root.resolve()
+    path = root / "skills" / "zeta" / "skill.md"
+    async with lsp_session(root, wait_index=False, capabilities=vscode_capabilities(True)) as s:
+        u = s.open(path)
+        report = await s.client.text_document_diagnostic_async(
+            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+        )
+        assert isinstance(report, lsp.RelatedFullDocumentDiagnosticReport)
+        assert _messages(list(report.items)) == ["mantle.validation.prose.unknown_memory_reference"]
+        await s.until(lambda: any(m.startswith("initial index") for m in s.logs()))
+        report = await s.client.text_document_diagnostic_async(
+            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+        )
+        assert isinstance(report, lsp.RelatedFullDocumentDiagnosticReport)
+        assert len(report.items) == 2
+
+
+async def test_an_editor_that_quits_during_the_index_gets_its_shutdown_answer(
+    tmp_path: Path,
+) -> None:
+    """pygls cancels pending handlers while iterating over them; the running index's
+    handler used to be forgotten during that iteration ("dictionary changed size")."""
+    root = generate(tmp_path / "gen", 150).resolve()
+    async with lsp_session(root, wait_index=False) as s:
+        s.open(root / "skills" / "s7" / "skill.md")
+    # leaving the session sends shutdown and fails on an error answer
+
+
+@pytest.mark.parametrize("example", ["telecom", "telecom-broken"])
+def test_the_first_look_is_the_whole_check_less_the_data_flow_rules(example: str) -> None:
+    """On every skill of the examples (``make oracle`` does it on the whole corpus)."""
+    root = TELECOM.parent / example
+    whole = {c for r in RULES if r.whole_project for c in r.codes}
+    full = project_diagnostics(Project.load(root))
+    files = list(layout.project_files(root))
+    looked = 0
+    for path, kind, sid in files:
+        if kind != layout.FileKind.SKILL_MD or sid is None:
+            continue
+        early = first_look(Project.load_around(root, files, sid), [path]).get(path, [])
+        want = {(d.range, d.code, d.message) for d in full.get(path, []) if d.code not in whole}
+        assert {(d.range, d.code, d.message) for d in early} == want, path
+        looked += 1
+    assert looked >= 5
+
+
+def test_the_first_look_parses_only_what_its_skill_needs(tmp_path: Path) -> None:
+    root = generate(tmp_path / "gen", 40)
+    files = list(layout.project_files(root))
+    proj = Project.load_around(root, files, "s7")
+    first_look(proj, [root / "skills" / "s7" / "skill.md"])
+    parsed = {
+        p.relative_to(root).as_posix()
+        for p, pf in proj.files.items()
+        if type(pf).__name__ != "PendingFile" or pf._parsed is not None  # type: ignore[attr-defined]
+    }
+    # its own files, the project's, and the neighbour whose field a condition reads
+    assert {p for p in parsed if p.startswith("skills/s7/")} == {
+        "skills/s7/skill.md",
+        "skills/s7/memory.yml",
+        "skills/s7/responses.yml",
+        "skills/s7/tools.py",
+    }
+    others = {p.split("/")[1] for p in parsed if p.startswith("skills/") and "/s7/" not in p}
+    assert others <= {"s8"}
