@@ -90,6 +90,9 @@ class FieldFacts(NamedTuple):
     enum_values: tuple[str, ...]  # as strings
     # unquoted enum items YAML 1.1 reads as booleans: the text as written -> that boolean
     enum_booleans: dict[str, bool]
+    # llm_settable, seed or initial_value: it may hold a value without a writer in the
+    # files (a condition on a field nothing writes is decided: constant_never_written)
+    given: bool = False
 
 
 # a skill's fields by name: (the public declaration, the effective one), see field_decls
@@ -99,7 +102,9 @@ FieldTable = dict[str, tuple[FieldFacts | None, FieldFacts | None]]
 def _field_facts(f: MemoryField | None) -> FieldFacts | None:
     if f is None:
         return None
-    return FieldFacts(f.scope, f.type, tuple(str(v) for v in f.enum_values), f.enum_booleans)
+    given = f.llm_settable or f.seed or f.value("initial_value") is not None
+    enums = tuple(str(v) for v in f.enum_values)
+    return FieldFacts(f.scope, f.type, enums, f.enum_booleans, given)
 
 
 def _declarations(sk: Skill, name: str) -> tuple[FieldFacts | None, FieldFacts | None]:
