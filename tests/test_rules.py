@@ -123,8 +123,9 @@ def test_what_rules_read_decides_which_project_files_are_rechecked(tmp_path: Pat
 
     # agent.yml's model groups are read against integrations.yml
     assert "agent.yml" in after("integrations.yml")
-    # a tool module may be the only writer of a project field (the unused-field hint)
-    assert after("skills/card/tools.py") == ["memory.yml", "skills/card/tools.py"]
+    # a tool module may be the only writer of a project field (the unused-field hint), and
+    # of a field a precondition's `satisfied_when` reads (constant_never_written)
+    assert after("skills/card/tools.py") == ["agent.yml", "memory.yml", "skills/card/tools.py"]
     # nothing reads project memory.yml's content but the rules of project files and skills
     # (the index adds the skills that refer to its fields)
     assert "skills/other/skill.md" not in after("memory.yml")
@@ -132,7 +133,9 @@ def test_what_rules_read_decides_which_project_files_are_rechecked(tmp_path: Pat
 
 def test_a_lib_helper_edit_rechecks_every_tool_module(tmp_path: Path) -> None:
     """Which tool modules import a lib helper is not indexed: an edit of one re-checks all of
-    them (a helper that stops parsing is reported where a tool imports it)."""
+    them (a helper that stops parsing is reported where a tool imports it), and the files
+    whose findings depend on what code may write (a condition on a field nothing writes,
+    constant_never_written, in a skill.md)."""
     write_fixture(
         tmp_path,
         "//- lib/__init__.py\n//- lib/keys.py\nNOTE = 'note'\n"
@@ -143,7 +146,6 @@ def test_a_lib_helper_edit_rechecks_every_tool_module(tmp_path: Path) -> None:
     proj = Project.load(tmp_path)
     got = rechecked(proj, [tmp_path / "lib/keys.py"])
     assert {tmp_path / "skills/card/tools.py", tmp_path / "tools/shared.py"} <= got
-    assert tmp_path / "skills/card/skill.md" not in got
 
 
 def test_a_project_fields_writers_are_rechecked_together(tmp_path: Path) -> None:
