@@ -220,3 +220,59 @@ async def {name}(payload: ToolCallPayload) -> ToolCallPayload:
     d = _found(fx.root)["mantle.validation.hooks.duplicate_modifier"]
     assert d.path == fx.root / "hooks/z.py"
     assert _at(fx.root, d) == [("hooks.py", "modify_tool_call", "`tool_call` first modified here")]
+
+
+def test_an_import_of_a_module_that_does_not_parse_points_at_the_error(tmp_path: Path) -> None:
+    fx = write_fixture(
+        tmp_path,
+        """\
+//- lib/__init__.py
+//- lib/broken.py
+def oops(:
+    pass
+//- skills/card/tools.py
+from lib.broken import oops
+//- skills/card/skill.md
+---
+description: Card.
+---
+Help.
+""",
+    )
+    d = _found(fx.root)["lsp.tools.unresolved_import"]
+    ((where, _text, note),) = _at(fx.root, d)
+    assert (where, note) == ("lib/broken.py", "the syntax error")
+    line = (
+        fx.root.joinpath("lib/broken.py")
+        .read_text(encoding="utf-8")[: d.related[0].location.range.start]
+        .count("\n")
+    )
+    assert f"lib/broken.py:{line + 1}:" in d.message
+
+
+def test_an_mcp_import_named_like_a_local_tool_points_at_the_tool(tmp_path: Path) -> None:
+    fx = write_fixture(
+        tmp_path,
+        """\
+//- skills/card/skill.md
+---
+description: Card.
+import_tools:
+  - mcp/bank:look_up
+---
+Use @tool.look_up.
+//- skills/card/tools.py
+"""
+        + TOOLS_HEADER
+        + """
+
+@tool(description="Look up.")
+async def look_up(context: ToolContext = None):
+    return None
+""",
+    )
+    d = _found(fx.root)["skill.import_tools.invalid_shared_tool"]
+    assert "already has a tool" in d.message
+    assert _at(fx.root, d) == [
+        ("skills/card/tools.py", "look_up", "the tool `look_up` is defined here")
+    ]

@@ -13,7 +13,7 @@ from ...model.project import Skill
 from ...syntax.errors import closest
 from ...syntax.skill_md import SkillDoc
 from ...syntax.yaml_tree import YMap, YScalar
-from .base import Checker, did_you_mean, meant, rule
+from .base import Checker, Related, did_you_mean, meant, rule
 from .flow import where
 
 
@@ -289,6 +289,15 @@ def _listed(names: list[str]) -> str:
     return ", ".join(f"`{n}`" for n in names)
 
 
+def _defined_here(ck: Checker, key: tuple[str, ...], what: str) -> list[Related]:
+    """Where the project defines ``key``, as related information."""
+    return [
+        ck.related(sym.path, sym.range, f"{what} is defined here")
+        for sym in ck.p.index.lookup(key)
+        if sym.path is not None and sym.range is not None
+    ]
+
+
 def import_collisions(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
     """An MCP import whose bare tool name is taken (twice, a framework tool, a tool of the
     skill or a shared tool it uses); 3.22 also reserves the execute-only names."""
@@ -307,7 +316,7 @@ def import_collisions(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
             continue
         bare = value.rsplit(":", 1)[1]
         problem = None
-        related = []
+        related: list[Related] = []
         if bare in seen:
             problem = f"the MCP tool name `{bare}` is imported twice"
             related.append(ck.related(sk.skill_md.path, seen[bare].range, "first imported here"))
@@ -315,8 +324,10 @@ def import_collisions(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
             problem = f"`{bare}` is a framework tool name"
         elif bare in local:
             problem = f"this skill already has a tool `{bare}`"
+            related += _defined_here(ck, ("tool", sk.id, bare), f"the tool `{bare}`")
         elif bare in declared_shared:
             problem = f"this skill already uses the shared tool `{bare}`"
+            related += _defined_here(ck, ("tool", "", bare), f"the shared tool `{bare}`")
         elif bare in EXECUTE_ONLY_TOOLS and ck.p.engine == "3.22":
             problem = f"`{bare}` is reserved for the engine's execute-only tool (rasa-pro 3.22)"
         seen.setdefault(bare, item)

@@ -239,6 +239,7 @@ def check_lib_imports(ck: Checker, pf: ParsedFile, mod: ToolModule) -> None:
                 f"`{dotted}` is not valid Python "
                 f"({rel}:{line}: {bad.message.removeprefix('Python syntax error: ')}), {tail}",
                 severity,
+                related=[ck.related(target.path, bad.range, "the syntax error")],
             )
 
 
