@@ -54,6 +54,8 @@ def _value(text: str) -> bool | None:
         ("session.card.amount > 3 and session.card.reason == 'x'", None),
         ("session.card.reason == 'x' and session.card.amount > 3", False),
         ("(session.card.amount > 3) == session.card.reason", None),
+        ("not (session.card.reason > 3)", None),
+        ("(session.card.reason > 3) == session.card.other", None),
         # the engine's `and`/`or` give booleans, and the result is truthiness
         ("(session.card.reason or 0) == False", True),
         ("1 == 1.0 and session.card.reason == None", True),
@@ -76,6 +78,10 @@ def test_the_largest_decided_parts_are_reported() -> None:
     assert parts("session.card.other or session.card.reason") == [("session.card.reason", False)]
     # literals alone decide the whole (not the field): only the part the field decides
     assert parts("session.card.reason == 'x' or True") == [("session.card.reason == 'x'", False)]
+    # an ordering on None fails: nothing in it, nor after it, is reported
+    assert parts("session.card.reason > 2 and session.project.tier") == []
+    assert parts("session.card.other or session.card.reason > 2 or session.project.tier") == []
+    assert parts("session.project.tier or session.card.reason > 2") == []  # it always fails
     # the field is only compared with something unknown: nothing
     assert parts("session.card.reason == session.card.other") == []
 

@@ -98,7 +98,11 @@ def test_bundled_default_skills_parse_without_errors(wheel_tree: Path) -> None:
     assert problems == []
 
 
-DATAFLOW = ("lsp.memory.never_written", "lsp.memory.project_field_written_twice")
+DATAFLOW = (
+    "lsp.memory.never_written",
+    "lsp.memory.project_field_written_twice",
+    "lsp.condition.constant_never_written",
+)
 
 
 @pytest.mark.timeout(900)

@@ -302,10 +302,12 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 class Value(NamedTuple):
     """What an expression evaluates to: a known value, or ``_UNKNOWN``; ``raises``: its
     evaluation may fail (an ordering between incompatible values), which each site
-    handles its own way, so such an outcome is never called decided."""
+    handles its own way, so such an outcome is never called decided; ``fails``: it
+    certainly does (nothing in it is evaluated after the failure)."""
 
     value: object
     raises: bool = False
+    fails: bool = False
 
     @property
     def decided(self) -> bool:
@@ -327,7 +329,7 @@ def evaluate(e: Expr, none_keys: AbstractSet[str]) -> Value:
         return Value(e.value)
     if isinstance(e, NotExpr):
         v = evaluate(e.operand, none_keys)
-        return Value(not v.value) if v.decided else Value(_UNKNOWN, v.raises)
+        return Value(not v.value) if v.decided else Value(_UNKNOWN, v.raises, v.fails)
     if isinstance(e, BoolOpExpr):
         stop = e.op == "or"  # the truth value that ends the evaluation
         return _links((evaluate(x, none_keys) for x in e.operands), stop)
@@ -336,11 +338,14 @@ def evaluate(e: Expr, none_keys: AbstractSet[str]) -> Value:
 
 def _links(values: Iterable[Value], stop: bool) -> Value:
     """``and`` (``stop`` False) or ``or`` (``stop`` True) of values evaluated in turn: the
-    first decided ``stop`` value decides, unless an operand before it may fail."""
+    first decided ``stop`` value decides, unless an operand before it may fail; one that
+    certainly fails, when every operand before it is decided, fails it all."""
     unknown = raises = False
     for v in values:
         if v.decided and bool(v.value) == stop:
             return Value(stop) if not raises else Value(_UNKNOWN, True)
+        if v.fails and not unknown:
+            return Value(_UNKNOWN, True, True)
         unknown |= not v.decided
         raises |= v.raises
     return Value(not stop) if not unknown else Value(_UNKNOWN, raises)
@@ -352,11 +357,13 @@ def _compare_links(e: CompareExpr, none_keys: AbstractSet[str]) -> Iterator[Valu
     for op, comp in zip(e.ops, e.comparators, strict=True):
         right = evaluate(comp, none_keys)
         may_fail = left.raises or right.raises
-        if left.decided and right.decided:
+        if left.fails or right.fails:
+            yield Value(_UNKNOWN, True, True)
+        elif left.decided and right.decided:
             try:
                 yield Value(bool(_COMPARE[op](left.value, right.value)))
-            except TypeError:
-                yield Value(_UNKNOWN, True)  # it fails: the site decides what that means
+            except TypeError:  # it fails: the site decides what that means
+                yield Value(_UNKNOWN, True, True)
         else:
             yield Value(_UNKNOWN, may_fail or op not in ("==", "!="))
         left = right
@@ -390,11 +397,15 @@ def constant_parts(tree: Expr, none_keys: AbstractSet[str]) -> list[tuple[Expr, 
         if not keys or isinstance(e, LiteralExpr):
             return
         v = evaluate(e, none_keys)
+        if v.fails:
+            return  # evaluating it fails: the parts after the failure are never evaluated
         if v.decided and not compared and not evaluate(e, frozenset()).decided:
             out.append((e, bool(v.value), keys))
             return
         for c in _children(e):
             visit(c, isinstance(e, CompareExpr))
+            if evaluate(c, none_keys).fails:
+                break  # what follows it is never evaluated
 
     visit(tree, False)
     return out
