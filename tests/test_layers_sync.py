@@ -756,3 +756,19 @@ def test_an_entry_file_that_cannot_be_read_stops_the_push(
     assert code == 1
     assert "problem: entry faq/refunds.md: this file contains NUL bytes" in out
     assert service.writes == []  # the entry on the service is not emptied
+
+
+def test_layers_alone_is_the_diff_of_the_current_folder(
+    tmp_path: Path,
+    service: Service,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`diff` is the default: `mantle-lsp layers` with no subcommand changes nothing."""
+    service.add_agent("support-agent", ["vip", "standard"])
+    root = folder(tmp_path)
+    monkeypatch.chdir(root)
+    code, out, err = run(capsys)
+    assert (code, err) == (0, "")
+    assert "+ layer high-touch-customer: create (name: 'High-touch customer')" in out
+    assert service.writes == []

@@ -35,7 +35,7 @@ def add_parser(sub: Any) -> None:
         description="Work with Cadenya memory layers kept in a memory-layers/ folder "
         "(docs/memory-layers.md).",
     )
-    lsub = p.add_subparsers(dest="layers_command", required=True, parser_class=type(p))
+    lsub = p.add_subparsers(dest="layers_command", parser_class=type(p))
     m = lsub.add_parser(
         "manifest",
         help="print the entries a cascade gives the agent, in resolution order",
@@ -61,11 +61,21 @@ def add_parser(sub: Any) -> None:
     add_sync = getattr(sync_module, "add_sync_commands", None)
     if add_sync is not None:
         add_sync(lsub)
+    # `mantle-lsp layers` alone: the sync's read-only `diff` of the current folder (the
+    # default), else the group's help
+    diff = lsub.choices.get("diff")
+    p.set_defaults(
+        layers_func=diff.get_default("layers_func") if diff is not None else None,
+        layers_help=p.format_help(),
+    )
+    if diff is not None:
+        p.set_defaults(**{a.dest: a.default for a in diff._actions if a.dest != "help"})
 
 
 def cmd_layers(args: argparse.Namespace) -> int:
     func = getattr(args, "layers_func", None)
-    if func is None:  # pragma: no cover - argparse requires a subcommand
+    if func is None:  # no subcommand, and no sync commands to default to
+        print(getattr(args, "layers_help", ""), file=sys.stderr)
         return EXIT_USAGE
     result: int = func(args)
     return result
