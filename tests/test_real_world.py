@@ -242,10 +242,10 @@ def test_a_realistic_agent_is_clean(tmp_path: Path) -> None:
         tmp_path,
         REAL_AGENT,
         silent=[
-            "invalid_frontmatter",
+            "skill.markdown.invalid_frontmatter",
             "invalid_frontmatter_delimiter",
             "unknown_frontmatter_key",
-            "missing_description",
+            "mantle.validation.skill.missing_description",
             "skill.complete_when.invalid",
             "mapping_required",
             "requires_prose",

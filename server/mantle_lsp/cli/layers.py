@@ -2,9 +2,9 @@
 
 This module builds the ``layers`` command group. ``manifest`` lives here; the sync
 commands (``diff``, ``push``, ``pull``) are added by ``cli/layers_sync.py`` through its
-``add_sync_commands(subparsers)``, when that module is there. Every subcommand parser sets
-``layers_func`` (a function of the parsed arguments returning the exit status) with
-``set_defaults``; :func:`cmd_layers` runs it.
+``add_sync_commands(subparsers)`` (it imports the SDK only when one of them runs).
+Every subcommand parser sets ``layers_func`` (a function of the parsed arguments
+returning the exit status) with ``set_defaults``; :func:`cmd_layers` runs it.
 
 It also holds what ``check`` needs to report on ``memory-layers/`` folders
 (:func:`layer_targets`, :func:`layer_findings`).
@@ -13,7 +13,6 @@ It also holds what ``check`` needs to report on ``memory-layers/`` folders
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 from ..ide.layers import layer_diagnostics, manifest_json, manifest_text
 from ..model.layers import LayerSet, classify, find_layer_roots, layer_root_of, load_layer_set
 from ..syntax.text import LineIndex
+from .layers_sync import add_sync_commands
 from .output import Finding, dump_json, make_finding
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -54,13 +54,7 @@ def add_parser(sub: Any) -> None:
     m.add_argument("--format", choices=("text", "json"), default="text")
     m.set_defaults(layers_func=cmd_manifest)
     # -- part of the group that cli/layers_sync.py adds (diff, push, pull) -------------
-    try:
-        sync_module: Any = importlib.import_module(f"{__package__}.layers_sync")
-    except ImportError:
-        sync_module = None
-    add_sync = getattr(sync_module, "add_sync_commands", None)
-    if add_sync is not None:
-        add_sync(lsub)
+    add_sync_commands(lsub)
     # `mantle-lsp layers` alone: the sync's read-only `diff` of the current folder (the
     # default), else the group's help
     diff = lsub.choices.get("diff")

@@ -338,7 +338,9 @@ class ServerBase(LanguageServer):
 
     # -- client capabilities ------------------------------------------------------------
     def client_supports(self, field: str) -> bool:
-        return bool(get_capability(self.client_capabilities, field, False))
+        """Whether the client declared ``field`` (nothing before ``initialize``)."""
+        caps = getattr(self.protocol, "client_capabilities", None)
+        return caps is not None and bool(get_capability(caps, field, False))
 
     # -- documents and files ------------------------------------------------------------
     def doc(self, uri: str) -> Doc | None:

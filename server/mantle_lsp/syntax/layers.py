@@ -14,11 +14,8 @@ Like every parser in ``syntax/``, nothing here raises on input and every range i
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
-
-import yaml
 
 from .errors import SyntaxIssue, closest
 from .text import TextRange
@@ -230,35 +227,42 @@ def _check_content(entry: ParsedEntry) -> None:
     )
 
 
-def _plain_ok(value: str) -> bool:
-    """Would ``description: value`` read back as exactly ``value``?"""
-    if not value or "\n" in value or "\r" in value:
+def _reads_back(scalar: str, value: str) -> bool:
+    """Would ``description: <scalar>`` read back as exactly ``value`` (our own YAML
+    reading: libyaml's composer, as for every file)?"""
+    if "\n" in scalar or "\r" in scalar:
         return False
-    try:
-        got = yaml.safe_load(f"description: {value}\n")
-    except yaml.YAMLError:
-        return False
-    return isinstance(got, dict) and got == {"description": value}
+    root, issues = parse_yaml(f"description: {scalar}\n")
+    node = root.get("description") if isinstance(root, YMap) else None
+    return not issues and isinstance(node, YScalar) and node.value == value
 
 
 def yaml_scalar(value: str) -> str:
     """``value`` as a one-line YAML scalar: plain when that reads back unchanged, else
-    double-quoted."""
-    if _plain_ok(value):
+    double-quoted (a JSON string is a YAML double-quoted scalar)."""
+    if value and _reads_back(value, value):
         return value
-    try:
-        dumped = yaml.dump(
-            value, default_style='"', allow_unicode=True, width=1 << 30, explicit_end=False
-        ).rstrip("\n")
-        if dumped.endswith("\n..."):
-            dumped = dumped[: -len("\n...")]
-        if "\n" not in dumped and yaml.safe_load(f"description: {dumped}\n") == {
-            "description": value
-        }:
-            return dumped
-    except yaml.YAMLError:
-        pass
-    return json.dumps(value, ensure_ascii=True)
+    return _double_quoted(value)
+
+
+def _double_quoted(value: str) -> str:
+    """A YAML double-quoted scalar of ``value`` on one line: what YAML may not hold raw
+    (line breaks, control and other non-printable characters) as escapes."""
+    out = ['"']
+    for ch in value:
+        o = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 0x20 <= o <= 0x7E or (0xA0 <= o <= 0xFFFD and not 0xD800 <= o <= 0xDFFF):
+            out.append(ch if o != 0xFEFF else "\\uFEFF")
+        elif o >= 0x10000:
+            out.append(ch)
+        elif o < 0x100:
+            out.append(f"\\x{o:02X}")
+        else:
+            out.append(f"\\u{o:04X}")
+    out.append('"')
+    return "".join(out)
 
 
 def render_entry(description: str, content: str) -> str:
