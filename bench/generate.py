@@ -184,6 +184,11 @@ def _paragraph(i: int, k: int, sentences: int = 4) -> str:
     return " ".join(_sentence(i, k * 10 + s) for s in range(sentences))
 
 
+def _has_tools(i: int) -> bool:
+    """One skill in four has a tool module (1–10 KB); the others are prose."""
+    return i % 4 == 0
+
+
 def _realistic_memory(i: int) -> str:
     nf = 1 + i % 3
     out = ["schema:", "  public:"]
@@ -197,7 +202,7 @@ def _realistic_memory(i: int) -> str:
     if nf >= 2:
         out += ["    confirmed:", "      type: bool", "      llm_settable: true",
                 "      description: The customer confirmed the summary."]  # fmt: skip
-    if nf >= 3:
+    if nf >= 3 and _has_tools(i):  # written by its tool
         out += ["  private:", "    ticket_id:", "      type: text"]
     return "\n".join(out) + "\n"
 
@@ -233,7 +238,11 @@ def _realistic_skill(i: int, n: int) -> str:
         parts += [f"if: {cond}", _paragraph(i, 20 + k, 3), ""]
     parts += [
         f"Résumez la demande (sujet: @memory.s{i}.topic) avant de conclure; "
-        f"pour les détails du compte, utilisez @tool.lookup_{i}.",
+        + (
+            f"pour les détails du compte, utilisez @tool.lookup_{i}."
+            if _has_tools(i)
+            else "pour les détails du compte, demandez au client."
+        ),
         "",
         _paragraph(i, 40, 5),
         "",
@@ -264,7 +273,7 @@ def _realistic_tools(i: int) -> str:
     if amount < 0:
         return f"{{label}}: -{{abs(amount):.2f}}"
     return f"{{label}}: {{amount:.2f}}"'''
-        for k in range(2 + i % 6)
+        for k in range(2 + (i // 4) % 30)
     )
     write = (
         '    context.memory.set("ticket_id", f"T-{i}-{reference}")\n' if nf >= 3 else ""
@@ -308,7 +317,8 @@ def generate_realistic(out: Path, n: int) -> Path:
         (d / "memory.yml").write_text(_realistic_memory(i), encoding="utf-8")
         (d / "skill.md").write_text(_realistic_skill(i, n), encoding="utf-8")
         (d / "responses.yml").write_text(_realistic_responses(i), encoding="utf-8")
-        (d / "tools.py").write_text(_realistic_tools(i), encoding="utf-8")
+        if _has_tools(i):
+            (d / "tools.py").write_text(_realistic_tools(i), encoding="utf-8")
     return out
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from ...model.defaults import DEFAULT_SKILLS
 from ...model.layout import FileKind as K
@@ -90,12 +92,43 @@ def bare_mentions(ck: Checker, sid: str, sk: Skill) -> None:
     check_bare_mentions(ck, sid, sk, doc, ck.cache["mentions"])
 
 
-def mention_pattern(ck: Checker) -> re.Pattern[str] | None:
+class Mentions(NamedTuple):
+    """How to find skill ids written as whole words in prose: every run of word
+    characters looked up in ``ids`` (ids that are all word characters, nearly always),
+    else one alternation of every id, longest first."""
+
+    ids: frozenset[str]
+    alternation: re.Pattern[str] | None
+
+    def find(self, text: str, start: int, end: int) -> Iterator[tuple[str, int, int]]:
+        if self.alternation is not None:
+            for m in self.alternation.finditer(text, start, end):
+                yield m.group(1), m.start(1), m.end(1)
+            return
+        ids = self.ids
+        for m in _WORD_RUN.finditer(text, start, end):
+            if m.group() in ids:
+                yield m.group(), m.start(), m.end()
+
+
+# a whole word: not after a word character or `x.`, not before one or `.x` (the same
+# boundaries as the alternation)
+_WORD_RUN = re.compile(r"(?<!\w)(?<!\w\.)\w+(?!\w)(?!\.\w)")
+
+
+def mention_pattern(ck: Checker) -> Mentions | None:
     """Every project skill's id as a whole word. (Engine-managed skills are left out at
     each match, by :func:`check_bare_mentions`: deciding it for every skill up front
     would read every skill.md's frontmatter.)"""
-    ids = sorted((s for s in ck.p.skills if s not in DEFAULT_SKILLS), key=len, reverse=True)
-    return _mention_regex(tuple(ids)) if ids else None
+    ids = tuple(sorted((s for s in ck.p.skills if s not in DEFAULT_SKILLS), key=len, reverse=True))
+    if not ids:
+        return None
+    if all(_WORD_ONLY.fullmatch(i) for i in ids):
+        return Mentions(frozenset(ids), None)
+    return Mentions(frozenset(ids), _mention_regex(ids))
+
+
+_WORD_ONLY = re.compile(r"\w+")
 
 
 @functools.lru_cache(maxsize=16)
@@ -106,7 +139,7 @@ def _mention_regex(ids: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def check_bare_mentions(
-    ck: Checker, sid: str, sk: Skill, doc: SkillDoc, pattern: re.Pattern[str] | None
+    ck: Checker, sid: str, sk: Skill, doc: SkillDoc, pattern: Mentions | None
 ) -> None:
     """Warn once per mentioned skill id (like the engine) at its first mention."""
     if pattern is None or sk.skill_md is None or sid in DEFAULT_SKILLS or ck.p.engine_managed(sid):
@@ -117,8 +150,7 @@ def check_bare_mentions(
         rng = para.body_range
         if rng is None:
             continue
-        for m in pattern.finditer(text, rng.start, rng.end):
-            name = m.group(1)
+        for name, start, end in pattern.find(text, rng.start, rng.end):
             if name == sid or name in seen:
                 continue
             seen.add(name)
@@ -126,7 +158,7 @@ def check_bare_mentions(
                 continue
             ck.emit(
                 sk.skill_md.path,
-                TextRange(m.start(1), m.end(1)),
+                TextRange(start, end),
                 "skill.prose.bare_skill_mention",
                 f"`{name}` names another skill as a plain word: writing it does not start "
                 f"that skill; write `@skill.{name}` to delegate to it (or ignore this code "
