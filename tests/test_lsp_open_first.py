@@ -164,3 +164,24 @@ def test_the_first_look_parses_only_what_its_skill_needs(tmp_path: Path) -> None
     }
     others = {p.split("/")[1] for p in parsed if p.startswith("skills/") and "/s7/" not in p}
     assert others <= {"s8"}
+
+
+async def test_the_outline_and_folding_of_a_document_opened_at_start_do_not_wait(
+    tmp_path: Path,
+) -> None:
+    """VS Code asks for them once, as it opens the document: an empty answer would stay."""
+    root = write_fixture(tmp_path, PROJECT).root.resolve()
+    path = root / "skills" / "zeta" / "skill.md"
+    async with lsp_session(root, wait_index=False) as s:
+        u = s.open(path)
+        doc = lsp.TextDocumentIdentifier(uri=u)
+        symbols = await s.client.text_document_document_symbol_async(
+            lsp.DocumentSymbolParams(text_document=doc)
+        )
+        folds = await s.client.text_document_folding_range_async(
+            lsp.FoldingRangeParams(text_document=doc)
+        )
+    # the outline was asked while the server waited for the client's settings, before
+    # the index: it comes from the first look
+    assert symbols and any("main" in getattr(sym, "name", "") for sym in symbols)
+    assert folds

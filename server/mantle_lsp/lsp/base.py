@@ -249,6 +249,8 @@ class ServerBase(LanguageServer):
         self.indexed = False
         # documents opened before the initial index: their first look (sync.first_looks)
         self.opened_early: list[Path] = []
+        self.early_projects: dict[Path, Project] = {}  # their first look's project
+        self.look_early: Callable[[Path], None] = lambda path: None  # set by sync
         self.jobs = 1  # processes for the initial index of a large project (serve --jobs)
         self._settling: asyncio.Task[None] | None = None
         self.index_started = 0.0  # time.monotonic() when the last index_folders began
@@ -343,13 +345,20 @@ class ServerBase(LanguageServer):
         return caps is not None and bool(get_capability(caps, field, False))
 
     # -- documents and files ------------------------------------------------------------
-    def doc(self, uri: str) -> Doc | None:
+    def doc(self, uri: str, partial_ok: bool = False) -> Doc | None:
         """The Mantle file behind ``uri``; None when it is not one (or is outside every
-        project): such requests get empty results."""
+        project): such requests get empty results. With ``partial_ok`` (features that
+        read only the file itself: outline, semantic tokens, folding, selection ranges,
+        links), a document opened before the initial index is served from its first
+        look's project (``sync.first_look_at``) instead of waiting for the index."""
         path = convert.uri_to_path(uri)
         if path is None:
             return None
         proj = self.model.project_for(path)
+        if proj is None and partial_ok:
+            if path not in self.early_projects:
+                self.look_early(path)  # asked before the first looks were taken
+            proj = self.early_projects.get(path)
         if proj is None:
             return None
         pf = proj.files.get(path)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +68,6 @@ class DiagnosticsPublisher:
         # Documents opened before the initial index: their first look (filtered), served
         # to pulls until the index has their project (see first_look).
         self.early: dict[Path, list[Diagnostic]] = {}
-        self.look_early: Callable[[Path], None] = lambda path: None
         # Pull mode: files whose last workspace report had diagnostics. A workspace report
         # leaves out a file with nothing to report that the client does not know either
         # (no previous result id, nothing reported before): most files, most of the time.
@@ -323,7 +322,7 @@ class DiagnosticsPublisher:
             if layers is not None:  # a file of a memory-layers/ folder
                 return layers
             if p is not None and p not in self.early:
-                self.look_early(p)
+                self.server.look_early(p)  # pulled before the first looks were taken
             early = self.early.get(p) if p is not None else None
             if early is None or p is None:
                 return lsp.RelatedFullDocumentDiagnosticReport(items=[])

@@ -357,7 +357,7 @@ def register(server: MantleServer) -> None:
     def document_symbol(
         params: lsp.DocumentSymbolParams,
     ) -> list[lsp.DocumentSymbol] | list[lsp.SymbolInformation]:
-        doc = server.doc(params.text_document.uri)
+        doc = server.doc(params.text_document.uri, partial_ok=True)
         if doc is None:
             return []
         symbols = ide_outline.document_symbols(doc.project, doc.path)
@@ -486,7 +486,7 @@ def register(server: MantleServer) -> None:
     )
 
     def tokens(uri: str, rng: lsp.Range | None) -> lsp.SemanticTokens:
-        doc = server.doc(uri)
+        doc = server.doc(uri, partial_ok=True)
         if doc is None:
             return lsp.SemanticTokens(data=[])
         text_range = convert.to_text_range(doc.index, rng) if rng is not None else None
@@ -510,7 +510,7 @@ def register(server: MantleServer) -> None:
     # -- structure ----------------------------------------------------------------------
     @server.request(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
     def folding_range(params: lsp.FoldingRangeParams) -> list[lsp.FoldingRange]:
-        doc = server.doc(params.text_document.uri)
+        doc = server.doc(params.text_document.uri, partial_ok=True)
         if doc is None:
             return []
         out = []
@@ -526,7 +526,7 @@ def register(server: MantleServer) -> None:
 
     @server.request(lsp.TEXT_DOCUMENT_SELECTION_RANGE)
     def selection_range(params: lsp.SelectionRangeParams) -> list[lsp.SelectionRange]:
-        doc = server.doc(params.text_document.uri)
+        doc = server.doc(params.text_document.uri, partial_ok=True)
         if doc is None:
             return [lsp.SelectionRange(range=lsp.Range(start=p, end=p)) for p in params.positions]
         offsets = [convert.to_offset(doc.index, p) for p in params.positions]
@@ -542,7 +542,7 @@ def register(server: MantleServer) -> None:
 
     @server.request(lsp.TEXT_DOCUMENT_DOCUMENT_LINK, lsp.DocumentLinkOptions())
     def document_link(params: lsp.DocumentLinkParams) -> list[lsp.DocumentLink]:
-        doc = server.doc(params.text_document.uri)
+        doc = server.doc(params.text_document.uri, partial_ok=True)
         if doc is None:
             return []
         return [

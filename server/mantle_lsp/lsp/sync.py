@@ -61,10 +61,11 @@ def register(server: MantleServer) -> None:
         if server.client_supports("text_document.diagnostic"):
             server.pull_diagnostics = True
             register_pull(server, server.diagnostics)
-            # a pull of a document opened before the index gets its first look at once
-            server.diagnostics.look_early = lambda path: (
-                first_look_at(server, path) if path in server.opened_early else None
-            )
+        # a request about a document opened before the index, that comes before the
+        # first looks are taken (a pull, the outline), has it taken at once
+        server.look_early = lambda path: (
+            first_look_at(server, path) if path in server.opened_early else None
+        )
 
     @server.notification(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:
@@ -267,6 +268,7 @@ def first_look_at(server: MantleServer, path: Path) -> None:
         with bulk_work():
             proj = Project.load_around(root, files, kind[1], server.model.read)
             server.diagnostics.first_look(proj, path)
+        server.early_projects[path] = proj
     except Exception as exc:  # the index still comes
         server.log_exception(f"the first look at {path}", exc)
 
@@ -300,6 +302,20 @@ async def index_folders(
     with bulk_work(keep=True):
         nfiles, spread = await _load_and_publish(server, roots, token)
     server.diagnostics.early.clear()  # the first looks: their projects are loaded now
+    if server.early_projects:
+        server.early_projects.clear()
+        # what the editor asked of them before (code lenses, inlay hints, tokens) may
+        # have needed the whole project: it asks again
+        for cap, request in (
+            ("workspace.code_lens.refresh_support", server.workspace_code_lens_refresh),
+            ("workspace.inlay_hint.refresh_support", server.workspace_inlay_hint_refresh),
+            (
+                "workspace.semantic_tokens.refresh_support",
+                server.workspace_semantic_tokens_refresh,
+            ),
+        ):
+            if server.client_supports(cap):
+                server.quietly(request(None))
     ms = int((time.monotonic() - started) * 1000)
     summary = f"indexed {len(roots)} project(s), {nfiles} file(s) in {ms} ms"
     if spread:
