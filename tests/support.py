@@ -200,6 +200,8 @@ def _dump_fixture(files: dict[str, str]) -> None:
     dump = os.environ.get("MANTLE_LSP_DUMP_FIXTURES")
     if not dump:
         return
+    if all(rel.startswith("memory-layers/") for rel in files):
+        return  # a Cadenya memory-layers folder alone: no Mantle project to compare
     test_id = os.environ.get("PYTEST_CURRENT_TEST", "fixture").rsplit(" (", 1)[0]
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", test_id.replace("::", "__")).strip("._")[:150]
     base = Path(dump)
