@@ -182,10 +182,10 @@ e2e: $(VSIX) e2e-deps
 screenshots: $(VSIX) e2e-deps
 	E2E_SHOTS=$(abspath docs/screenshots) $(MAKE) e2e
 
-## bench: speed and memory on generated projects (100 and 1,000 skills); writes docs/performance-results.md
+## bench: speed and memory on generated projects (dense and realistic, 100 and 1,000 skills); writes docs/performance-results.md
 .PHONY: bench
 bench: $(STAMP)
-	$(PY) bench/run.py --sizes 100 1000 --out docs/performance-results.md
+	$(PY) bench/run.py --sizes 100 1000 --profiles dense realistic --out docs/performance-results.md
 
 ## bench-engine: the reference engine on the same generated projects, for the speed-up
 .PHONY: bench-engine
