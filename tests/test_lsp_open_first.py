@@ -185,3 +185,23 @@ async def test_the_outline_and_folding_of_a_document_opened_at_start_do_not_wait
     # the index: it comes from the first look
     assert symbols and any("main" in getattr(sym, "name", "") for sym in symbols)
     assert folds
+
+
+async def test_an_edit_before_the_index_gets_a_new_first_look(tmp_path: Path) -> None:
+    root = write_fixture(tmp_path, PROJECT).root.resolve()
+    path = root / "skills" / "zeta" / "skill.md"
+    async with lsp_session(root, wait_index=False) as s:
+        s.open(path)
+        # fix the undeclared read at once: `nope` -> `tier` of alpha, a public field
+        line = (
+            path.read_text(encoding="utf-8")
+            .splitlines()
+            .index("Read @memory.zeta.nope and @memory.alpha.tier for @memory.project.customer_id.")
+        )
+        v = s.change(path, (line, 5), (line, 22), "@memory.alpha.tier")
+        await s.until(lambda: any(p.version == v for p in s.published_for(path)))
+        await s.until(lambda: any(m.startswith("initial index") for m in s.logs()))
+        await s.until(lambda: s.published_for(path)[-1].version == v)
+        assert _messages(list(s.published_for(path)[-1].diagnostics)) == [
+            "lsp.memory.project_field_written_twice"
+        ]

@@ -137,8 +137,10 @@ def register(server: MantleServer) -> None:
         server.open_uris[path] = uri
         doc = server.workspace.get_text_document(uri)
         affected = server.model.open_buffer(path, doc.source, doc.version)
-        if path in server.opened_early:
-            server.diagnostics.early.pop(path, None)  # the index publishes it next
+        if path in server.opened_early:  # before the index: a new first look
+            server.diagnostics.early.pop(path, None)
+            server.early_projects.pop(path, None)
+            first_look_at(server, path)
             return
         server.diagnostics.changed(path, affected)
         lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
