@@ -318,6 +318,25 @@ def test_a_skill_md_on_one_huge_line_is_checked_quickly(tmp_path: Path) -> None:
     assert converted[-1].range.start.line == 3
 
 
+def test_check_prints_the_fixes_of_a_huge_line_s_problems_quickly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each finding used to split the whole file into lines, search back to its line's
+    start for its fix and resolve the file's links again: 40,000 findings on one 1 MB line
+    took minutes; every step is per finding now."""
+    from mantle_lsp.cli.main import main
+
+    body = "Read session.s.reason now, " * 40_000  # 1 MB, 40,000 session.a.b in prose
+    root = project_with(tmp_path, {"skills/s/skill.md": "---\ndescription: D.\n---\n" + body})
+    started = time.monotonic()
+    code = main(["check", str(root), "--jobs", "1"])
+    out = capsys.readouterr().out
+    assert time.monotonic() - started < 60
+    assert code == 1
+    assert out.count("session_reference_in_instructions") >= 40_000
+    assert "Change to `@memory.s.reason`" in out
+
+
 # -- encodings and whitespace ------------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..ide.code_actions import CodeAction
 from ..ide.fixes import choose, fixes_for, overlaps
 from ..ide.types import TextEdit
-from ..model.layout import inside
+from ..model.layout import inside, remembered_links
 from ..model.project import Project, Reader
 from ..model.source import Source, read_source, source_from_text
 from ..syntax.text import BOM
@@ -39,6 +39,11 @@ def actions_for(project: Project, f: Finding) -> list[CodeAction]:
 
 
 def add_helps(projects: dict[Path, Project], findings: Sequence[Finding]) -> None:
+    with remembered_links():
+        _add_helps(projects, findings)
+
+
+def _add_helps(projects: dict[Path, Project], findings: Sequence[Finding]) -> None:
     for f in findings:
         proj = projects.get(f.root)
         if proj is not None:

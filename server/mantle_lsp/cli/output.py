@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import unicodedata
@@ -255,13 +256,20 @@ def concise(findings: Sequence[Finding], style: Style) -> str:
     return "".join("\n".join([header(f.row, style), *notes(f.row, style)]) + "\n" for f in findings)
 
 
+@functools.lru_cache(maxsize=4)
+def _lines(text: str) -> list[str]:
+    """A file's lines, split once for all its findings (the findings of one file come
+    together; a string keeps its hash, so a hit costs no pass over the text)."""
+    return text.split("\n")
+
+
 def _marked_lines(f: Finding) -> list[tuple[int, str, int, int]]:
     """(0-based line, its text, first and last code point of the range on it) for each
     line the finding's range touches."""
     text = f.text
     if text is None or f.row.line < 1:
         return []
-    lines = text.split("\n")
+    lines = _lines(text)
     first, last = f.row.line - 1, f.row.end_line - 1
     if first >= len(lines):
         return []
@@ -303,7 +311,8 @@ def full(f: Finding, style: Style) -> str:
         if n < 0:  # the lines left out of a long range
             out.append(style.gutter("..."))
             continue
-        line, start, end = _window(safe_text(line), start, end)
+        line, start, end = _window(line, start, end)
+        line = safe_text(line)  # one for one: the window's offsets stay
         shown = _shown(line).rstrip()
         number = style.gutter(f"{n + 1:>{width}} |")
         out.append(f"{number} {shown}" if shown else number)

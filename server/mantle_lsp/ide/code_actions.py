@@ -352,6 +352,9 @@ def _stays_inside(project: Project, edit: WorkspaceEdit) -> bool:
 # Text helpers
 
 
+_IF_LINE = re.compile(r"\s*if:")  # a line that starts a prose condition
+
+
 def _line_start(text: str, offset: int) -> int:
     return text.rfind("\n", 0, offset) + 1
 
@@ -927,8 +930,9 @@ class _Fixer:
         edit = _ws_edit(self.path, TextEdit(d.range, new))
         # on a line starting `if:`, a condition was probably meant (the blank line that
         # starts a prose condition is missing): inserting the value is then a guess
-        before = self.text[_line_start(self.text, d.range.start) : d.range.start]
-        safe = not before.lstrip().startswith("if:")
+        index = self.pf.source.index  # not a search back: a huge line has thousands
+        start = index.line_start(index.line_of(d.range.start))
+        safe = _IF_LINE.match(self.text, start, d.range.start) is None
         yield self.action(f"Change to `{new}`", d, edit, preferred=True, safe=safe)
 
     # -- declare a field -----------------------------------------------------------------

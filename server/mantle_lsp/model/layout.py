@@ -173,6 +173,31 @@ def find_project_for(path: Path) -> Path | None:
     return None
 
 
+_REALPATHS: dict[Path, str] | None = None  # see remembered_links
+
+
+@contextlib.contextmanager
+def remembered_links() -> Iterator[None]:
+    """Within the block, :func:`inside` resolves each path's links once (a ``check`` that
+    works out the fixes of 50,000 findings of one file asked the file system 100,000
+    times); never across blocks, where a link may have changed."""
+    global _REALPATHS
+    _REALPATHS = {}
+    try:
+        yield
+    finally:
+        _REALPATHS = None
+
+
+def _realpath(path: Path) -> str:
+    if _REALPATHS is None:
+        return os.path.realpath(path)
+    found = _REALPATHS.get(path)
+    if found is None:
+        found = _REALPATHS[path] = os.path.realpath(path)
+    return found
+
+
 def inside(root: Path, path: Path) -> bool:
     """``path`` is ``root`` or lies below it, both as written and once symbolic links are
     resolved: edits never reach a file outside the project through a link (a skill folder
@@ -184,8 +209,8 @@ def inside(root: Path, path: Path) -> bool:
     if ".." in rel.parts:
         return False
     try:
-        real_root = os.path.realpath(root)
-        real = os.path.realpath(path)
+        real_root = _realpath(root)
+        real = _realpath(path)
     except (OSError, ValueError):
         return False
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)

@@ -107,11 +107,17 @@ class Index:
         self._defs_by_path: dict[Path | None, list[Symbol]] = {}
         self._refs_by_path: dict[Path, list[Reference]] = {}
         self._refs_by_key: dict[SymbolKey, dict[Path, list[Reference]]] = {}
+        self._keys: dict[SymbolKey, SymbolKey] = {}  # see shared_key
 
     # -- building ---------------------------------------------------------------------
     def define(self, sym: Symbol) -> None:
         self.symbols.setdefault(sym.key, []).append(sym)
         self._defs_by_path.setdefault(sym.path, []).append(sym)
+
+    def shared_key(self, key: SymbolKey) -> SymbolKey:
+        """``key``, as one tuple shared by every reference to the same symbol (a huge
+        skill.md names the same field hundreds of thousands of times)."""
+        return self._keys.setdefault(key, key)
 
     def refer(self, ref: Reference) -> None:
         self._refs_by_path.setdefault(ref.path, []).append(ref)
@@ -133,6 +139,7 @@ class Index:
                 per.pop(path, None)
                 if not per:
                     del self._refs_by_key[ref.key]
+                    self._keys.pop(ref.key, None)  # no reference left to share it
 
     # -- queries ----------------------------------------------------------------------
     @property
@@ -414,6 +421,7 @@ class _Refs:
         self, key: SymbolKey, rng: TextRange, form: str, site: ConditionSite | None = None,
         soft: bool = False, via: str = "literal",
     ) -> None:  # fmt: skip
+        key = self.idx.shared_key(key)
         self.idx.refer(Reference(key, self.path, rng, form, self.sid, site, soft, via))
 
     def field(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Literal
 
 from .errors import C_LEGACY, SyntaxIssue
@@ -136,7 +137,7 @@ TokenKind = Literal[
 ]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # a huge skill.md has hundreds of thousands
 class Token:
     """An @-token or a bare ``session.a.b`` in instruction text."""
 
@@ -1331,7 +1332,7 @@ def scan_instruction_tokens(
                 m.group(0),
                 TextRange(m.start(), m.end()),
                 where,
-                ((m.group(2), TextRange(m.start(2), m.end(2))),),
+                ((intern(m.group(2)), TextRange(m.start(2), m.end(2))),),
             )
         )
     for m in AT_LOOKALIKE_RE.finditer(text, start, end):
@@ -1354,13 +1355,15 @@ def _two_part_token(
     kind: TokenKind, m: re.Match[str], where: Literal["prose", "instructions"]
 ) -> Token:
     """A ``<namespace>.<entry>`` token (``@memory.a.b``, bare ``session.a.b``)."""
+    # names repeat (a namespace, a field): one string each, shared by every token and
+    # reference that names it
     return Token(
         kind,
         m.group(0),
         TextRange(m.start(), m.end()),
         where,
         (
-            (m.group(1), TextRange(m.start(1), m.end(1))),
-            (m.group(2), TextRange(m.start(2), m.end(2))),
+            (intern(m.group(1)), TextRange(m.start(1), m.end(1))),
+            (intern(m.group(2)), TextRange(m.start(2), m.end(2))),
         ),
     )
