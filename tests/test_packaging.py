@@ -423,6 +423,8 @@ def test_hook_manifest_matches_mantle_files_only() -> None:
         "skills/card/tools.py",
         "skills/card/tools/lookup.py",
         "tools/billing.py",
+        "memory-layers/cascades.yml",
+        "memory-layers/base-customer/procedures/refunds.md",
     ):
         assert files.search(path), path
     for path in ("README.md", "skills/card/notes.md", "setup.py", "my_agent.yml", "tools.pyc"):
