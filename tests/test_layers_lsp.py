@@ -166,3 +166,26 @@ async def test_layer_diagnostics_are_pulled_by_a_pulling_client(tmp_path: Path) 
         assert [(i.uri, [d.code for d in i.items]) for i in ws.items if i.uri.endswith(".md")] == [
             (uri(prose), ["lsp.layers.missing_description"])
         ]
+
+
+async def test_a_config_file_change_republishes_layer_diagnostics(tmp_path: Path) -> None:
+    """The configuration file's `ignore` applies to layer findings as `check` applies it,
+    and a change of the file is followed without reopening anything."""
+    root = tmp_path / "repo"
+    layer = root / "memory-layers" / "base"
+    layer.mkdir(parents=True)
+    entry = layer / "prose.md"
+    entry.write_text("No frontmatter here.\n", encoding="utf-8")
+    (root / "memory-layers" / "cascades.yml").write_text(
+        "cascades:\n  c:\n    layers: [base]\n", encoding="utf-8"
+    )
+    async with lsp_session(root) as s:
+        await s.until(lambda: s.codes(entry), what="the entry's finding")
+        cfg = root / "mantle-lsp.toml"
+        cfg.write_text('ignore = ["lsp.layers"]\n', encoding="utf-8")
+        s.client.workspace_did_change_watched_files(
+            lsp.DidChangeWatchedFilesParams(
+                changes=[lsp.FileEvent(uri=cfg.as_uri(), type=lsp.FileChangeType.Created)]
+            )
+        )
+        await s.until(lambda: not s.codes(entry), what="ignored")

@@ -556,6 +556,11 @@ def config_changed(server: MantleServer) -> None:
     configs = server.configs
     changed = configs.reload()
     configs.publish_errors()
+    if server.indexed and not server.pull_diagnostics:
+        # memory-layers/ folders: their ignores may have changed (unchanged ones are not
+        # sent again)
+        for root in sorted(lsp_layers.state(server).sets):
+            lsp_layers.publish(server, root)
     if not changed or not server.indexed:
         return
     publisher = server.diagnostics
