@@ -189,3 +189,24 @@ async def test_a_config_file_change_republishes_layer_diagnostics(tmp_path: Path
             )
         )
         await s.until(lambda: not s.codes(entry), what="ignored")
+
+
+async def test_a_removed_workspace_folder_takes_its_layer_findings_along(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    layer = root / "memory-layers" / "base"
+    layer.mkdir(parents=True)
+    entry = layer / "prose.md"
+    entry.write_text("No frontmatter here.\n", encoding="utf-8")
+    (root / "memory-layers" / "cascades.yml").write_text(
+        "cascades:\n  c:\n    layers: [base]\n", encoding="utf-8"
+    )
+    async with lsp_session(root) as s:
+        await s.until(lambda: s.codes(entry), what="the entry's finding")
+        s.client.workspace_did_change_workspace_folders(
+            lsp.DidChangeWorkspaceFoldersParams(
+                event=lsp.WorkspaceFoldersChangeEvent(
+                    added=[], removed=[lsp.WorkspaceFolder(uri=uri(root), name="repo")]
+                )
+            )
+        )
+        await s.until(lambda: not s.codes(entry), what="cleared")

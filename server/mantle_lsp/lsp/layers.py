@@ -112,6 +112,17 @@ def index(server: ServerBase, folders: list[Path]) -> None:
             publish(server, root)
 
 
+def forget(server: ServerBase, folder: Path, kept: list[Path]) -> None:
+    """A workspace folder was removed: let go of its layer folders that no remaining
+    folder holds, and clear their findings."""
+    st = state(server)
+    for root in sorted(st.sets):
+        below = root == folder or folder in root.parents
+        if below and not any(f == root or f in root.parents for f in kept):
+            del st.sets[root]
+            publish(server, root)  # nothing left: clears what the client shows
+
+
 def _edited(server: ServerBase, ls: LayerSet | None, path: Path) -> LayerSet | None:
     """The layer set after an edit of an open document it already holds (no disk read:
     the other files are as they were), or None when the change needs a full rebuild."""

@@ -178,6 +178,7 @@ def register(server: MantleServer) -> None:
                 if inside and not any(f == root or f in root.parents for f in server.folders):
                     cleared |= set(proj.files)
                     del server.model.projects[root]
+            lsp_layers.forget(server, folder, server.folders)
             server.log(f"removed workspace folder {folder}")
         if cleared:
             server.diagnostics.refresh(sorted(cleared))
