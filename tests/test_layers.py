@@ -647,3 +647,13 @@ def test_renaming_in_the_file_explorer_updates_the_cascades(tmp_path: Path) -> N
         ).edits
         == {}
     )
+
+
+def test_check_counts_layer_folders_apart_from_projects(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    assert main(["check", str(examples / "memory-layers")]) == 0
+    assert capsys.readouterr().out.endswith("All checks passed (1 memory-layers folder).\n")
+    main(["check", str(examples)])
+    assert "(2 projects, 1 memory-layers folder)." in capsys.readouterr().out

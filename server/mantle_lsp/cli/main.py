@@ -524,14 +524,19 @@ def _check(args: argparse.Namespace) -> int:
     else:
         dump_json(sarif(findings), out)
     if fmt in ("full", "concise", "github") or (args.statistics and fmt != "json"):
-        _summaries(out, findings, len(targets) + len(layer_targets), hidden, fixed)
+        _summaries(out, findings, len(targets), len(layer_targets), hidden, fixed)
     return EXIT_ERRORS if any(row.severity == "error" for row in rows) else EXIT_OK
 
 
 def _summaries(
-    out: IO[str], findings: list[Finding], nprojects: int, hidden: int, fixed: int | None
+    out: IO[str],
+    findings: list[Finding],
+    nprojects: int,
+    nlayers: int,
+    hidden: int,
+    fixed: int | None,
 ) -> None:
-    line = summary([f.row for f in findings], nprojects)
+    line = summary([f.row for f in findings], nprojects, nlayers)
     if fixed:
         line = f"Fixed {plural(fixed, 'finding')}. {line}"
     if hidden:

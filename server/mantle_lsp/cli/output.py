@@ -336,18 +336,23 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' if count != 1 else ''}"
 
 
-def summary(rows: Sequence[Row], nprojects: int) -> str:
-    if nprojects == 0:
+def summary(rows: Sequence[Row], nprojects: int, nlayers: int = 0) -> str:
+    """The last line of ``check``; ``nlayers`` Cadenya memory-layers/ folders were checked
+    besides the ``nprojects`` Mantle projects."""
+    if nprojects + nlayers == 0:
         return "Nothing to check."
     errors = sum(1 for r in rows if r.severity == "error")
     warnings = sum(1 for r in rows if r.severity == "warning")
     other = len(rows) - errors - warnings
     files = len({r.path for r in rows})
+    what = [plural(nprojects, "project")] if nprojects or not nlayers else []
+    what += [plural(nlayers, "memory-layers folder")] if nlayers else []
+    checked = ", ".join(what)
     if not rows:
-        return f"All checks passed ({plural(nprojects, 'project')})."
+        return f"All checks passed ({checked})."
     parts = [plural(errors, "error"), plural(warnings, "warning")]
     parts += [plural(other, "note")] if other else []
-    return f"Found {', '.join(parts)} in {plural(files, 'file')} ({plural(nprojects, 'project')})."
+    return f"Found {', '.join(parts)} in {plural(files, 'file')} ({checked})."
 
 
 def fixable_note(findings: Sequence[Finding], unsafe: bool) -> str | None:
