@@ -205,3 +205,31 @@ async def test_an_edit_before_the_index_gets_a_new_first_look(tmp_path: Path) ->
         assert _messages(list(s.published_for(path)[-1].diagnostics)) == [
             "lsp.memory.project_field_written_twice"
         ]
+
+
+@pytest.mark.parametrize("example", ["telecom", "telecom-broken"])
+def test_what_the_first_look_serves_equals_the_whole_projects_answer(example: str) -> None:
+    """Outline, semantic tokens, folding, links and selection ranges read only the file
+    (server.doc(partial_ok=True)). Hover and definition read other skills' declarations:
+    they are not served from a first look."""
+    root = TELECOM.parent / example
+    full = Project.load(root)
+    files = list(layout.project_files(root))
+    for path, kind, sid in files:
+        if kind != layout.FileKind.SKILL_MD or sid is None:
+            continue
+        part = Project.load_around(root, files, sid)
+        offsets = list(range(0, len(full.files[path].text), 29))
+        assert _file_answers(part, path, offsets) == _file_answers(full, path, offsets), path
+
+
+def _file_answers(p: Project, path: Path, offsets: list[int]) -> tuple[object, ...]:
+    from mantle_lsp.ide import outline, semantic_tokens, structure
+
+    return (
+        semantic_tokens.semantic_tokens(p, path),
+        outline.document_symbols(p, path),
+        structure.folding_ranges(p, path),
+        structure.document_links(p, path),
+        structure.selection_ranges(p, path, offsets),
+    )
