@@ -2,11 +2,11 @@
 // agent, in resolution order (the server's `mantle/layersManifest`, docs/memory-layers.md),
 // in a read-only document beside the editor. It follows edits of the layer files.
 import * as vscode from 'vscode';
-import { LanguageClient, State } from 'vscode-languageclient/node';
+import { LanguageClient } from 'vscode-languageclient/node';
+import { FollowingDocuments, runningClient } from './followingDocs';
 
 export const LAYERS_MANIFEST = 'mantle/layersManifest';
 export const MANIFEST_SCHEME = 'mantle-manifest';
-const REFRESH_MS = 300;
 
 interface CascadeInfo {
   name: string;
@@ -23,38 +23,10 @@ export function manifestUri(cascade: string, root: string): vscode.Uri {
   });
 }
 
-function running(getClient: () => LanguageClient | undefined): LanguageClient | undefined {
-  const c = getClient();
-  return c && c.state === State.Running ? c : undefined;
-}
-
-class ManifestProvider implements vscode.TextDocumentContentProvider {
-  readonly changed = new vscode.EventEmitter<vscode.Uri>();
-  readonly onDidChange = this.changed.event;
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly getClient: () => LanguageClient | undefined,
-    private readonly log: (message: string) => void,
-  ) {}
-
-  schedule(): void {
-    if (this.timer) {
-      clearTimeout(this.timer);
-    }
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      for (const doc of vscode.workspace.textDocuments) {
-        if (doc.uri.scheme === MANIFEST_SCHEME) {
-          this.changed.fire(doc.uri);
-        }
-      }
-    }, REFRESH_MS);
-  }
-
+class ManifestProvider extends FollowingDocuments {
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const q = new URLSearchParams(uri.query);
-    const c = running(this.getClient);
+    const c = runningClient(this.getClient);
     if (!c) {
       return '(the Mantle language server is not running)\n';
     }
@@ -76,12 +48,11 @@ export function registerLayersManifest(
   getClient: () => LanguageClient | undefined,
   log: (message: string) => void,
 ): void {
-  const provider = new ManifestProvider(getClient, log);
+  const provider = new ManifestProvider(MANIFEST_SCHEME, getClient, log);
   context.subscriptions.push(
-    provider.changed,
-    vscode.workspace.registerTextDocumentContentProvider(MANIFEST_SCHEME, provider),
+    ...provider.register(),
     vscode.commands.registerCommand('mantle.previewMemoryManifest', async (uri?: vscode.Uri) => {
-      const c = running(getClient);
+      const c = runningClient(getClient);
       if (!c) {
         void vscode.window.showInformationMessage('Mantle: the language server is not running.');
         return;
@@ -116,11 +87,5 @@ export function registerLayersManifest(
       const doc = await vscode.workspace.openTextDocument(manifestUri(picked.name, picked.root));
       await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
     }),
-    vscode.workspace.onDidChangeTextDocument((e) => {
-      if (e.contentChanges.length && e.document.uri.scheme === 'file') {
-        provider.schedule();
-      }
-    }),
-    vscode.workspace.onDidSaveTextDocument(() => provider.schedule()),
   );
 }

@@ -5,12 +5,12 @@
 // the preview follows edits of the skill's files and of the state as they are typed.
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { LanguageClient, State } from 'vscode-languageclient/node';
+import { LanguageClient } from 'vscode-languageclient/node';
+import { FollowingDocuments, runningClient } from './followingDocs';
 
 export const PREVIEW_PROMPT = 'mantle/previewPrompt';
 export const SCHEME = 'mantle-prompt';
 export const STATE_FILE = '.mantle-state.yml';
-const REFRESH_MS = 300;
 const STATE_TEMPLATE =
   '# Memory state for "Mantle: Preview Prompt": namespaces (a skill id, or project) map\n' +
   '# entries to values; anything absent is None. For example:\n' +
@@ -74,36 +74,12 @@ export function renderPreview(pv: PreviewJson, stateFile: string): string {
   return lines.join('\n') + '\n';
 }
 
-class PreviewProvider implements vscode.TextDocumentContentProvider {
-  readonly changed = new vscode.EventEmitter<vscode.Uri>();
-  readonly onDidChange = this.changed.event;
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly getClient: () => LanguageClient | undefined,
-    private readonly log: (message: string) => void,
-  ) {}
-
-  /** Refresh every open preview a little later (edits come in bursts). */
-  schedule(): void {
-    if (this.timer) {
-      clearTimeout(this.timer);
-    }
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      for (const doc of vscode.workspace.textDocuments) {
-        if (doc.uri.scheme === SCHEME) {
-          this.changed.fire(doc.uri);
-        }
-      }
-    }, REFRESH_MS);
-  }
-
+class PreviewProvider extends FollowingDocuments {
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const folder = decodeURIComponent(uri.query);
     const stateFile = path.join(path.dirname(path.dirname(folder)), STATE_FILE);
-    const c = this.getClient();
-    if (!c || c.state !== State.Running) {
+    const c = runningClient(this.getClient);
+    if (!c) {
       return '(the Mantle language server is not running)\n';
     }
     const params: { textDocument: { uri: string }; memory?: string } = {
@@ -134,10 +110,9 @@ export function registerPromptPreview(
   getClient: () => LanguageClient | undefined,
   log: (message: string) => void,
 ): void {
-  const provider = new PreviewProvider(getClient, log);
+  const provider = new PreviewProvider(SCHEME, getClient, log);
   context.subscriptions.push(
-    provider.changed,
-    vscode.workspace.registerTextDocumentContentProvider(SCHEME, provider),
+    ...provider.register(),
     vscode.commands.registerCommand('mantle.previewPrompt', async (uri?: vscode.Uri) => {
       const target = uri ?? vscode.window.activeTextEditor?.document.uri;
       const folder = target?.scheme === 'file' ? skillFolder(target.fsPath) : undefined;
@@ -167,11 +142,5 @@ export function registerPromptPreview(
       // in the skill's column: the preview beside it stays in view
       await vscode.window.showTextDocument(file, { viewColumn: vscode.ViewColumn.Active });
     }),
-    vscode.workspace.onDidChangeTextDocument((e) => {
-      if (e.contentChanges.length && e.document.uri.scheme === 'file') {
-        provider.schedule();
-      }
-    }),
-    vscode.workspace.onDidSaveTextDocument(() => provider.schedule()),
   );
 }
