@@ -220,6 +220,35 @@ def _dump_fixture(files: dict[str, str]) -> None:
         p.write_text(text, encoding="utf-8")
 
 
+FirstLookDiff = tuple[Path, set[tuple[TextRange, str, str]], set[tuple[TextRange, str, str]]]
+
+
+def first_look_differences(root: Path) -> tuple[int, list[FirstLookDiff]]:
+    """The server's first look at each skill.md of the project at ``root`` (a project loaded
+    around its skill, ``Project.load_around`` + ``first_look``) against the whole project's
+    diagnostics of that file less the rules that read every file (``Rule.whole_project``):
+    how many files were compared, and (file, extra, missing) for each that differs. Used
+    by the tests and by ``make oracle`` on its whole corpus."""
+    from mantle_lsp.ide.diagnostics import first_look
+    from mantle_lsp.ide.rules.base import RULES
+    from mantle_lsp.model import layout
+
+    whole = {c for r in RULES if r.whole_project for c in r.codes}
+    full = project_diagnostics(Project.load(root))
+    files = list(layout.project_files(root))
+    looked, out = 0, []
+    for path, kind, sid in files:
+        if kind != layout.FileKind.SKILL_MD or sid is None:
+            continue
+        looked += 1
+        early = first_look(Project.load_around(root, files, sid), [path]).get(path, [])
+        want = {(d.range, d.code, d.message) for d in full.get(path, []) if d.code not in whole}
+        got = {(d.range, d.code, d.message) for d in early}
+        if want != got:
+            out.append((path, got - want, want - got))
+    return looked, out
+
+
 def diagnostics_of(root: Path) -> list[tuple[str, int, int, str, str, str]]:
     proj = Project.load(root)
     out = []

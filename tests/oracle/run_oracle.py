@@ -223,35 +223,24 @@ def check_previews(engine_python: str, roots: Sequence[Path]) -> int:
 
 
 def check_first_looks(roots: Sequence[Path]) -> int:
-    """The server's first look at a skill.md opened before the initial index
-    (``Project.load_around`` + ``first_look``) against the whole project's diagnostics of
-    that file, less the rules that read every file (``Rule.whole_project``), for every
-    skill of the corpus; prints the first differences, returns how many files differ."""
-    from mantle_lsp.ide.diagnostics import first_look, project_diagnostics
-    from mantle_lsp.ide.rules.base import RULES
-    from mantle_lsp.model import layout
-    from mantle_lsp.model.project import Project
+    """The server's first look at every skill.md of the corpus against the whole check
+    (``support.first_look_differences``); prints the first differences, returns how many
+    files differ."""
+    sys.path.insert(0, str(HERE.parent))
+    from support import first_look_differences
 
-    whole = {c for r in RULES if r.whole_project for c in r.codes}
     started = time.monotonic()
     looked = differ = 0
     for root in roots:
-        full = project_diagnostics(Project.load(root))
-        files = list(layout.project_files(root))
-        for path, kind, sid in files:
-            if kind != layout.FileKind.SKILL_MD or sid is None:
-                continue
-            looked += 1
-            early = first_look(Project.load_around(root, files, sid), [path]).get(path, [])
-            want = {(d.range, d.code, d.message) for d in full.get(path, []) if d.code not in whole}
-            got = {(d.range, d.code, d.message) for d in early}
-            if want != got:
-                differ += 1
-                if differ <= 10:
-                    sys.stdout.write(
-                        f"  FIRST LOOK DIFFERS {_rel(path)}: extra {sorted(got - want)[:3]}, "
-                        f"missing {sorted(want - got)[:3]}\n"
-                    )
+        n, diffs = first_look_differences(root)
+        looked += n
+        for path, extra, missing in diffs:
+            differ += 1
+            if differ <= 10:
+                sys.stdout.write(
+                    f"  FIRST LOOK DIFFERS {_rel(path)}: extra {sorted(extra)[:3]}, "
+                    f"missing {sorted(missing)[:3]}\n"
+                )
     log(f"first looks: {looked} skill.md files in {time.monotonic() - started:.0f} s")
     sys.stdout.write(f"\nfirst look: {looked} skill.md files, {differ} differ\n")
     return differ
