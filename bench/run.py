@@ -233,6 +233,32 @@ async def measure(
     return floor.best, min(check), min(serial), figs
 
 
+def _initialize_params(project: Path, pull: bool, watch: bool) -> types.InitializeParams:
+    """What the bench client announces: VS Code's completion capabilities, progress,
+    configuration; with ``pull`` diagnostics it pulls, with ``watch`` file watchers it
+    registers for the server (else the server watches the files itself)."""
+    root_uri = project.as_uri()
+    return types.InitializeParams(
+        capabilities=types.ClientCapabilities(
+            window=types.WindowClientCapabilities(work_done_progress=True),
+            workspace=types.WorkspaceClientCapabilities(
+                configuration=True,
+                did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+                    dynamic_registration=True
+                )
+                if watch
+                else None,
+                diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+                if pull
+                else None,
+            ),
+            text_document=VSCODE_PULL_TEXT_DOCUMENT if pull else VSCODE_TEXT_DOCUMENT,
+        ),
+        root_uri=root_uri,
+        workspace_folders=[types.WorkspaceFolder(uri=root_uri, name="bench")],
+    )
+
+
 async def _server_session(
     project: Path, n: int, rounds: int, pull: bool = False, public_field: str = "status"
 ) -> ServerFigures:
@@ -292,23 +318,7 @@ async def _server_session(
 
     exe = Path(sys.executable).with_name("mantle-lsp")
     await client.start_io(str(exe), "serve")
-    root_uri = project.as_uri()
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(
-                window=types.WindowClientCapabilities(work_done_progress=True),
-                workspace=types.WorkspaceClientCapabilities(
-                    configuration=True,
-                    diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
-                    if pull
-                    else None,
-                ),
-                text_document=VSCODE_PULL_TEXT_DOCUMENT if pull else VSCODE_TEXT_DOCUMENT,
-            ),
-            root_uri=root_uri,
-            workspace_folders=[types.WorkspaceFolder(uri=root_uri, name="bench")],
-        )
-    )
+    await client.initialize_async(_initialize_params(project, pull, watch=False))
     t0 = time.perf_counter()
     client.initialized(types.InitializedParams())
     deadline = t0 + 600
@@ -492,26 +502,7 @@ async def open_first_session(project: Path, n: int, public_field: str, pull: boo
     exe = Path(sys.executable).with_name("mantle-lsp")
     t0 = time.perf_counter()
     await client.start_io(str(exe), "serve", *os.environ.get("BENCH_SERVER_ARGS", "").split())
-    root_uri = project.as_uri()
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(
-                window=types.WindowClientCapabilities(work_done_progress=True),
-                workspace=types.WorkspaceClientCapabilities(
-                    configuration=True,
-                    did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
-                        dynamic_registration=True
-                    ),
-                    diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
-                    if pull
-                    else None,
-                ),
-                text_document=VSCODE_PULL_TEXT_DOCUMENT if pull else VSCODE_TEXT_DOCUMENT,
-            ),
-            root_uri=root_uri,
-            workspace_folders=[types.WorkspaceFolder(uri=root_uri, name="bench")],
-        )
-    )
+    await client.initialize_async(_initialize_params(project, pull, watch=True))
     figs.initialize = time.perf_counter() - t0
     client.initialized(types.InitializedParams())
     client.text_document_did_open(
