@@ -74,6 +74,34 @@ def test_spread_check_equals_the_serial_check_on_a_generated_project(
     assert _plain(found) == expected
 
 
+def test_buttons_another_worker_makes_with_a_tool_keep_project_fields_silent(
+    tmp_path: Path,
+) -> None:
+    """A project field nothing writes is not reported when some skill's buttons come
+    from a tool (their payloads may write it): the worker that checks the project's
+    fields knows it of other workers' skills without parsing their responses.yml."""
+    root = generate(tmp_path / "gen", 8)
+    memory = root / "memory.yml"
+    memory.write_text(memory.read_text() + "region:\n  type: text\n")
+    s0 = root / "skills" / "s0" / "skill.md"
+    s0.write_text(s0.read_text().replace("Help the customer", "Read @memory.project.region. Help"))
+    resp = root / "skills" / "s3" / "responses.yml"
+    resp.write_text(
+        resp.read_text() + "  utter_pick_3:\n    - text: Pick one.\n      buttons:\n"
+        "        source: lookup_3\n"
+    )
+    expected = _serial(root)
+    assert not any("region" in d[3] for ds in expected.values() for d in ds)
+    for jobs in (2, 3):
+        _, found = parallel.check_project(root, jobs, min_skills=0)
+        assert _plain(found) == expected
+    plain = "- title: A\n          payload: a"
+    resp.write_text(resp.read_text().replace("source: lookup_3", plain))
+    assert any("region" in d[3] for ds in _serial(root).values() for d in ds), (
+        "without the tool's buttons, the field is never written"
+    )
+
+
 @pytest.mark.parametrize("example", ["telecom", "telecom-broken"])
 def test_spread_check_equals_the_serial_check_on_the_examples(tmp_path: Path, example: str) -> None:
     root = tmp_path / example

@@ -80,6 +80,8 @@ class SkillFacts(NamedTuple):
     precondition: str | None  # the frontmatter's `precondition:` string, as written
     # its tools use memory with keys that cannot be known statically (symbols.code_memory)
     dynamic_memory: bool = False
+    # its responses.yml takes buttons from a tool (see Semantics.button_source_skills)
+    tool_buttons: bool = False
 
 
 class FieldFacts(NamedTuple):
@@ -549,7 +551,8 @@ class Project:
         return [d for d in DEFAULT_SKILLS if d not in self.skills] + list(self.skills)
 
     def skill_facts(self, sid: str) -> SkillFacts:
-        """What checks of *other* skills read of skill ``sid``'s skill.md (a parallel
+        """What checks of *other* skills read of skill ``sid``'s skill.md, tools and
+        responses.yml (a parallel
         check's worker knows it for other workers' skills from :attr:`known_facts`,
         without parsing their files)."""
         known = self.known_facts.get(sid)
@@ -563,7 +566,10 @@ class Project:
         dynamic = sk is not None and any(
             code_memory(self, pf.path, mod).dynamic for pf, mod in sk.tool_modules()
         )
-        return SkillFacts(flag, doc.fm_str("precondition") if doc is not None else None, dynamic)
+        respdoc = sk.respdoc if sk is not None else None
+        buttons = respdoc is not None and respdoc.takes_tool_buttons()
+        precondition = doc.fm_str("precondition") if doc is not None else None
+        return SkillFacts(flag, precondition, dynamic, buttons)
 
     def field_table(self, sid: str) -> FieldTable:
         """Skill ``sid``'s fields as other skills' checks see them (parses its memory.yml)."""

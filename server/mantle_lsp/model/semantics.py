@@ -360,11 +360,17 @@ class Semantics:
         if self._button_sources is None:
             skills: set[str] = set()
             root = False
+            known = self.p.known_facts
             for pf in self.p.files.values():
-                doc = pf.doc if pf.kind in _RESPONSE_KINDS else None
-                if not isinstance(doc, ResponsesDoc):
+                if pf.kind not in _RESPONSE_KINDS:
                     continue
-                if any(v.source is not None for r in doc.responses for v in r.variants):
+                facts = known.get(pf.skill_id) if pf.skill_id is not None else None
+                if facts is not None:  # another worker's skill: no need to parse its file
+                    if facts.tool_buttons:
+                        skills.add(pf.skill_id)  # type: ignore[arg-type]
+                    continue
+                doc = pf.doc
+                if isinstance(doc, ResponsesDoc) and doc.takes_tool_buttons():
                     if pf.skill_id is None:
                         root = True
                     else:

@@ -112,6 +112,11 @@ class ResponsesDoc:
                 found = r
         return found
 
+    def takes_tool_buttons(self) -> bool:
+        """Whether a variant takes its buttons from a tool (``source:``): those buttons
+        are made at run time."""
+        return any(v.source is not None for r in self.responses for v in r.variants)
+
 
 def parse_responses_yml(text: str) -> ResponsesDoc:
     """Parse normalized ``responses.yml`` text. Never raises."""
