@@ -58,6 +58,12 @@ grammar-test: $(GRAMMAR_DEPS)
 docs: $(STAMP)
 	$(VENV)/bin/mantle-lsp explain --markdown > docs/diagnostics.md
 
+## capabilities: regenerate the initialize answer `serve` sends before it imports the
+## server (server/mantle_lsp/lsp/capabilities.json; a test says when it is out of date)
+.PHONY: capabilities
+capabilities: $(STAMP)
+	$(VENV)/bin/python -m mantle_lsp.lsp.capabilities --write
+
 ## docs-site: the documentation site (MkDocs, Material theme; mkdocs.yml) into .cache/site,
 ## offline, with --strict: a broken link or anchor, or a page left out of the navigation,
 ## fails. Browse .cache/site/index.html, or `.venv/bin/mkdocs serve` (live reload)

@@ -170,7 +170,7 @@ def test_every_emitted_code_is_registered() -> None:
 
 def test_console_script_runs_in_a_subprocess(broken: Path) -> None:
     exe = Path(sys.executable).with_name("mantle-lsp")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "mantle_lsp.cli.main"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "mantle_lsp"]
     proc = subprocess.run(
         [*cmd, "check", "."], capture_output=True, text=True, env=dict(os.environ), timeout=60
     )

@@ -294,7 +294,7 @@ def test_force_exclude_applies_the_configuration_to_named_files(
 
 # ---- processes ----------------------------------------------------------------------------
 
-CLI = [sys.executable, "-m", "mantle_lsp.cli.main"]
+CLI = [sys.executable, "-m", "mantle_lsp"]
 
 
 def test_a_reader_that_goes_away_gets_no_traceback(card: Path) -> None:

@@ -48,7 +48,7 @@ from support import write_fixture
 from test_robustness import BROKEN, TELECOM, run_every_feature
 
 REPO = Path(__file__).resolve().parent.parent
-CLI = [sys.executable, "-m", "mantle_lsp.cli.main"]
+CLI = [sys.executable, "-m", "mantle_lsp"]
 ENV = {**os.environ, "PYTHONPATH": str(REPO / "server")}
 
 # A small clean project; tests replace or add files.

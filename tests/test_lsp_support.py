@@ -26,7 +26,7 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 REPO = Path(__file__).resolve().parent.parent
 TELECOM = REPO / "examples" / "telecom"
-SERVER = [sys.executable, "-m", "mantle_lsp.cli.main", "serve"]
+SERVER = [sys.executable, "-m", "mantle_lsp", "serve"]
 
 # Test-only: run the server with one ide function replaced (e.g. to make it raise).
 PATCHED_SERVER = """

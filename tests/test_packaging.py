@@ -301,6 +301,11 @@ def test_installed_server_answers_initialize_and_publishes_diagnostics(
         )
         codes = {d["code"] for d in pub["params"]["diagnostics"]}
         assert "mantle.validation.prose.unknown_memory_key" in codes
+        # initialize was answered before the server was imported, from the wheel's
+        # capabilities.json, and the server's own answer agreed (lsp/handshake.py)
+        server.send({"id": "status", "method": "mantle/status", "params": None})
+        status = server.reader.until(lambda m: m.get("id") == "status")
+        assert status["result"]["earlyInitialize"] is True
         server.shutdown_and_exit()
     finally:
         server.close()

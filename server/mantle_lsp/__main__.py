@@ -30,6 +30,6 @@ def _forget_the_working_directory() -> None:
 
 if __name__ == "__main__":
     _forget_the_working_directory()
-    from mantle_lsp.cli.main import entry
+    from mantle_lsp.cli.entry import entry
 
     entry()

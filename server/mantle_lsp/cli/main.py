@@ -243,30 +243,6 @@ def _jobs(value: str) -> int | str:
     return n
 
 
-def entry() -> None:
-    """The ``mantle-lsp`` console script: :func:`main`, then leave at once.
-
-    A ``check`` of a large project builds a graph of millions of objects; a normal exit
-    would free them one by one (~0.2 s on 1,000 skills) although the process is over.
-    Output is flushed first, so nothing is lost. A reader that goes away (``check … |
-    head``) ends the output quietly, with status 1 when ``main`` was cut short.
-    """
-    try:
-        rc = main()
-    except BrokenPipeError:
-        rc = EXIT_ERRORS
-    except KeyboardInterrupt:
-        rc = 130
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BrokenPipeError:  # the reader went away: what was left is lost
-            rc = rc or EXIT_ERRORS
-        except (ValueError, OSError):  # already closed (pygls closes stdout at `exit`)
-            pass
-    os._exit(rc)
-
-
 def _codes(values: list[str]) -> list[str]:
     return [c.strip() for v in values for c in v.split(",") if c.strip()]
 
@@ -598,5 +574,5 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-if __name__ == "__main__":  # pragma: no cover
-    entry()
+if __name__ == "__main__":  # pragma: no cover (the console script is cli/entry.py)
+    raise SystemExit(main())

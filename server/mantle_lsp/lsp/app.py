@@ -9,8 +9,8 @@ import sys
 from typing import Any
 
 from ..parallel import default_jobs
-from . import features, sync
-from .base import STATUS
+from . import features, handshake, sync
+from .base import STATUS, MantleProtocol
 from .server import MantleServer
 
 
@@ -47,5 +47,12 @@ def serve(args: argparse.Namespace) -> int:
             return 2
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
-        server.start_io()
+        early = handshake.taken()  # the first message, read (and maybe answered) already
+        if early is None:
+            server.start_io()
+        else:
+            protocol = server.protocol
+            assert isinstance(protocol, MantleProtocol)
+            protocol.early = early
+            server.start_io(handshake.Replay(early.raw, sys.stdin.buffer))  # type: ignore[arg-type]
     return 0

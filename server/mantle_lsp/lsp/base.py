@@ -44,7 +44,7 @@ from ..model.project import Project
 from ..model.source import Source
 from ..model.workspace import Workspace
 from ..syntax.text import LineIndex
-from . import convert
+from . import convert, handshake
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,39 @@ class MantleProtocol(LanguageServerProtocol):
             log.warning("ignored a message that is not JSON-RPC: %.80r", message)
             return
         super().handle_message(message)
+
+    # the initialize request answered before the server was imported (handshake.py): its
+    # id, what was sent; and whether the server's own answer agreed (None: not compared)
+    early: handshake.Early | None = None
+    early_agreed: bool | None = None
+
+    def _send_response(
+        self, msg_id: Any, result: Any = None, error: lsp.ResponseError | None = None
+    ) -> None:
+        early = self.early
+        if early is not None and early.answer is not None and msg_id == early.msg_id:
+            self.early = None  # answered once: this is the server's own answer to it
+            self._compare_early(early.answer, result, error)
+            return
+        super()._send_response(msg_id, result, error)
+
+    def _compare_early(
+        self, sent: dict[str, Any], result: Any, error: lsp.ResponseError | None
+    ) -> None:
+        if error is not None:
+            self.early_agreed = False
+            log.error("the initialize request, answered early, failed here: %s", error.message)
+            return
+        mine = json.loads(json.dumps(result, default=self._serialize_message))
+        self.early_agreed = mine == sent
+        if not self.early_agreed:
+            log.warning(
+                "the initialize answer sent early differs from the server's: sent %s, "
+                "the server would have sent %s (regenerate capabilities.json: make "
+                "capabilities)",
+                json.dumps(sent, sort_keys=True),
+                json.dumps(mine, sort_keys=True),
+            )
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(

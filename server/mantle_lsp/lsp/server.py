@@ -44,6 +44,9 @@ class MantleServer(ServerBase):
         project's rule profile with the reason for it."""
         return {
             "indexed": self.indexed,
+            # the initialize answer sent before the server was imported agreed with its own
+            # (None: not answered early, or not compared yet)
+            "earlyInitialize": getattr(self.protocol, "early_agreed", None),
             "profiles": [
                 {
                     "root": str(r),
