@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from lsprotocol import types as lsp
 from pytest_lsp import client_capabilities
 
+from mantle_lsp import workers
 from mantle_lsp.cli.main import build_parser
 from mantle_lsp.lsp import capabilities, handshake
 from mantle_lsp.lsp.app import create_server
@@ -182,8 +183,8 @@ SPY = """\
 import sys
 from mantle_lsp.lsp import handshake
 real = handshake.answer_first
-def spy(stdin, stdout):
-    early = real(stdin, stdout)
+def spy(stdin, stdout, jobs=1):
+    early = real(stdin, stdout, jobs)
     loaded = sorted(m for m in sys.modules if m.split(".")[0] in
                     ("mantle_lsp", "pygls", "lsprotocol", "yaml", "lark", "attrs", "cattrs"))
     print("LOADED " + " ".join(loaded), file=sys.stderr, flush=True)
@@ -211,6 +212,7 @@ def test_initialize_is_answered_before_the_server_is_imported() -> None:
         "mantle_lsp.cli.entry",
         "mantle_lsp.lsp",
         "mantle_lsp.lsp.handshake",
+        "mantle_lsp.workers",  # the standard library only: to start index workers early
     }, loaded
     assert status["result"]["earlyInitialize"] is True  # the server's own answer agreed
     assert "differs" not in err
@@ -291,3 +293,36 @@ def test_a_difference_is_logged_and_reported(caplog: pytest.LogCaptureFixture) -
     assert "differs from the server's" in caplog.text
     proto._send_response(2, None)
     assert len(sent) == 1  # other answers go out
+
+
+def test_a_large_workspace_gets_its_index_workers_started_with_the_answer(
+    tmp_path: Path,
+) -> None:
+    """`initialize` names a project of MIN_SKILLS skills: the index workers start right
+    after the early answer (their start-up overlaps the server's), and the index is
+    spread over them."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from generate import generate
+
+    root = generate(tmp_path / "big", workers.MIN_SKILLS)
+    client = Client("--jobs", "2")
+    msg = initialize({"window": {"workDoneProgress": False}})
+    msg["params"]["workspaceFolders"] = [{"uri": root.as_uri(), "name": "big"}]
+    client.send(frame(msg))
+    client.answer(1)
+    client.send(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    summary = ""
+    deadline = time.monotonic() + 90
+    while "initial index" not in summary and time.monotonic() < deadline:
+        m = client.read()
+        if m.get("method") == "window/logMessage":
+            summary = m["params"]["message"]
+        elif "method" in m and "id" in m:
+            result: Any = [{}] if m["method"] == "workspace/configuration" else None
+            client.send(frame({"jsonrpc": "2.0", "id": m["id"], "result": result}))
+    assert "spread over 2 processes" in summary, summary
+    client.send(frame({"jsonrpc": "2.0", "id": 2, "method": "mantle/status", "params": None}))
+    status = client.answer(2)["result"]
+    client.finish()
+    assert status["earlyWorkers"] == 1
+    assert status["earlyInitialize"] is True

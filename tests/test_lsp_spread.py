@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from lsprotocol import types as lsp
 
-from mantle_lsp import parallel
+from mantle_lsp import parallel, workers
 from mantle_lsp.model import layout
 from test_lsp_support import SERVER, Session, lsp_session, position_of, vscode_capabilities
 from test_parallel_check import _broken_generated
 
 pytestmark = pytest.mark.timeout(120)
 
-N = parallel.MIN_SKILLS
+N = workers.MIN_SKILLS
 
 
 def _published(s: Session) -> dict[str, list[tuple[Any, ...]]]:
@@ -95,17 +95,17 @@ def _server_with_workers(worker_code: str, timeout: float) -> str:
     """A server (``--jobs 2``) whose workers run ``worker_code`` instead of their part."""
     return f"""
 import subprocess, sys
-from mantle_lsp import parallel
+from mantle_lsp import parallel, workers
 def spawn_workers(n):
     return [
-        parallel.Spawned(p, parallel.Channel(p.stdout, p.stdin))
+        workers.Spawned(p, workers.Channel(p.stdout, p.stdin))
         for p in (
             subprocess.Popen([sys.executable, "-c", {worker_code!r}],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
             for _ in range(n)
         )
     ]
-parallel.spawn_workers = spawn_workers
+workers.spawn_workers = spawn_workers
 parallel.WORKER_TIMEOUT = {timeout!r}
 from mantle_lsp.cli.main import main
 raise SystemExit(main(["serve", "--jobs", "2"]))

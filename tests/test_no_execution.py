@@ -358,11 +358,12 @@ def server_sources() -> list[Path]:
     return sorted(SERVER_SRC.rglob("*.py"))
 
 
-# The one deliberate exception: `check --jobs` forks workers that run this package's own
-# code on the same project (cli/parallel.py); nothing else may fork.
+# The deliberate exceptions: `check --jobs` forks workers that run this package's own
+# code on the same project (parallel.py), and the server starts interpreters that run it
+# (workers.py); nothing else may fork or start a process.
 ALLOWED_USES = {
     ("server/mantle_lsp/parallel.py", "os.fork(…)"),
-    ("server/mantle_lsp/parallel.py", "import subprocess"),
+    ("server/mantle_lsp/workers.py", "import subprocess"),
 }
 
 

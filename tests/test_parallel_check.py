@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mantle_lsp import parallel
+from mantle_lsp import workers as spawning
 from mantle_lsp.ide.diagnostics import Diagnostic, project_diagnostics
 from mantle_lsp.model import layout
 from mantle_lsp.model.project import PendingFile, Project
@@ -169,7 +170,7 @@ def test_pending_files_read_on_use_and_parse_only_when_their_tree_is_needed(
 
 
 def test_cli_jobs_gives_the_same_output(tmp_path: Path) -> None:
-    root = generate(tmp_path / "cli", parallel.MIN_SKILLS)
+    root = generate(tmp_path / "cli", spawning.MIN_SKILLS)
     s3 = root / "skills" / "s3" / "skill.md"
     s3.write_text(s3.read_text().replace("session.s3.attempts > 2", "session.s3.atempts > 2"))
     exe = Path(sys.executable).with_name("mantle-lsp")
@@ -235,13 +236,13 @@ def test_spawned_workers_that_list_other_files_are_refused(tmp_path: Path) -> No
     owned = parallel.partition(files, 2, min_skills=0)
     assert owned is not None
     (root / "skills" / "s3" / "responses.yml").unlink()  # the worker will not see it
-    workers = parallel.spawn_workers(1)
+    workers = spawning.spawn_workers(1)
     try:
         parallel.assign(workers, root, 2, None, set(), min_skills=0)
         with pytest.raises(parallel.WorkerFailed, match="files changed"):
             parallel.lead(root, files, owned, None, read_source, [w.channel for w in workers])
     finally:
-        parallel.reap(workers)
+        spawning.reap(workers)
 
 
 def test_spawned_workers_give_what_forked_ones_give(tmp_path: Path) -> None:
@@ -249,19 +250,19 @@ def test_spawned_workers_give_what_forked_ones_give(tmp_path: Path) -> None:
     files = list(layout.project_files(root))
     owned = parallel.partition(files, 3, min_skills=0)
     assert owned is not None
-    workers = parallel.spawn_workers(2)
+    workers = spawning.spawn_workers(2)
     try:
         parallel.assign(workers, root, 3, None, set(), min_skills=0)
         _, found = parallel.lead(
             root, files, owned, None, read_source, [w.channel for w in workers]
         )
     finally:
-        parallel.reap(workers)
+        spawning.reap(workers)
     assert all(w.proc.returncode == 0 for w in workers)
     assert _plain(found) == _serial(root)
 
 
 def test_unneeded_spawned_workers_exit_quietly() -> None:
-    workers = parallel.spawn_workers(2)
-    parallel.reap(workers)
+    workers = spawning.spawn_workers(2)
+    spawning.reap(workers)
     assert [w.proc.returncode for w in workers] == [0, 0]

@@ -41,9 +41,8 @@ import traceback
 import zlib
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
 from .ide.diagnostics import Diagnostic, file_diagnostics, project_diagnostics
 from .ide.rules.base import Related
@@ -55,11 +54,8 @@ from .model.project import FieldFacts, Project, SkillFacts, bulk_work
 from .model.source import Source, read_source
 from .model.symbols import READ_FORMS, build_index, export_entries, import_entries
 from .syntax.text import TextRange, new_range
+from .workers import MIN_SKILLS, Channel, Spawned, _kill
 
-if TYPE_CHECKING:
-    import subprocess
-
-MIN_SKILLS = 100  # below this, starting workers and exchanging cost more than they save
 WORKER_TIMEOUT = 120.0  # seconds a spawned worker may take for its share
 
 Files = list[tuple[Path, FileKind, str | None]]
@@ -71,15 +67,6 @@ Export = tuple[list[Any], list[list[Any]], dict[str, SkillFacts], dict[str, Any]
 # related information as [file, start, end, message] lists)
 Row = tuple[int, int, int, str, str, str, "dict[str, Any] | None", list[list[Any]]]
 Found = dict[Path, list[Diagnostic]]
-
-
-def default_jobs() -> int:
-    """Worker processes for ``auto``: the CPUs this process may use."""
-    try:
-        n = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        n = os.cpu_count() or 1
-    return max(1, min(n, 8))
 
 
 def partition(
@@ -104,14 +91,6 @@ def partition(
 
 class WorkerFailed(Exception):
     pass
-
-
-@dataclass
-class Channel:
-    """A worker as worker 0 sees it: what it says, and what worker 0 tells it."""
-
-    answers: BinaryIO
-    orders: BinaryIO
 
 
 # -- the CLI: forked workers ---------------------------------------------------------------
@@ -191,43 +170,6 @@ def _forked(
 # -- the language server: spawned workers --------------------------------------------------
 
 
-@dataclass
-class Spawned:
-    """A worker interpreter started ahead of time; it waits for its share on stdin."""
-
-    proc: subprocess.Popen[bytes]
-    channel: Channel
-
-
-def spawn_workers(n: int) -> list[Spawned]:
-    """Start ``n`` worker interpreters. They import this package, then wait for
-    :func:`assign` (or exit when their stdin closes). ``-I``: the working directory,
-    which may be the user's project, is not on their path; ``sys.path`` is this
-    process's."""
-    boot = (
-        f"import sys; sys.path[:] = {[p for p in sys.path if p]!r}; "
-        "from mantle_lsp.parallel import _spawned_worker_main; _spawned_worker_main()"
-    )
-    import subprocess  # the server's only: check forks
-
-    started: list[Spawned] = []
-    try:
-        for _ in range(n):
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-c", boot],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                close_fds=True,
-            )
-            assert proc.stdin is not None and proc.stdout is not None
-            started.append(Spawned(proc, Channel(proc.stdout, proc.stdin)))  # type: ignore[arg-type]
-    except BaseException:
-        reap(started)
-        raise
-    return started
-
-
 def assign(
     workers: Sequence[Spawned],
     root: Path,
@@ -253,15 +195,6 @@ def assign(
         )
 
 
-def release(workers: Sequence[Spawned]) -> None:
-    """Close the pipes of spawned workers: idle ones exit, busy ones fail their next
-    message. They are not waited for (see :func:`reap`)."""
-    for sp in workers:
-        for stream in (sp.channel.orders, sp.channel.answers):
-            with contextlib.suppress(OSError):
-                stream.close()
-
-
 def lead_spawned(
     root: Path,
     files: Files,
@@ -282,27 +215,6 @@ def lead_spawned(
         return lead(root, files, owned, engine, reader, [w.channel for w in workers])
     finally:
         watchdog.cancel()
-
-
-def _kill(workers: Sequence[Spawned]) -> None:
-    for sp in workers:
-        with contextlib.suppress(OSError):
-            sp.proc.kill()
-
-
-def reap(workers: Sequence[Spawned]) -> None:
-    """:func:`release` the workers and wait for their exit (killing a stuck one). A
-    worker that has answered needs a few dozen milliseconds to exit (the kernel frees its
-    memory), so a caller in a hurry releases now and reaps later."""
-    import subprocess
-
-    release(workers)
-    for sp in workers:
-        try:
-            sp.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            sp.proc.kill()
-            sp.proc.wait()
 
 
 def _spawned_worker_main() -> None:

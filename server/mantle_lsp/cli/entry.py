@@ -27,7 +27,8 @@ def entry() -> None:
             from ..lsp import handshake
 
             if handshake.stdio_serve(argv):
-                handshake.answer_first(sys.stdin.buffer, sys.stdout.buffer)
+                jobs = handshake.jobs_of(argv)
+                handshake.answer_first(sys.stdin.buffer, sys.stdout.buffer, jobs)
         from .main import main
 
         rc = main(argv)

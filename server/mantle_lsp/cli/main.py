@@ -26,8 +26,9 @@ from ..model.settings import (
     known_pattern,
     load,
 )
-from ..parallel import MIN_SKILLS, check_project, default_jobs
+from ..parallel import check_project
 from ..syntax.text import LineIndex
+from ..workers import MIN_SKILLS, default_jobs
 from . import baseline, fix, graph, layers, preview
 from .output import (
     OUTPUT_FORMATS,

@@ -8,7 +8,7 @@ import logging
 import sys
 from typing import Any
 
-from ..parallel import default_jobs
+from ..workers import default_jobs
 from . import features, handshake, sync
 from .base import STATUS, MantleProtocol
 from .server import MantleServer
@@ -54,5 +54,6 @@ def serve(args: argparse.Namespace) -> int:
             protocol = server.protocol
             assert isinstance(protocol, MantleProtocol)
             protocol.early = early
+            server.adopt_workers(early.workers)
             server.start_io(handshake.Replay(early.raw, sys.stdin.buffer))  # type: ignore[arg-type]
     return 0

@@ -39,7 +39,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
-from .. import __version__, parallel
+from .. import __version__, workers
 from ..model.project import Project
 from ..model.source import Source
 from ..model.workspace import Workspace
@@ -287,39 +287,48 @@ class ServerBase(LanguageServer):
         self.jobs = 1  # processes for the initial index of a large project (serve --jobs)
         self._settling: asyncio.Task[None] | None = None
         self.index_started = 0.0  # time.monotonic() when the last index_folders began
-        self._workers: list[parallel.Spawned] = []  # started ahead of a spread index
-        self._retired: list[parallel.Spawned] = []  # done, their exit not yet awaited
+        self._workers: list[workers.Spawned] = []  # started ahead of a spread index
+        self._retired: list[workers.Spawned] = []  # done, their exit not yet awaited
 
     # -- worker processes (parallel.py) -------------------------------------------------
+    def adopt_workers(self, started: list[workers.Spawned]) -> None:
+        """Workers started before the server was imported (``handshake.py``)."""
+        self._workers = [*self._workers, *started]
+        self.early_workers = len(started)
+
+    early_workers = 0
+
     def start_workers(self, n: int) -> None:
-        """Start ``n`` worker interpreters now, so that their start-up overlaps the
-        editor's handshake; a failure only means the index runs in one process."""
+        """Have ``n`` worker interpreters started now (those started before the server
+        was imported count), so that their start-up overlaps the editor's handshake; a
+        failure only means the index runs in one process."""
         try:
-            self._workers = parallel.spawn_workers(n)
+            if len(self._workers) < n:
+                self._workers += workers.spawn_workers(n - len(self._workers))
         except OSError as exc:
             self.log(f"cannot start worker processes: {exc}", lsp.MessageType.Warning)
 
-    def take_workers(self, n: int) -> list[parallel.Spawned]:
+    def take_workers(self, n: int) -> list[workers.Spawned]:
         """``n`` idle workers: those started ahead, then new ones."""
         taken, self._workers = self._workers[:n], self._workers[n:]
         if len(taken) < n:
-            taken += parallel.spawn_workers(n - len(taken))
+            taken += workers.spawn_workers(n - len(taken))
         return taken
 
-    def retire_workers(self, workers: list[parallel.Spawned]) -> None:
+    def retire_workers(self, done: list[workers.Spawned]) -> None:
         """Workers that have done their part: their pipes close now; their exit (the
         kernel freeing their memory takes a few dozen ms) is awaited once the index is
         complete, not before the diagnostics go out."""
-        parallel.release(workers)
-        self._retired.extend(workers)
+        workers.release(done)
+        self._retired.extend(done)
 
     def stop_workers(self, retired: bool = False) -> None:
         """Let the workers started ahead and not needed go (they exit when their stdin
         closes); with ``retired``, also wait for the retired ones."""
-        parallel.reap(self._workers)
+        workers.reap(self._workers)
         self._workers = []
         if retired:
-            parallel.reap(self._retired)
+            workers.reap(self._retired)
             self._retired = []
 
     # -- partial projects ---------------------------------------------------------------
@@ -331,7 +340,7 @@ class ServerBase(LanguageServer):
         if pending:
             self.model.settle()
         if self._retired:
-            parallel.reap(self._retired)
+            workers.reap(self._retired)
             self._retired = []
         if pending:
             self._index_completed("a request")

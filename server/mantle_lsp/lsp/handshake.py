@@ -20,14 +20,20 @@ Nothing here imports pygls or lsprotocol at module level: this module runs first
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
+from urllib.parse import unquote, urlsplit
 
 from .. import __version__
+
+if TYPE_CHECKING:
+    from ..workers import Spawned
 
 CAPABILITIES = Path(__file__).with_name("capabilities.json")
 
@@ -53,6 +59,7 @@ class Early:
     raw: bytes  # every byte read, to be read again by the server (Replay)
     msg_id: int | str | None = None  # the initialize request's id, when it was answered
     answer: dict[str, Any] | None = None  # the `result` sent
+    workers: list[Spawned] = field(default_factory=list)  # index workers started already
 
 
 _taken: Early | None = None
@@ -68,6 +75,21 @@ def taken() -> Early | None:
 # -- the command line ------------------------------------------------------------------------
 
 _LEVELS = ("debug", "info", "warning", "error")
+
+
+def jobs_of(argv: Sequence[str]) -> int:
+    """The ``--jobs`` of a command line :func:`stdio_serve` accepts (``auto``: the CPUs)."""
+    value = "auto"
+    for i, arg in enumerate(argv):
+        if arg == "--jobs" and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.startswith("--jobs="):
+            value = arg.partition("=")[2]
+    if value != "auto":
+        return int(value)
+    from ..workers import default_jobs
+
+    return default_jobs()
 
 
 def stdio_serve(argv: Sequence[str]) -> bool:
@@ -101,10 +123,12 @@ def stdio_serve(argv: Sequence[str]) -> bool:
 # -- reading and answering -------------------------------------------------------------------
 
 
-def answer_first(stdin: BinaryIO, stdout: BinaryIO) -> Early:
+def answer_first(stdin: BinaryIO, stdout: BinaryIO, jobs: int = 1) -> Early:
     """Read the client's first message; when it is an ``initialize`` request this module
-    can answer, answer it. Either way, what was read is kept for the server
-    (:func:`taken`)."""
+    can answer, answer it, and when a workspace folder it names is a project of
+    ``MIN_SKILLS`` skills or more, start ``jobs - 1`` index workers (``workers.py``) at
+    once: their start-up then overlaps the server's. Either way, what was read is kept
+    for the server (:func:`taken`)."""
     global _taken
     raw, body = _read_message(stdin)
     early = Early(raw)
@@ -125,7 +149,45 @@ def answer_first(stdin: BinaryIO, stdout: BinaryIO) -> Early:
         stdout.flush()
     except OSError:
         early.msg_id, early.answer = None, None  # the server will answer, or find it gone
+        return early
+    if jobs >= 2 and any(_large(folder) for folder in _folders(msg["params"])):
+        from .. import workers
+
+        with contextlib.suppress(OSError):  # the server tries again, and says if it cannot
+            early.workers = workers.spawn_workers(jobs - 1)
     return early
+
+
+def _folders(params: dict[str, Any]) -> list[str]:
+    """The local folders ``initialize`` names (POSIX ``file:`` URIs and ``rootPath``; the
+    server reads them properly later, this is only to start workers early)."""
+    uris = [f.get("uri") for f in params.get("workspaceFolders") or () if isinstance(f, dict)]
+    if not uris:
+        uris = [params.get("rootUri")]
+    out = []
+    for uri in uris:
+        if isinstance(uri, str) and uri.startswith("file://") and os.sep == "/":
+            out.append(unquote(urlsplit(uri).path))
+    root_path = params.get("rootPath")
+    if not out and isinstance(root_path, str):
+        out.append(root_path)
+    return out
+
+
+def _large(folder: str) -> bool:
+    """The folder is a project whose ``skills/`` has enough folders for a spread index."""
+    from ..workers import MIN_SKILLS
+
+    try:
+        with os.scandir(os.path.join(folder, "skills")) as entries:
+            n = 0
+            for entry in entries:
+                n += entry.is_dir()
+                if n >= MIN_SKILLS:
+                    return True
+    except OSError:
+        pass
+    return False
 
 
 def _read_message(stdin: BinaryIO) -> tuple[bytes, bytes | None]:

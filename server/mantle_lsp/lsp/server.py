@@ -47,6 +47,7 @@ class MantleServer(ServerBase):
             # the initialize answer sent before the server was imported agreed with its own
             # (None: not answered early, or not compared yet)
             "earlyInitialize": getattr(self.protocol, "early_agreed", None),
+            "earlyWorkers": self.early_workers,  # index workers started before that
             "profiles": [
                 {
                     "root": str(r),

@@ -17,6 +17,7 @@ from ..model import layout
 from ..model.engine import PROFILES
 from ..model.project import Project, bulk_work
 from ..model.workspace import resolve
+from ..workers import MIN_SKILLS, Spawned
 from . import convert
 from . import layers as lsp_layers
 from .base import Settings
@@ -55,7 +56,7 @@ def register(server: MantleServer) -> None:
                 folders.append(root)
         server.folders = folders
         if server.jobs >= 2 and any(
-            len(layout.skill_dirs(f)) >= parallel.MIN_SKILLS for f in folders
+            len(layout.skill_dirs(f)) >= MIN_SKILLS for f in folders
         ):  # a large project: its index will be spread, start the workers now
             server.start_workers(server.jobs - 1)
         if server.client_supports("text_document.diagnostic"):
@@ -393,7 +394,7 @@ def _load_spread(
     if owned is None:
         return None
     engine = server.configs.engine_for(root)
-    workers: list[parallel.Spawned] = []
+    workers: list[Spawned] = []
     try:
         workers = server.take_workers(len(owned) - 1)
         parallel.assign(workers, root, server.jobs, engine, pinned)
