@@ -322,3 +322,53 @@ steps:
 """,
         silent=["project_field_written_twice"],
     )
+
+
+def test_editing_what_silences_never_written_updates_the_editor_like_a_fresh_load(
+    tmp_path: Path,
+) -> None:
+    """The server keeps which skills make buttons with a tool and which use memory with
+    unknown keys between edits (model.project: dynamic_memory_skills,
+    tool_button_sources): an edit to a tools.py or responses.yml that changes them must
+    show at once, as a fresh load would."""
+    from mantle_lsp.ide.diagnostics import project_diagnostics
+    from mantle_lsp.model.project import Project
+    from mantle_lsp.model.workspace import Workspace
+
+    root = tmp_path / "agent"
+    files = {
+        "agent.yml": "name: a\n",
+        "memory.yml": "tier:\n  type: text\n",
+        "skills/card/skill.md": "---\ndescription: Card.\n---\n"
+        "Use @tool.remember and utter_pick. Read @memory.project.tier.\n",
+        "skills/card/tools.py": TOOLS_HEADER + '\n\n@tool(description="Remember.")\n'
+        'async def remember(context: ToolContext = None, value: str = ""):\n'
+        '    context.memory.set("note", value)\n    return None\n',
+        "skills/card/responses.yml": "responses:\n  utter_pick:\n    - text: Pick one.\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    ws = Workspace()
+    [proj] = ws.add_folder(root.resolve())
+    root = proj.root
+
+    def never_written() -> bool:
+        found = project_diagnostics(proj)
+        fresh = Project(root, ws.read)
+        fresh.rescan()
+        assert found == project_diagnostics(fresh)
+        return any("never_written" in d.code for ds in found.values() for d in ds)
+
+    assert never_written()
+    tools, resp = root / "skills/card/tools.py", root / "skills/card/responses.yml"
+    dynamic = files["skills/card/tools.py"].replace('set("note", value)', "set(value, value)")
+    ws.open_buffer(tools, dynamic, 2)
+    assert not never_written(), "memory with a key that cannot be known"
+    ws.open_buffer(tools, files["skills/card/tools.py"], 3)
+    assert never_written()
+    buttons = files["skills/card/responses.yml"] + "      buttons:\n        source: remember\n"
+    ws.open_buffer(resp, buttons, 2)
+    assert not never_written(), "buttons made by a tool"
+    ws.open_buffer(resp, files["skills/card/responses.yml"], 3)
+    assert never_written()

@@ -406,6 +406,7 @@ def _import(proj: Project, idx: Any, others: list[Entries], files: Files) -> Non
             (sid, {name: (_facts(p), _facts(e)) for name, (p, e) in table.items()})
             for sid, table in fields.items()
         )
+    proj.facts_changed()
     proj._index = idx
 
 

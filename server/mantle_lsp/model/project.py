@@ -18,6 +18,7 @@ from typing import NamedTuple
 from ..syntax.config_yml import AgentDoc, IntegrationsDoc
 from ..syntax.hooks_py import HookModule
 from ..syntax.memory_yml import MemoryDoc, MemoryField
+from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.tools_py import ToolModule
 from . import layout
 from .defaults import DEFAULT_SKILLS
@@ -114,6 +115,18 @@ def _declarations(sk: Skill, name: str) -> tuple[FieldFacts | None, FieldFacts |
     return _field_facts(sk.public_field(name)), _field_facts(sk.field(name))
 
 
+# the kinds of file whose change may change dynamic_memory_skills or tool_button_sources
+_FACT_KINDS = frozenset(
+    {
+        FileKind.SKILL_TOOLS,
+        FileKind.SHARED_TOOLS,
+        FileKind.HELPER,
+        FileKind.SKILL_RESPONSES,
+        FileKind.PROJECT_RESPONSES,
+    }
+)
+
+
 class Project:
     def __init__(self, root: Path, reader: Reader = read_source) -> None:
         self.root = root
@@ -128,6 +141,10 @@ class Project:
         self.known_facts: dict[str, SkillFacts] = {}  # see skill_facts
         self.known_fields: dict[str, FieldTable] = {}  # see field_decls
         self._pending: list[Path] = []  # files left as PendingFile (see materialize)
+        # facts of every skill that data-flow checks read on each run: computed once, and
+        # again after a change to code, responses or the set of skills (facts_changed)
+        self._dynamic_skills: frozenset[str] | None = None
+        self._button_sources: tuple[frozenset[str], bool] | None = None
 
     # -- loading -----------------------------------------------------------------------
     @classmethod
@@ -238,12 +255,20 @@ class Project:
         if remaining == 0:
             self.known_facts = {}
             self.known_fields = {}
+            self.facts_changed()
         return remaining
 
     def _invalidate(self) -> None:
         self._skills = None
         self._index = None
         self._shared_tools = None
+        self.facts_changed()
+
+    def facts_changed(self) -> None:
+        """Forget :meth:`dynamic_memory_skills` and :meth:`tool_button_sources` (a file they
+        read changed, or other workers' facts arrived)."""
+        self._dynamic_skills = None
+        self._button_sources = None
 
     def classify(self, path: Path) -> tuple[FileKind, str | None] | None:
         return layout.classify(path, self.root)
@@ -289,6 +314,8 @@ class Project:
             self._replace_in_skill(path, kind, sid, pf)
             if kind is FileKind.SHARED_TOOLS:
                 self._shared_tools = None
+            if kind in _FACT_KINDS:
+                self.facts_changed()
             if kind is FileKind.PROJECT_MEMORY:
                 self._index = None  # bare names everywhere may now resolve differently
             else:
@@ -563,13 +590,51 @@ class Project:
         flag = doc.routing_flag("engine_managed") if doc is not None else None
         if flag is None:
             flag = sid in DEFAULT_SKILLS and DEFAULT_SKILLS[sid].engine_managed
-        dynamic = sk is not None and any(
-            code_memory(self, pf.path, mod).dynamic for pf, mod in sk.tool_modules()
-        )
+        dynamic = sk is not None and self._uses_dynamic_memory(sk)
         respdoc = sk.respdoc if sk is not None else None
         buttons = respdoc is not None and respdoc.takes_tool_buttons()
         precondition = doc.fm_str("precondition") if doc is not None else None
         return SkillFacts(flag, precondition, dynamic, buttons)
+
+    def _uses_dynamic_memory(self, sk: Skill) -> bool:
+        return any(code_memory(self, pf.path, mod).dynamic for pf, mod in sk.tool_modules())
+
+    def dynamic_memory_skills(self) -> frozenset[str]:
+        """The skills whose tools use memory with keys that cannot be known statically
+        (``SkillFacts.dynamic_memory``), for every skill."""
+        if self._dynamic_skills is None:
+            out = set()
+            for sid, sk in self.skills.items():
+                known = self.known_facts.get(sid)
+                if known.dynamic_memory if known is not None else self._uses_dynamic_memory(sk):
+                    out.add(sid)
+            self._dynamic_skills = frozenset(out)
+        return self._dynamic_skills
+
+    def tool_button_sources(self) -> tuple[frozenset[str], bool]:
+        """The skills whose responses take their buttons from a tool, and whether the
+        project-root responses do (``SkillFacts.tool_buttons``; another worker's skills
+        from its facts, without parsing their responses.yml)."""
+        if self._button_sources is None:
+            skills: set[str] = set()
+            root = False
+            for pf in self.files.values():
+                if pf.kind not in (FileKind.SKILL_RESPONSES, FileKind.PROJECT_RESPONSES):
+                    continue
+                sid = pf.skill_id
+                facts = self.known_facts.get(sid) if sid is not None else None
+                if facts is not None:
+                    if facts.tool_buttons and sid is not None:
+                        skills.add(sid)
+                    continue
+                doc = pf.doc
+                if isinstance(doc, ResponsesDoc) and doc.takes_tool_buttons():
+                    if sid is None:
+                        root = True
+                    else:
+                        skills.add(sid)
+            self._button_sources = (frozenset(skills), root)
+        return self._button_sources
 
     def field_table(self, sid: str) -> FieldTable:
         """Skill ``sid``'s fields as other skills' checks see them (parses its memory.yml)."""

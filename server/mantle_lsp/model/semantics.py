@@ -26,7 +26,6 @@ from ..syntax.skill_md import Block, SkillDoc, Step
 from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YScalar
 from .defaults import DEFAULT_SKILLS, DefaultField
-from .layout import FileKind
 from .project import FieldFacts, ParsedFile, Project, Skill
 from .symbols import READ_FORMS, WRITE_FORMS, code_memory
 
@@ -121,7 +120,6 @@ class CodeMemoryFacts:
     tool_names: frozenset[str]  # every tool of the project (run_after_setting_ hooks)
 
 
-_RESPONSE_KINDS = (FileKind.SKILL_RESPONSES, FileKind.PROJECT_RESPONSES)
 
 
 class Semantics:
@@ -132,7 +130,6 @@ class Semantics:
         self._shared: set[str] | None = None
         self._visible: dict[str, set[str]] = {}
         self._code: CodeMemoryFacts | None = None
-        self._button_sources: tuple[set[str], bool] | None = None
         self._tools_in: dict[Path, list[ToolDef]] = {}
 
     # -- reading memory ------------------------------------------------------------------
@@ -348,35 +345,16 @@ class Semantics:
             self._code = CodeMemoryFacts(
                 anything,
                 frozenset(entries),
-                frozenset(sid for sid in p.skills if p.skill_facts(sid).dynamic_memory),
+                p.dynamic_memory_skills(),
                 frozenset(key[2] for key in p.index.symbols if key[0] == "tool"),
             )
         return self._code
 
-    def button_source_skills(self) -> tuple[set[str], bool]:
+    def button_source_skills(self) -> tuple[frozenset[str], bool]:
         """The skills whose responses take their buttons from a tool, and whether the
         project-root responses do: such buttons are made at run time, and their ``set:``
         payloads may write any field a button of that skill may write."""
-        if self._button_sources is None:
-            skills: set[str] = set()
-            root = False
-            known = self.p.known_facts
-            for pf in self.p.files.values():
-                if pf.kind not in _RESPONSE_KINDS:
-                    continue
-                facts = known.get(pf.skill_id) if pf.skill_id is not None else None
-                if facts is not None:  # another worker's skill: no need to parse its file
-                    if facts.tool_buttons:
-                        skills.add(pf.skill_id)  # type: ignore[arg-type]
-                    continue
-                doc = pf.doc
-                if isinstance(doc, ResponsesDoc) and doc.takes_tool_buttons():
-                    if pf.skill_id is None:
-                        root = True
-                    else:
-                        skills.add(pf.skill_id)
-            self._button_sources = (skills, root)
-        return self._button_sources
+        return self.p.tool_button_sources()
 
     # -- tools ----------------------------------------------------------------------------
     def imports_module(self, importer: Path, t: ToolDef) -> bool:
