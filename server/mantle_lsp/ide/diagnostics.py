@@ -58,14 +58,14 @@ def run(
     kinds = {pf.kind for pf in files}
     skills = {pf.skill_id for pf in files if pf.skill_id is not None}
     anchor = p.anchor_file()
+    checked = [(sid, sk) for sid, sk in p.skills.items() if wanted is None or sid in skills]
     for rule in RULES:
         if not whole and rule.whole_project:
             continue
         ck.rule = rule
         if rule.scope == "skill":
-            for sid, sk in p.skills.items():
-                if wanted is None or sid in skills:
-                    rule.fn(ck, sid, sk)
+            for sid, sk in checked:
+                rule.fn(ck, sid, sk)
         elif rule.scope == "anchor":
             if wanted is None or (anchor is not None and anchor.path in wanted):
                 rule.fn(ck)
@@ -115,9 +115,11 @@ def rechecked(project: Project, paths: Iterable[Path]) -> set[Path]:
         elif rule.reads & kinds & _FAN_OUT:
             every_skill |= rule.reports_on
     if wanted:
-        out |= {p for p, pf in project.files.items() if pf.kind in wanted and pf.skill_id is None}
+        outside = project.paths_by_kind(project_level=True)
+        out.update(p for kind in wanted for p in outside.get(kind, ()))
     if every_skill:
-        out |= {p for p, pf in project.files.items() if pf.kind in every_skill}
+        by_kind = project.paths_by_kind()
+        out.update(p for kind in every_skill for p in by_kind.get(kind, ()))
     if anchor and (af := project.anchor_file()) is not None:
         out.add(af.path)
     return out

@@ -144,6 +144,7 @@ class Project:
         # facts of every skill that data-flow checks read on each run: computed once, and
         # again after a change to code, responses or the set of skills (facts_changed)
         self._dynamic_skills: frozenset[str] | None = None
+        self._by_kind: tuple[dict[FileKind, list[Path]], dict[FileKind, list[Path]]] | None = None
         self._button_sources: tuple[frozenset[str], bool] | None = None
 
     # -- loading -----------------------------------------------------------------------
@@ -262,7 +263,21 @@ class Project:
         self._skills = None
         self._index = None
         self._shared_tools = None
+        self._by_kind = None
         self.facts_changed()
+
+    def paths_by_kind(self, project_level: bool = False) -> dict[FileKind, list[Path]]:
+        """The project's files by kind (with ``project_level``, only those outside every
+        skill), kept until a file appears or vanishes."""
+        if self._by_kind is None:
+            every: dict[FileKind, list[Path]] = {}
+            outside: dict[FileKind, list[Path]] = {}
+            for path, pf in self.files.items():
+                every.setdefault(pf.kind, []).append(path)
+                if pf.skill_id is None:
+                    outside.setdefault(pf.kind, []).append(path)
+            self._by_kind = (every, outside)
+        return self._by_kind[1 if project_level else 0]
 
     def facts_changed(self) -> None:
         """Forget :meth:`dynamic_memory_skills` and :meth:`tool_button_sources` (a file they
@@ -298,6 +313,8 @@ class Project:
             self.files.pop(path, None)
         else:
             self.files[path] = parse_file(path, kind, sid, source)
+        if existed != (source is not None):
+            self._by_kind = None
         pf = self.files.get(path)
         skills_changed = False
         if skills_before is not None:
@@ -519,10 +536,8 @@ class Project:
         return self.skills.get(sid)
 
     def file_of_kind(self, kind: FileKind) -> ParsedFile | None:
-        for pf in self.files.values():
-            if pf.kind is kind:
-                return pf
-        return None
+        paths = self.paths_by_kind().get(kind)
+        return self.files[paths[0]] if paths else None
 
     @property
     def agent(self) -> AgentDoc | None:
@@ -557,7 +572,7 @@ class Project:
 
     def helper_files(self) -> list[tuple[ParsedFile, ToolModule]]:
         """The helper modules (``lib/**/*.py``) that parse, by path."""
-        pfs = [pf for pf in self.files.values() if pf.kind is FileKind.HELPER]
+        pfs = [self.files[p] for p in self.paths_by_kind().get(FileKind.HELPER, ())]
         pfs.sort(key=lambda pf: str(pf.path))
         return [(pf, pf.doc) for pf in pfs if isinstance(pf.doc, ToolModule)]
 

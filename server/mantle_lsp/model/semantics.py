@@ -120,8 +120,6 @@ class CodeMemoryFacts:
     tool_names: frozenset[str]  # every tool of the project (run_after_setting_ hooks)
 
 
-
-
 class Semantics:
     """The answers for one state of ``project`` (see the module docstring)."""
 

@@ -108,6 +108,8 @@ class Index:
         self._refs_by_path: dict[Path, list[Reference]] = {}
         self._refs_by_key: dict[SymbolKey, dict[Path, list[Reference]]] = {}
         self._keys: dict[SymbolKey, SymbolKey] = {}  # see shared_key
+        # the keys referred to, by kind of symbol (see unresolved_referencing_files)
+        self._referred_by_kind: dict[str, set[SymbolKey]] = {}
 
     # -- building ---------------------------------------------------------------------
     def define(self, sym: Symbol) -> None:
@@ -121,7 +123,11 @@ class Index:
 
     def refer(self, ref: Reference) -> None:
         self._refs_by_path.setdefault(ref.path, []).append(ref)
-        self._refs_by_key.setdefault(ref.key, {}).setdefault(ref.path, []).append(ref)
+        per = self._refs_by_key.get(ref.key)
+        if per is None:
+            per = self._refs_by_key[ref.key] = {}
+            self._referred_by_kind.setdefault(ref.key[0], set()).add(ref.key)
+        per.setdefault(ref.path, []).append(ref)
 
     def remove(self, path: Path | None) -> None:
         """Forget everything ``path`` defines and refers to (None: the bundled symbols)."""
@@ -139,6 +145,7 @@ class Index:
                 per.pop(path, None)
                 if not per:
                     del self._refs_by_key[ref.key]
+                    self._referred_by_kind[ref.key[0]].discard(ref.key)
                     self._keys.pop(ref.key, None)  # no reference left to share it
 
     # -- queries ----------------------------------------------------------------------
@@ -160,9 +167,10 @@ class Index:
         """The files referring to a symbol of one of ``kinds`` that nothing defines: what
         they are told (did you mean …?) reads the names of that kind that do exist."""
         out: set[Path] = set()
-        for key, per in self._refs_by_key.items():
-            if key[0] in kinds and key not in self.symbols:
-                out.update(per)
+        for kind in kinds:
+            for key in self._referred_by_kind.get(kind, ()):
+                if key not in self.symbols:
+                    out.update(self._refs_by_key[key])
         return out
 
     def signature_of(self, path: Path) -> set[tuple[SymbolKey, tuple[object, ...]]]:
