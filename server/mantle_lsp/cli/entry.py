@@ -29,9 +29,10 @@ def entry() -> None:
             if handshake.stdio_serve(argv):
                 jobs = handshake.jobs_of(argv)
                 handshake.answer_first(sys.stdin.buffer, sys.stdout.buffer, jobs)
-        from .main import main
+        from . import main as command
 
-        rc = main(argv)
+        command.live_until_exit = []  # the process ends right after (os._exit below)
+        rc = command.main(argv)
     except BrokenPipeError:
         rc = EXIT_ERRORS
     except KeyboardInterrupt:
