@@ -169,6 +169,30 @@ async def test_a_skill_deleted_file_by_file_then_its_folder(tmp_path: Path) -> N
         assert_agrees_with_check(s, root, what="then the folder")
 
 
+async def test_a_deleted_file_rechecks_what_the_rules_reading_its_kind_report_on(
+    tmp_path: Path,
+) -> None:
+    """Deleting the shared tool module that could reach `project.customer_tier` (once
+    its only writer is gone) makes the root responses.yml's condition on it constant:
+    a file event is followed by the files the rules reading that kind of file report on,
+    as an edit is (found by `make fuzz`)."""
+    root = copy_telecom(tmp_path)
+    writer = root / "skills" / "verify_customer"
+    async with lsp_session(root) as s:
+        names = sorted(p.name for p in writer.iterdir())
+        shutil.rmtree(writer)
+        notify_files(s, *[(writer / n, DELETED) for n in names])
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="the field's writer deleted")
+        shared = root / "tools" / "account_lookup.py"
+        shared.unlink()
+        notify_files(s, (shared, DELETED))
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="then the shared tool module")
+        hints = s.client.diagnostics.get((root / "responses.yml").as_uri(), [])
+        assert any(d.code == "lsp.condition.constant_never_written" for d in hints)
+
+
 async def test_all_skills_removed_per_file_report_the_missing_skills(tmp_path: Path) -> None:
     root = copy_telecom(tmp_path)
     skills = root / "skills"

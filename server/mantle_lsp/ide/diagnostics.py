@@ -101,7 +101,13 @@ def rechecked(project: Project, paths: Iterable[Path]) -> set[Path]:
     reports on: what the rules' ``reads`` declarations add to the index's answer (for
     example agent.yml, whose precondition bindings are checked against every skill.md)."""
     out = set(paths)
-    kinds = {pf.kind for p in out if (pf := project.files.get(p)) is not None}
+    kinds: set[FileKind] = set()
+    for p in out:
+        pf = project.files.get(p)
+        if pf is not None:
+            kinds.add(pf.kind)
+        elif (c := project.classify(p)) is not None:  # a file just deleted: what it was
+            kinds.add(c[0])
     wanted: set[FileKind] = set()
     every_skill: set[FileKind] = set()
     anchor = False

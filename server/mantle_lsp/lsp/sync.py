@@ -489,6 +489,8 @@ def files_changed(server: MantleServer, uris: list[str]) -> None:
                 lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
         except Exception as exc:
             server.log_exception(f"the change of {u[:200]!r}", exc)
+    # as after an edit: plus what the rules reading those kinds of file report on
+    affected = server.diagnostics.with_rule_readers(affected)
     server.diagnostics.refresh(sorted(affected))
     if server.pull_diagnostics and affected:
         server.diagnostics.request_refresh()

@@ -115,6 +115,13 @@ def _declarations(sk: Skill, name: str) -> tuple[FieldFacts | None, FieldFacts |
     return _field_facts(sk.public_field(name)), _field_facts(sk.field(name))
 
 
+# the kinds of file that hold conditions (ide/rules/dataflow.py: constant conditions)
+_CONDITION_KINDS = (
+    FileKind.SKILL_MD,
+    FileKind.SKILL_RESPONSES,
+    FileKind.PROJECT_RESPONSES,
+    FileKind.AGENT,
+)
 # the kinds of file whose change may change dynamic_memory_skills or tool_button_sources
 _FACT_KINDS = frozenset(
     {
@@ -399,12 +406,14 @@ class Project:
         old: tuple[CodeMemory, tuple[tuple[str, str], ...]] | None,
         old_signature: set[tuple[SymbolKey, tuple[object, ...]]],
     ) -> set[Path]:
-        """The files whose unused-field hints (ide/rules/memory.py) may change when the
-        tool or helper module at ``path`` changed: memory keys named by shared or lib code
-        (by bare name, for any skill), a module whose keys became unknown or
-        known, constants other modules import (those modules are indexed again), and
-        `run_after_setting_*` tools. (References a skill's own tools make are handled by
-        the reference diff above.)"""
+        """The files whose unused-field and never-written hints (ide/rules/memory.py,
+        dataflow.py) may change when the tool or helper module at ``path`` changed:
+        memory keys named by shared or lib code (by bare name, for any skill), a module
+        whose keys became unknown or known, constants other modules import (those
+        modules are indexed again), and `run_after_setting_*` tools. A field that may now
+        be written, or no longer, changes the conditions that read it too
+        (lsp.condition.constant_never_written). (References a skill's own tools make are
+        handled by the reference diff above.)"""
         new = self._code_facts_of(path)
         if old == new:
             hooks = {
@@ -433,7 +442,9 @@ class Project:
         if (old_memory is not None and old_memory.dynamic) or (
             new_memory is not None and new_memory.dynamic
         ):
-            return out | memory_files
+            by_kind = self.paths_by_kind()  # any field may be reached: every condition
+            sites = {p for k in _CONDITION_KINDS for p in by_kind.get(k, ())}
+            return out | memory_files | sites
         kind = self.files[path].kind if path in self.files else None
         if kind is FileKind.SKILL_TOOLS or (kind is None and "skills" in path.parts):
             return out
@@ -445,6 +456,7 @@ class Project:
                 doc = f.doc if p in memory_files else None
                 if isinstance(doc, MemoryDoc) and any(fd.name in names for fd in doc.fields):
                     out.add(p)
+            out |= self.index.files_reading_fields(names)
         return out
 
     def replace_files(self, changes: dict[Path, Source | None]) -> set[Path]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
@@ -171,6 +172,15 @@ class Index:
             for key in self._referred_by_kind.get(kind, ()):
                 if key not in self.symbols:
                     out.update(self._refs_by_key[key])
+        return out
+
+    def files_reading_fields(self, names: AbstractSet[str]) -> set[Path]:
+        """The files referring to a field named ``name`` or ``namespace.name`` for a name
+        in ``names`` (the keys shared or lib code names: they may be any skill's)."""
+        out: set[Path] = set()
+        for key in self._referred_by_kind.get("field", ()):
+            if key[2] in names or f"{key[1]}.{key[2]}" in names:
+                out.update(self._refs_by_key[key])
         return out
 
     def signature_of(self, path: Path) -> set[tuple[SymbolKey, tuple[object, ...]]]:
