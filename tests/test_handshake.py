@@ -162,7 +162,7 @@ TOKENS = ["--stdio", "--log-level", "debug", "warning", "loud", "--log-file", "l
 @settings(max_examples=300, deadline=None)
 @given(args=st.lists(st.sampled_from(TOKENS), max_size=5))
 def test_every_command_line_answered_early_is_one_the_parser_accepts(args: list[str]) -> None:
-    if not handshake.stdio_serve(["serve", *args]):
+    if handshake.stdio_jobs(["serve", *args]) is None:
         return
     parsed = build_parser().parse_args(["serve", *args])  # exits on an error: the test fails
     assert parsed.tcp is None
@@ -170,10 +170,10 @@ def test_every_command_line_answered_early_is_one_the_parser_accepts(args: list[
 
 def test_the_usual_command_lines_are_answered_early() -> None:
     for args in ([], ["--stdio"], ["--jobs", "2", "--stdio"], ["--log-level=debug"]):
-        assert handshake.stdio_serve(["serve", *args]), args
+        assert handshake.stdio_jobs(["serve", *args]) is not None, args
     for args in (["--tcp", "127.0.0.1:9"], ["--help"], ["--jobs", "0"], ["--log-level"]):
-        assert not handshake.stdio_serve(["serve", *args]), args
-    assert not handshake.stdio_serve(["check"])
+        assert handshake.stdio_jobs(["serve", *args]) is None, args
+    assert handshake.stdio_jobs(["check"]) is None
 
 
 # -- the server, end to end -------------------------------------------------------------------

@@ -22,7 +22,7 @@ only this package's own code, see docs/security.md):
 - ``check`` forks them (:func:`check_project`): the CLI is single-threaded, so forking is
   safe, and a forked worker needs no imports;
 - the language server has threads and pipes to the editor, so it never forks: it starts
-  fresh interpreters (:func:`spawn_workers`, ``python -I -c`` with the server's own
+  fresh interpreters (``workers.spawn_workers``, ``python -I -c`` with the server's own
   ``sys.path``) early, while the editor is still handshaking, so that their imports are
   done when the index starts; :func:`assign` then tells each its share, and each lists
   the project itself (:func:`_spawned_worker_main`).
@@ -54,7 +54,7 @@ from .model.project import FieldFacts, Project, SkillFacts, bulk_work
 from .model.source import Source, read_source
 from .model.symbols import READ_FORMS, build_index, export_entries, import_entries
 from .syntax.text import TextRange, new_range
-from .workers import MIN_SKILLS, Channel, Spawned, _kill
+from .workers import MIN_SKILLS, Channel, Spawned, kill
 
 WORKER_TIMEOUT = 120.0  # seconds a spawned worker may take for its share
 
@@ -208,7 +208,7 @@ def lead_spawned(
     :class:`WorkerFailed` (a server must not hang on a stuck helper)."""
     import threading
 
-    watchdog = threading.Timer(WORKER_TIMEOUT, _kill, args=(workers,))
+    watchdog = threading.Timer(WORKER_TIMEOUT, kill, args=(workers,))
     watchdog.daemon = True
     watchdog.start()
     try:

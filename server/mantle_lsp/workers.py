@@ -12,12 +12,20 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
     import subprocess
 
 MIN_SKILLS = 100  # below this, starting workers and exchanging cost more than they save
+
+
+def large_project(folder: Path) -> bool:
+    """Whether the project at ``folder`` has enough skills for a spread index."""
+    from .model.layout import skill_dirs  # the standard library only, as this module
+
+    return len(skill_dirs(folder)) >= MIN_SKILLS
 
 
 def default_jobs() -> int:
@@ -83,7 +91,7 @@ def release(workers: Sequence[Spawned]) -> None:
                 stream.close()
 
 
-def _kill(workers: Sequence[Spawned]) -> None:
+def kill(workers: Sequence[Spawned]) -> None:
     for sp in workers:
         with contextlib.suppress(OSError):
             sp.proc.kill()

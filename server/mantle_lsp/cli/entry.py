@@ -26,8 +26,8 @@ def entry() -> None:
         if argv[:1] == ["serve"]:
             from ..lsp import handshake
 
-            if handshake.stdio_serve(argv):
-                jobs = handshake.jobs_of(argv)
+            jobs = handshake.stdio_jobs(argv)
+            if jobs is not None:
                 handshake.answer_first(sys.stdin.buffer, sys.stdout.buffer, jobs)
         from . import main as command
 

@@ -288,6 +288,7 @@ class ServerBase(LanguageServer):
         self._settling: asyncio.Task[None] | None = None
         self.index_started = 0.0  # time.monotonic() when the last index_folders began
         self._workers: list[workers.Spawned] = []  # started ahead of a spread index
+        self.early_workers = 0  # how many of them were started before the server was imported
         self._retired: list[workers.Spawned] = []  # done, their exit not yet awaited
 
     # -- worker processes (parallel.py) -------------------------------------------------
@@ -295,8 +296,6 @@ class ServerBase(LanguageServer):
         """Workers started before the server was imported (``handshake.py``)."""
         self._workers = [*self._workers, *started]
         self.early_workers = len(started)
-
-    early_workers = 0
 
     def start_workers(self, n: int) -> None:
         """Have ``n`` worker interpreters started now (those started before the server

@@ -4,8 +4,9 @@ server (``handshake.py``), computed by the server itself.
     python -m mantle_lsp.lsp.capabilities --write   # make capabilities
     python -m mantle_lsp.lsp.capabilities --check   # exit 1 when out of date
 
-It holds the capabilities for a client that turns no :data:`~.handshake.SWITCHES` on, and
-what each switch changes in them (a patch :func:`~.handshake.merge` lays over them).
+It holds the server's name and version, the capabilities for a client that turns no
+:data:`~.handshake.SWITCHES` on, and what each switch changes in them (a patch
+:func:`~.handshake.merge` lays over them).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from .. import __version__
 from .app import create_server
 from .handshake import CAPABILITIES, SWITCHES
 
@@ -59,9 +59,10 @@ def client_for(names: Sequence[str]) -> dict[str, Any]:
 def generate() -> dict[str, Any]:
     """The content of ``capabilities.json``, computed by pygls: the capabilities for a
     client that turns no switch on, and what each switch changes in them."""
-    base = pygls_answer({})["capabilities"]
+    first = pygls_answer({})
+    base = first["capabilities"]
     return {
-        "version": __version__,
+        "serverInfo": first["serverInfo"],  # its version tells a stale file
         "base": base,
         "switches": {
             name: {

@@ -77,28 +77,15 @@ def taken() -> Early | None:
 _LEVELS = ("debug", "info", "warning", "error")
 
 
-def jobs_of(argv: Sequence[str]) -> int:
-    """The ``--jobs`` of a command line :func:`stdio_serve` accepts (``auto``: the CPUs)."""
-    value = "auto"
-    for i, arg in enumerate(argv):
-        if arg == "--jobs" and i + 1 < len(argv):
-            value = argv[i + 1]
-        elif arg.startswith("--jobs="):
-            value = arg.partition("=")[2]
-    if value != "auto":
-        return int(value)
-    from ..workers import default_jobs
-
-    return default_jobs()
-
-
-def stdio_serve(argv: Sequence[str]) -> bool:
-    """``argv`` starts the server over stdio with options the parser accepts (``serve``,
-    ``--stdio``, ``--log-level``, ``--log-file``, ``--jobs``). Anything else (``--tcp``,
-    ``--help``, a typo) takes the normal path, where argparse has its say before anything
-    is answered. A test checks that every command line accepted here parses."""
+def stdio_jobs(argv: Sequence[str]) -> int | None:
+    """The ``--jobs`` of a command line that starts the server over stdio with options
+    the parser accepts (``serve``, ``--stdio``, ``--log-level``, ``--log-file``,
+    ``--jobs``; ``auto``: the CPUs), else None. Anything else (``--tcp``, ``--help``, a
+    typo) takes the normal path, where argparse has its say before anything is answered.
+    A test checks that every command line accepted here parses."""
     if not argv or argv[0] != "serve":
-        return False
+        return None
+    jobs = "auto"
     rest = list(argv[1:])
     while rest:
         arg = rest.pop(0)
@@ -106,18 +93,24 @@ def stdio_serve(argv: Sequence[str]) -> bool:
             continue
         name, eq, value = arg.partition("=")
         if name not in ("--log-level", "--log-file", "--jobs"):
-            return False
+            return None
         if not eq:
             if not rest:
-                return False
+                return None
             value = rest.pop(0)
         if name == "--log-level" and value not in _LEVELS:
-            return False
+            return None
         if name == "--log-file" and (not value or value.startswith("-")):
-            return False
-        if name == "--jobs" and value != "auto" and not (value.isdigit() and int(value) >= 1):
-            return False
-    return True
+            return None
+        if name == "--jobs":
+            if value != "auto" and not (value.isdigit() and int(value) >= 1):
+                return None
+            jobs = value
+    if jobs != "auto":
+        return int(jobs)
+    from ..workers import default_jobs
+
+    return default_jobs()
 
 
 # -- reading and answering -------------------------------------------------------------------
@@ -126,7 +119,7 @@ def stdio_serve(argv: Sequence[str]) -> bool:
 def answer_first(stdin: BinaryIO, stdout: BinaryIO, jobs: int = 1) -> Early:
     """Read the client's first message; when it is an ``initialize`` request this module
     can answer, answer it, and when a workspace folder it names is a project of
-    ``MIN_SKILLS`` skills or more, start ``jobs - 1`` index workers (``workers.py``) at
+    ``workers.large_project``, start ``jobs - 1`` index workers (``workers.py``) at
     once: their start-up then overlaps the server's. Either way, what was read is kept
     for the server (:func:`taken`)."""
     global _taken
@@ -150,15 +143,16 @@ def answer_first(stdin: BinaryIO, stdout: BinaryIO, jobs: int = 1) -> Early:
     except OSError:
         early.msg_id, early.answer = None, None  # the server will answer, or find it gone
         return early
-    if jobs >= 2 and any(_large(folder) for folder in _folders(msg["params"])):
+    if jobs >= 2:
         from .. import workers
 
-        with contextlib.suppress(OSError):  # the server tries again, and says if it cannot
-            early.workers = workers.spawn_workers(jobs - 1)
+        if any(workers.large_project(folder) for folder in _folders(msg["params"])):
+            with contextlib.suppress(OSError):  # the server tries again, and says if it cannot
+                early.workers = workers.spawn_workers(jobs - 1)
     return early
 
 
-def _folders(params: dict[str, Any]) -> list[str]:
+def _folders(params: dict[str, Any]) -> list[Path]:
     """The local folders ``initialize`` names (POSIX ``file:`` URIs and ``rootPath``; the
     server reads them properly later, this is only to start workers early)."""
     uris = [f.get("uri") for f in params.get("workspaceFolders") or () if isinstance(f, dict)]
@@ -167,27 +161,11 @@ def _folders(params: dict[str, Any]) -> list[str]:
     out = []
     for uri in uris:
         if isinstance(uri, str) and uri.startswith("file://") and os.sep == "/":
-            out.append(unquote(urlsplit(uri).path))
+            out.append(Path(unquote(urlsplit(uri).path)))
     root_path = params.get("rootPath")
     if not out and isinstance(root_path, str):
-        out.append(root_path)
+        out.append(Path(root_path))
     return out
-
-
-def _large(folder: str) -> bool:
-    """The folder is a project whose ``skills/`` has enough folders for a spread index."""
-    from ..workers import MIN_SKILLS
-
-    try:
-        with os.scandir(os.path.join(folder, "skills")) as entries:
-            n = 0
-            for entry in entries:
-                n += entry.is_dir()
-                if n >= MIN_SKILLS:
-                    return True
-    except OSError:
-        pass
-    return False
 
 
 def _read_message(stdin: BinaryIO) -> tuple[bytes, bytes | None]:
@@ -239,17 +217,15 @@ def _answer_to(msg: Any) -> dict[str, Any] | None:
         return None
     try:
         table = json.loads(CAPABILITIES.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if table.get("version") != __version__:
-        return None  # a capabilities.json of another version (a stale install)
-    capabilities = table["base"]
-    for name in on:
-        capabilities = merge(capabilities, table["switches"][name]["patch"])
-    return {
-        "capabilities": capabilities,
-        "serverInfo": {"name": "mantle-lsp", "version": __version__},
-    }
+        info = table["serverInfo"]
+        if info["version"] != __version__:
+            return None  # a capabilities.json of another version (a stale install)
+        capabilities = table["base"]
+        for name in on:
+            capabilities = merge(capabilities, table["switches"][name]["patch"])
+    except (OSError, ValueError, LookupError, TypeError, AttributeError):
+        return None  # no file, or not one this version wrote: the server answers
+    return {"capabilities": capabilities, "serverInfo": info}
 
 
 def merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from ..model import layout
 from ..model.engine import PROFILES
 from ..model.project import Project, bulk_work
 from ..model.workspace import resolve
-from ..workers import MIN_SKILLS, Spawned
+from ..workers import Spawned, large_project
 from . import convert
 from . import layers as lsp_layers
 from .base import Settings
@@ -55,9 +55,8 @@ def register(server: MantleServer) -> None:
             if root:
                 folders.append(root)
         server.folders = folders
-        if server.jobs >= 2 and any(
-            len(layout.skill_dirs(f)) >= MIN_SKILLS for f in folders
-        ):  # a large project: its index will be spread, start the workers now
+        if server.jobs >= 2 and any(large_project(f) for f in folders):
+            # a large project: its index will be spread, start the workers now
             server.start_workers(server.jobs - 1)
         if server.client_supports("text_document.diagnostic"):
             server.pull_diagnostics = True
