@@ -193,6 +193,44 @@ async def test_a_deleted_file_rechecks_what_the_rules_reading_its_kind_report_on
         assert any(d.code == "lsp.condition.constant_never_written" for d in hints)
 
 
+async def test_code_whose_memory_keys_cannot_be_known_going_away_rechecks_conditions(
+    tmp_path: Path,
+) -> None:
+    """A shared tool module that writes memory under keys nobody can know may write any
+    field: while it is there, no condition on a field nothing else writes is called
+    constant. Deleting it rechecks every file that reads a field, in every skill."""
+    root = tmp_path / "agent"
+    files = {
+        "agent.yml": "name: a\n",
+        "memory.yml": "tier:\n  type: text\n",
+        "skills/card/skill.md": "---\ndescription: Card.\n---\nOffer utter_offer.\n",
+        "skills/card/responses.yml": "responses:\n  utter_offer:\n    - text: Gold.\n"
+        "      condition: \"session.project.tier == 'gold'\"\n    - text: Plain.\n",
+        "tools/anything.py": "from rasa.mantle.tools.decorator import ToolContext, tool\n\n\n"
+        '@tool(description="Remember anything.")\n'
+        'async def remember(context: ToolContext = None, key: str = "", value: str = ""):\n'
+        "    context.memory.set(key, value)\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    responses = (root / "skills/card/responses.yml").as_uri()
+
+    def constant() -> bool:
+        hints = s.client.diagnostics.get(responses) or []
+        return any(d.code == "lsp.condition.constant_never_written" for d in hints)
+
+    async with lsp_session(root) as s:
+        assert_agrees_with_check(s, root, what="with the module")
+        assert not constant()
+        anything = root / "tools" / "anything.py"
+        anything.unlink()
+        notify_files(s, (anything, DELETED))
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="without it")
+        assert constant()
+
+
 async def test_all_skills_removed_per_file_report_the_missing_skills(tmp_path: Path) -> None:
     root = copy_telecom(tmp_path)
     skills = root / "skills"

@@ -105,9 +105,8 @@ FieldTable = dict[str, tuple[FieldFacts | None, FieldFacts | None]]
 def _field_facts(f: MemoryField | None) -> FieldFacts | None:
     if f is None:
         return None
-    given = f.llm_settable or f.seed or f.value("initial_value") is not None
     enums = tuple(str(v) for v in f.enum_values)
-    return FieldFacts(f.scope, f.type, enums, f.enum_booleans, given)
+    return FieldFacts(f.scope, f.type, enums, f.enum_booleans, f.given)
 
 
 def _declarations(sk: Skill, name: str) -> tuple[FieldFacts | None, FieldFacts | None]:
@@ -115,13 +114,6 @@ def _declarations(sk: Skill, name: str) -> tuple[FieldFacts | None, FieldFacts |
     return _field_facts(sk.public_field(name)), _field_facts(sk.field(name))
 
 
-# the kinds of file that hold conditions (ide/rules/dataflow.py: constant conditions)
-_CONDITION_KINDS = (
-    FileKind.SKILL_MD,
-    FileKind.SKILL_RESPONSES,
-    FileKind.PROJECT_RESPONSES,
-    FileKind.AGENT,
-)
 # the kinds of file whose change may change dynamic_memory_skills or tool_button_sources
 _FACT_KINDS = frozenset(
     {
@@ -442,9 +434,8 @@ class Project:
         if (old_memory is not None and old_memory.dynamic) or (
             new_memory is not None and new_memory.dynamic
         ):
-            by_kind = self.paths_by_kind()  # any field may be reached: every condition
-            sites = {p for k in _CONDITION_KINDS for p in by_kind.get(k, ())}
-            return out | memory_files | sites
+            # any field may be reached: whatever reads one (a condition it decides)
+            return out | memory_files | self.index.files_reading_fields()
         kind = self.files[path].kind if path in self.files else None
         if kind is FileKind.SKILL_TOOLS or (kind is None and "skills" in path.parts):
             return out
@@ -645,9 +636,10 @@ class Project:
         if self._button_sources is None:
             skills: set[str] = set()
             root = False
-            for pf in self.files.values():
-                if pf.kind not in (FileKind.SKILL_RESPONSES, FileKind.PROJECT_RESPONSES):
-                    continue
+            by_kind = self.paths_by_kind()
+            for path in (*by_kind.get(FileKind.SKILL_RESPONSES, ()),
+                         *by_kind.get(FileKind.PROJECT_RESPONSES, ())):  # fmt: skip
+                pf = self.files[path]
                 sid = pf.skill_id
                 facts = self.known_facts.get(sid) if sid is not None else None
                 if facts is not None:

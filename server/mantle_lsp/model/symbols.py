@@ -174,12 +174,13 @@ class Index:
                     out.update(self._refs_by_key[key])
         return out
 
-    def files_reading_fields(self, names: AbstractSet[str]) -> set[Path]:
+    def files_reading_fields(self, names: AbstractSet[str] | None = None) -> set[Path]:
         """The files referring to a field named ``name`` or ``namespace.name`` for a name
-        in ``names`` (the keys shared or lib code names: they may be any skill's)."""
+        in ``names`` (the keys shared or lib code names: they may be any skill's); with
+        no ``names``, to any field."""
         out: set[Path] = set()
         for key in self._referred_by_kind.get("field", ()):
-            if key[2] in names or f"{key[1]}.{key[2]}" in names:
+            if names is None or key[2] in names or f"{key[1]}.{key[2]}" in names:
                 out.update(self._refs_by_key[key])
         return out
 

@@ -124,6 +124,12 @@ class MemoryField:
         return self.value("initial_value")
 
     @property
+    def given(self) -> bool:
+        """It may hold a value without any writer in the files: ``llm_settable``, a
+        ``seed`` or an ``initial_value``."""
+        return self.llm_settable or self.seed or self.initial_value is not None
+
+    @property
     def range(self) -> TextRange:
         return self.key.range
 

@@ -134,7 +134,7 @@ def never_written_reads(
 
 def _given(ck: Checker, ns: str, f: MemoryField, hooks: set[str]) -> bool:
     """Field ``f`` of ``ns`` has a value without a writer: its declaration or a hook."""
-    if f.llm_settable or f.seed or f.value("initial_value") is not None:
+    if f.given:
         return True
     return f"run_after_setting_{f.name}" in hooks or bool(ck.sem.field_writers(ns, f.name))
 
