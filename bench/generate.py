@@ -120,13 +120,18 @@ async def run_after_setting_status(context: ToolContext = None) -> ToolResult:
 """
 
 
-def generate(out: Path, n: int) -> Path:
+def _project_files(out: Path) -> None:
+    """A fresh ``out`` with the project-level files both profiles share."""
     if out.exists():
         shutil.rmtree(out)
     (out / "skills").mkdir(parents=True)
     (out / "agent.yml").write_text(AGENT)
     (out / "integrations.yml").write_text(INTEGRATIONS)
     (out / "memory.yml").write_text(PROJECT_MEMORY)
+
+
+def generate(out: Path, n: int) -> Path:
+    _project_files(out)
     for i in range(n):
         d = out / "skills" / f"s{i}"
         d.mkdir()
@@ -305,12 +310,7 @@ async def lookup_{i}(reference: str = "", context: ToolContext = None) -> ToolRe
 
 
 def generate_realistic(out: Path, n: int) -> Path:
-    if out.exists():
-        shutil.rmtree(out)
-    (out / "skills").mkdir(parents=True)
-    (out / "agent.yml").write_text(AGENT)
-    (out / "integrations.yml").write_text(INTEGRATIONS)
-    (out / "memory.yml").write_text(PROJECT_MEMORY)
+    _project_files(out)
     for i in range(n):
         d = out / "skills" / f"s{i}"
         d.mkdir()
