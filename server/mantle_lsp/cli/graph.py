@@ -7,9 +7,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..ide import graphs
 from ..ide.codes import REGISTRY
 from ..ide.diagnostics import Diagnostic, file_diagnostics
 from ..ide.suppression import apply_suppressions
@@ -17,6 +16,9 @@ from ..ide.types import Location
 from ..model import layout
 from ..model.project import Project
 from ..model.settings import apply, load
+
+if TYPE_CHECKING:
+    from ..ide import graphs
 
 EXIT_OK, EXIT_USAGE = 0, 2
 FORMATS = ("json", "mermaid", "dot")
@@ -51,6 +53,8 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
+    from ..ide import graphs  # only this command draws (keeps `check` start-up short)
+
     path = Path(args.path)
     if not path.exists():
         return _error(f"{args.path}: no such file or directory")

@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..ide.layers import layer_diagnostics, manifest_json, manifest_text
 from ..model.layers import LayerSet, classify, find_layer_roots, layer_root_of, load_layer_set
 from ..syntax.text import LineIndex
 from .layers_sync import add_sync_commands
@@ -103,6 +102,8 @@ def cmd_manifest(args: argparse.Namespace) -> int:
         return _error(f"cascade `{args.cascade}` is defined in several folders: {where}")
     ls = having[0]
     cascade = ls.cascades[args.cascade]
+    from ..ide.layers import layer_diagnostics, manifest_json, manifest_text
+
     if args.format == "json":
         dump_json(manifest_json(ls, cascade), sys.stdout)
     else:
@@ -153,6 +154,8 @@ def layer_findings(
 ) -> list[Finding]:
     """The findings of each layer folder (the same diagnostics as the editor's).
     ``filter_for(root, path, diagnostics, whole)`` applies the settings."""
+    from ..ide.layers import layer_diagnostics  # only when there are layer folders
+
     findings: list[Finding] = []
     for root, only in sorted(targets.items()):
         ls = load_layer_set(root)

@@ -18,12 +18,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.layers import LAYERS_DIR, LayerSet, find_layer_roots, load_layer_set
 from ..model.source import read_source
-from ..sync.plan import Plan, plan, render_diff
-from ..sync.state import desired
+
+if TYPE_CHECKING:
+    from ..sync.plan import Plan
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
 
@@ -127,7 +128,9 @@ def _unreadable(local: LayerSet) -> list[str]:
 
 
 def _diff_plan(args: argparse.Namespace) -> tuple[Plan, Any]:
+    from ..sync.plan import plan
     from ..sync.service import connect, fetch
+    from ..sync.state import desired
 
     root = _root(args.path, create=False)
     local = load_layer_set(root)
@@ -137,6 +140,12 @@ def _diff_plan(args: argparse.Namespace) -> tuple[Plan, Any]:
     return plan(want, fetch(client, want), prune=args.prune), client
 
 
+def _render_diff(p: Plan) -> str:
+    from ..sync.plan import render_diff  # the sync commands only (keeps `check` start-up short)
+
+    return render_diff(p)
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     from ..sync.service import SyncError
 
@@ -144,7 +153,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         p, _client = _diff_plan(args)
     except (_Usage, SyncError) as exc:
         return _error(str(exc))
-    sys.stdout.write(render_diff(p))
+    sys.stdout.write(_render_diff(p))
     return EXIT_PROBLEMS if p.problems else EXIT_OK
 
 
@@ -155,7 +164,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         p, client = _diff_plan(args)
     except (_Usage, SyncError) as exc:
         return _error(str(exc))
-    sys.stdout.write(render_diff(p))
+    sys.stdout.write(_render_diff(p))
     if p.problems:
         print("mantle-lsp: push refused: fix the problems above first", file=sys.stderr)
         return EXIT_PROBLEMS

@@ -29,7 +29,7 @@ from ..model.settings import (
 from ..parallel import check_project
 from ..syntax.text import LineIndex
 from ..workers import MIN_SKILLS, default_jobs
-from . import baseline, fix, graph, layers, preview
+from . import baseline, graph, layers, preview
 from .output import (
     OUTPUT_FORMATS,
     Finding,
@@ -461,6 +461,8 @@ def _check(args: argparse.Namespace) -> int:
         return projects, findings
 
     if args.fix or args.diff:
+        from . import fix
+
         result = fix.run(collect, args.unsafe_fixes)
         if result.exhausted:
             _note(f"fixes were still being found after {fix.MAX_ROUNDS} rounds; run again")
@@ -490,7 +492,9 @@ def _check(args: argparse.Namespace) -> int:
     out = sys.stdout
     style = Style(use_colour(args.color, out, os.environ))
     rows = [f.row for f in findings]
-    if fmt in ("full", "concise") or args.statistics:
+    if findings and (fmt in ("full", "concise") or args.statistics):
+        from . import fix  # what fixes a finding has (the fixes are imported only then)
+
         fix.add_helps(projects, findings)
     if args.statistics:
         stats = statistics(findings, args.unsafe_fixes)

@@ -19,7 +19,6 @@ from .. import __version__
 from ..ide.codes import info
 from ..ide.diagnostics import Diagnostic
 from ..syntax.text import LineIndex
-from .fingerprint import fingerprint, occurrences
 
 OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github")
 TAB_WIDTH = 4  # a tab in a source line is shown as this many spaces
@@ -90,6 +89,8 @@ class Finding:
 
     @property
     def fingerprint(self) -> str:
+        from .fingerprint import fingerprint  # hashlib: only the formats that need it
+
         return fingerprint(self.diag.code, self.diag.message, self.text, self.diag.range)
 
 
@@ -463,6 +464,8 @@ def sarif(findings: Sequence[Finding]) -> dict[str, object]:
     ]
     # Identical fingerprints in one file get their occurrence number (as CodeQL's
     # primaryLocationLineHash does), so each result keeps its own alert.
+    from .fingerprint import occurrences
+
     nth = occurrences([(f.row.path, f.row.code, f.fingerprint) for f in findings])
     results = [
         {

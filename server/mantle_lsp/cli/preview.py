@@ -8,11 +8,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..ide.preview import Preview, parse_state, preview_skill
 from ..model import layout
 from ..model.project import Project
+
+if TYPE_CHECKING:
+    from ..ide.preview import Preview
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -37,6 +39,8 @@ def render_text(pv: Preview) -> str:
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
+    from ..ide.preview import parse_state, preview_skill  # only this command
+
     path = Path(args.skill).resolve()
     folder = path if path.is_dir() else path.parent
     root = layout.find_project_for(folder / "skill.md")

@@ -23,6 +23,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from ..syntax.layers import (
     ParsedCascades,
@@ -33,6 +34,9 @@ from ..syntax.layers import (
     parse_layer_yml,
 )
 from ..syntax.text import TextRange
+
+if TYPE_CHECKING:
+    from .ignore import IgnoreRules
 
 LAYERS_DIR = "memory-layers"
 CASCADES_FILE = "cascades.yml"
@@ -145,9 +149,17 @@ def find_layer_roots(path: Path) -> list[Path]:
         return [held] if held.is_dir() else []
     if not path.is_dir():
         return []
+    # Ignore rules only ever remove folders: a first walk without them finds every
+    # candidate, and most trees have none (then git's rules are never read: `check` of a
+    # project without layers does not import pathspec).
+    if not _walk_layer_roots(path, None):
+        return []
     from .ignore import IgnoreRules  # pathspec: only for walks
 
-    rules = IgnoreRules(path)
+    return _walk_layer_roots(path, IgnoreRules(path))
+
+
+def _walk_layer_roots(path: Path, rules: IgnoreRules | None) -> list[Path]:
     found: list[Path] = []
     seen: set[tuple[int, int]] = set()
 
@@ -165,7 +177,7 @@ def find_layer_roots(path: Path) -> list[Path]:
                 st = e.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if (st.st_dev, st.st_ino) in seen or rules.ignored_dir(e.path):
+            if (st.st_dev, st.st_ino) in seen or (rules is not None and rules.ignored_dir(e.path)):
                 continue
             seen.add((st.st_dev, st.st_ino))
             if e.name == LAYERS_DIR:

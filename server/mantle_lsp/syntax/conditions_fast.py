@@ -6,14 +6,23 @@ the engine uses) builds the same tree as the lark grammar about ten times faster
 else — and anything Python or the whitelist rejects — returns ``None`` so the caller uses
 the lark parser, which also gives the precise error messages. A differential test checks
 that both parsers agree on every input the fast path accepts.
+
+The commonest conditions of all — references, comparisons with plain quoted strings,
+decimal integers, ``True`` / ``False`` / ``None``, joined by ``and`` / ``or`` / ``not``,
+with single spaces — do not even need Python's parser: :func:`_parse_plain` reads them
+with one regular expression and a four-rule descent (~3x faster, which matters at
+thousands of conditions per project). Any other token or any token sequence it does not
+expect hands the text on to Python's parser, so it only ever decides inputs whose tree is
+certain; the differential tests hold it to the same trees.
 """
 
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import condition_tree as _c
 from .text import TextRange, new_range
@@ -41,6 +50,13 @@ def parse_fast(source: str) -> ParsedCondition | None:
         or "session" not in source
     ):
         return None
+    plain = _parse_plain(source)
+    return plain if plain is not None else _parse_python(source)
+
+
+def _parse_python(source: str) -> ParsedCondition | None:
+    """The tree through Python's own parser (``parse_fast`` has checked the text is
+    simple), or None."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -155,3 +171,140 @@ class _Build:
         )
         self.refs.append(ref)
         return _c.RefExpr(ref, whole)
+
+
+# -- the plainest conditions, without Python's parser ------------------------------------
+
+# One token per match, after any spaces: a whole `session.<ns>.<entry>` reference (not
+# followed by another name character or dot), a comparison operator, a keyword or
+# constant name, a quoted string without backslashes, or a decimal integer (no leading
+# zeros, underscores or suffix). Anything else stops the scan.
+_PLAIN_TOKEN = re.compile(
+    r" *(?:"
+    r"(session\.([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*))(?![A-Za-z0-9_.])"
+    r"|(==|!=|<=|>=|<|>)"
+    r"|(and|or|not|True|False|None)(?![A-Za-z0-9_])"
+    r"|('[^'\\\n]*'|\"[^\"\\\n]*\")(?![A-Za-z0-9_'\"])"
+    r"|(0|[1-9][0-9]*)(?![A-Za-z0-9_.])"
+    r")"
+)
+_KEYWORDS = frozenset(keyword.kwlist)
+_REF, _OP, _WORD, _STR, _INT = range(5)
+_KIND_OF_GROUP = (-1, _REF, -1, -1, _OP, _WORD, _STR, _INT)  # by the regex's group number
+_CONSTANTS: dict[str, tuple[object, str]] = {
+    "True": (True, "bool"),
+    "False": (False, "bool"),
+    "None": (None, "none"),
+}
+
+
+def _parse_plain(source: str) -> ParsedCondition | None:
+    """The tree of a condition made only of plain tokens (see :data:`_PLAIN_TOKEN`), or
+    None: anything else is for Python's parser."""
+    if source[:1] == " ":
+        return None  # Python: an unexpected indent
+    toks: list[tuple[int, str, int, int, re.Match[str]]] = []
+    pos, n = 0, len(source)
+    match = _PLAIN_TOKEN.match
+    while pos < n:
+        m = match(source, pos)
+        if m is None or m.end() == pos:
+            if source[pos:].strip(" "):
+                return None
+            break
+        kind = m.lastindex or 0
+        if kind == 1:  # a reference (groups 1-3)
+            if m.group(2) in _KEYWORDS or m.group(3) in _KEYWORDS:
+                return None  # `session.not.x` is a syntax error
+            toks.append((_REF, m.group(1), m.start(1), m.end(1), m))
+        else:
+            toks.append((_KIND_OF_GROUP[kind], m.group(kind), m.start(kind), m.end(kind), m))
+        pos = m.end()
+    if not toks:
+        return None
+    refs: list[MemoryRef] = []
+    try:
+        expr, i = _Plain(toks, refs).disjunction(0)
+    except _Reject:
+        return None
+    if i != len(toks):
+        return None
+    return _c.ParsedCondition(source, expr, tuple(refs), ())
+
+
+class _Plain:
+    """``or`` over ``and`` over ``not`` over chained comparisons of atoms, as Python
+    groups them (``a and b and c`` is one operation with three operands)."""
+
+    def __init__(self, toks: list[tuple[int, str, int, int, re.Match[str]]], refs: list[MemoryRef]):
+        self.toks = toks
+        self.refs = refs
+
+    def _word(self, i: int, word: str) -> bool:
+        return i < len(self.toks) and self.toks[i][0] == _WORD and self.toks[i][1] == word
+
+    def disjunction(self, i: int) -> tuple[Expr, int]:
+        return self._bool(i, "or", self.conjunction)
+
+    def conjunction(self, i: int) -> tuple[Expr, int]:
+        return self._bool(i, "and", self.inversion)
+
+    def _bool(self, i: int, op: str, operand: Any) -> tuple[Expr, int]:
+        first, i = operand(i)
+        if not self._word(i, op):
+            return first, i
+        values = [first]
+        while self._word(i, op):
+            value, i = operand(i + 1)
+            values.append(value)
+        rng: TextRange = new_range(TextRange, (first.range.start, values[-1].range.end))
+        return _c.BoolOpExpr(op, tuple(values), rng), i  # type: ignore[arg-type]
+
+    def inversion(self, i: int) -> tuple[Expr, int]:
+        if self._word(i, "not"):
+            start = self.toks[i][2]
+            operand, i = self.inversion(i + 1)
+            rng: TextRange = new_range(TextRange, (start, operand.range.end))
+            return _c.NotExpr(operand, rng), i
+        return self.comparison(i)
+
+    def comparison(self, i: int) -> tuple[Expr, int]:
+        left, i = self.atom(i)
+        toks = self.toks
+        if i >= len(toks) or toks[i][0] != _OP:
+            return left, i
+        ops: list[str] = []
+        op_ranges: list[TextRange] = []
+        comps: list[Expr] = []
+        while i < len(toks) and toks[i][0] == _OP:
+            _, sym, start, end, _m = toks[i]
+            ops.append(sym)
+            op_ranges.append(new_range(TextRange, (start, end)))
+            comp, i = self.atom(i + 1)
+            comps.append(comp)
+        rng: TextRange = new_range(TextRange, (left.range.start, comps[-1].range.end))
+        return _c.CompareExpr(left, tuple(ops), tuple(comps), tuple(op_ranges), rng), i
+
+    def atom(self, i: int) -> tuple[Expr, int]:
+        if i >= len(self.toks):
+            raise _Reject
+        kind, text, start, end, m = self.toks[i]
+        rng: TextRange = new_range(TextRange, (start, end))
+        if kind == _REF:
+            ref = _c.MemoryRef(
+                m.group(2),
+                m.group(3),
+                rng,
+                new_range(TextRange, (m.start(2), m.end(2))),
+                new_range(TextRange, (m.start(3), m.end(3))),
+            )
+            self.refs.append(ref)
+            return _c.RefExpr(ref, rng), i + 1
+        if kind == _STR:
+            return _c.LiteralExpr(text[1:-1], "str", rng), i + 1
+        if kind == _INT:
+            return _c.LiteralExpr(int(text), "int", rng), i + 1
+        if kind == _WORD and text in _CONSTANTS:
+            value, lit = _CONSTANTS[text]
+            return _c.LiteralExpr(value, lit, rng), i + 1  # type: ignore[arg-type]
+        raise _Reject
