@@ -719,3 +719,70 @@ def test_every_site_kind_has_a_label() -> None:
         "response_condition",
         "satisfied_when",
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# The composer: the safe loader's nodes and tags, without its constructor and path machinery
+
+_SCALARS = [
+    "", "~", "null", "Null", "NULL", "yes", "No", "on", "OFF", "y", "n", "true", "False",
+    "1", "-1", "+1", "0", "007", "0o17", "0x1F", "0b101", "1_000", "1:30", "190:20:30",
+    "1.5", "-.5", ".inf", "-.Inf", ".nan", "1e3", "6.8523015e+5", "2001-12-14",
+    "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10", "=", "<<", "!", "-", "?",
+    "text", "two words", "é", "session.a.b == 'x'",
+]  # fmt: skip
+
+
+def _node_signature(node: yaml.Node) -> object:
+    marks = (node.start_mark.index, node.end_mark.index)
+    if isinstance(node, yaml.ScalarNode):
+        return ("s", node.tag, node.value, node.style, marks)
+    if isinstance(node, yaml.MappingNode):
+        pairs = [(_node_signature(k), _node_signature(v)) for k, v in node.value]
+        return ("m", node.tag, node.flow_style, marks, pairs)
+    return ("q", node.tag, node.flow_style, marks, [_node_signature(i) for i in node.value])
+
+
+def check_composes_like_the_safe_loader(text: str) -> None:
+    from mantle_lsp.syntax.yaml_tree import _Composer
+
+    try:
+        want = yaml.compose(text, Loader=yaml.CSafeLoader)
+    except yaml.YAMLError as exc:
+        with pytest.raises(yaml.YAMLError) as got:
+            yaml.compose(text, Loader=_Composer)
+        assert str(got.value) == str(exc)
+        return
+    got_node = yaml.compose(text, Loader=_Composer)
+    assert (want is None) == (got_node is None)
+    if want is not None:
+        assert _node_signature(got_node) == _node_signature(want), text
+
+
+@pytest.mark.parametrize("scalar", _SCALARS)
+def test_every_implicit_tag_resolves_like_the_safe_loader(scalar: str) -> None:
+    for text in (
+        f"{scalar}\n",
+        f"k: {scalar}\n",
+        f"{scalar}: v\n",
+        f"- {scalar}\n- '{scalar}'\n- \"{scalar}\"\n",
+        f"[{scalar}, !!str {scalar}]\n",
+    ):
+        check_composes_like_the_safe_loader(text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.recursive(
+        st.sampled_from(_SCALARS),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3).map(lambda xs: "[" + ", ".join(xs) + "]"),
+            st.dictionaries(st.sampled_from(["a", "b", "1", "yes", "~"]), inner, max_size=3).map(
+                lambda d: "{" + ", ".join(f"{k}: {v}" for k, v in d.items()) + "}"
+            ),
+        ),
+        max_leaves=8,
+    )
+)
+def test_any_flow_document_composes_like_the_safe_loader(text: str) -> None:
+    check_composes_like_the_safe_loader(text + "\n")

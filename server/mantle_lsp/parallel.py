@@ -50,9 +50,10 @@ from .ide.suppression import apply_suppressions
 from .ide.types import Location
 from .model import layout
 from .model.layout import FileKind
-from .model.project import FieldFacts, Project, SkillFacts, bulk_work
+from .model.project import Project, SkillFacts, bulk_work
 from .model.source import Source, read_source
 from .model.symbols import READ_FORMS, build_index, export_entries, import_entries
+from .syntax.memory_yml import FieldFacts
 from .syntax.text import TextRange, new_range
 from .workers import MIN_SKILLS, Channel, Spawned, kill
 
@@ -257,14 +258,23 @@ def lead(
     1…), and gather everyone's diagnostics. Raises :class:`WorkerFailed`."""
     proj, idx = _load(root, files, owned[0], engine, reader)
     mine = _export(proj, idx, owned, 0, files)
-    theirs = [receive(ch.answers) for ch in others]
-    if any(e[4] != mine[4] for e in theirs):
-        raise WorkerFailed("the project's files changed while it was being read")
-    everyone = [mine, *theirs]
+    # Every worker's entries for worker v travel as one frame, encoded once by the worker
+    # that made them: worker 0 passes the others' frames on as received (never decoded and
+    # encoded again), and everyone encodes while the others do.
+    n = len(owned)
+    own_frames = {v: encode(_frame(mine, v)) for v in range(1, n)}
+    relayed: list[dict[int, bytes]] = []
     for w, ch in enumerate(others, start=1):
-        send(ch.orders, _addressed(everyone, w))
+        if receive(ch.answers) != mine[4]:  # the digest of its file list comes first
+            raise WorkerFailed("the project's files changed while it was being read")
+        relayed.append({v: receive_frame(ch.answers) for v in range(n) if v != w})
+    for v, ch in enumerate(others, start=1):
+        for u in range(n):
+            if u != v:
+                ch.orders.write(own_frames[v] if u == 0 else relayed[u - 1][v])
+        ch.orders.flush()
         ch.orders.close()
-    _import(proj, idx, _addressed(everyone, 0), files)
+    _import(proj, idx, [decode(got[0]) for got in relayed], files)
     out = apply_suppressions(proj, file_diagnostics(proj, owned[0]), owned[0])
     for ch in others:
         for where, start, end, code, severity, message, data, rel in receive(ch.answers):
@@ -293,8 +303,13 @@ def work(
     re-raised."""
     try:
         proj, idx = _load(root, files, owned[w], engine, read_source)
-        send(up, _export(proj, idx, owned, w, files))
-        _import(proj, idx, receive(down), files)
+        mine = _export(proj, idx, owned, w, files)
+        frames = [encode(_frame(mine, v)) for v in range(len(owned)) if v != w]
+        send(up, mine[4])
+        for frame in frames:  # worker 0 passes each on to its worker (see lead)
+            up.write(frame)
+        up.flush()
+        _import(proj, idx, [receive(down) for _ in frames], files)
         ids = file_ids(files)
         rows: list[Row] = [
             (
@@ -350,7 +365,8 @@ def _export(proj: Project, idx: Any, owned: list[set[Path]], w: int, files: File
     ~1/6 of them leave. The server's index gets them all when it parses those files itself
     (``Project.materialize``)."""
     syms, refs = export_entries(idx, owned[w], file_ids(files))
-    owner = {sid: v for v, paths in enumerate(owned) for path, _, sid in files if path in paths}
+    worker_of = {path: v for v, paths in enumerate(owned) for path in paths}
+    owner = {sid: worker_of[path] for path, _, sid in files if sid is not None}
     routed: list[list[Any]] = [[] for _ in owned]
     for ref in refs:
         key = ref[0]
@@ -367,23 +383,24 @@ def _export(proj: Project, idx: Any, owned: list[set[Path]], w: int, files: File
     return syms, routed, facts, fields, listing_digest(files)
 
 
+def _frame(export: Export, w: int) -> Entries:
+    """What worker ``w`` receives of one other worker's export: its symbols and facts,
+    and the references routed to ``w``."""
+    syms, routed, facts, fields, digest = export
+    return syms, routed[w], facts, fields, digest
+
+
 def _addressed(everyone: list[Export], w: int) -> list[Entries]:
-    """What worker ``w`` receives: the others' symbols and facts, and the references
-    routed to it."""
-    return [
-        (syms, routed[w], facts, fields, digest)
-        for v, (syms, routed, facts, fields, digest) in enumerate(everyone)
-        if v != w
-    ]
+    """What worker ``w`` receives: every other worker's :func:`_frame` for it, in worker
+    order."""
+    return [_frame(export, w) for v, export in enumerate(everyone) if v != w]
 
 
 def listing_digest(files: Files) -> str:
     """What identifies the shared file list (file numbers in messages index it): its
     length and a CRC of its entries, which any added, removed or renamed file changes."""
-    crc = 0
-    for path, kind, sid in files:
-        crc = zlib.crc32(f"{path}\0{kind.value}\0{sid}\n".encode("utf-8", "surrogateescape"), crc)
-    return f"{len(files)}:{crc:08x}"
+    text = "".join(f"{path}\0{kind.value}\0{sid}\n" for path, kind, sid in files)
+    return f"{len(files)}:{zlib.crc32(text.encode('utf-8', 'surrogateescape')):08x}"
 
 
 def file_ids(files: Files) -> dict[Path, int]:
@@ -419,14 +436,19 @@ _HEADER = struct.Struct("!Q")
 
 
 # JSON, ASCII-escaped so that paths with undecodable bytes (lone surrogates) survive the trip.
-def send(stream: BinaryIO, obj: Any, detail: str = "") -> None:
+def encode(obj: Any, detail: str = "") -> bytes:
+    """One message, framed: its length, then its JSON."""
     data = json.dumps([obj, detail], separators=(",", ":")).encode("ascii")
-    stream.write(_HEADER.pack(len(data)))
-    stream.write(data)
+    return _HEADER.pack(len(data)) + data
+
+
+def send(stream: BinaryIO, obj: Any, detail: str = "") -> None:
+    stream.write(encode(obj, detail))
     stream.flush()
 
 
-def receive(stream: BinaryIO) -> Any:
+def receive_frame(stream: BinaryIO) -> bytes:
+    """The next message as :func:`encode` made it (not decoded)."""
     try:
         head = stream.read(_HEADER.size)
     except OSError as exc:
@@ -434,10 +456,21 @@ def receive(stream: BinaryIO) -> Any:
     if len(head) != _HEADER.size:
         raise WorkerFailed("a worker ended without an answer")
     (size,) = _HEADER.unpack(head)
-    data = stream.read(size)
+    try:
+        data = stream.read(size)
+    except OSError as exc:
+        raise WorkerFailed(f"cannot read a worker's answer: {exc}") from exc
     if len(data) != size:
         raise WorkerFailed("a worker's answer was cut short")
-    obj, detail = json.loads(data)
+    return head + data
+
+
+def decode(frame: bytes) -> Any:
+    obj, detail = json.loads(frame[_HEADER.size :])
     if isinstance(obj, str) and obj == _FAILED:
         raise WorkerFailed(detail)
     return obj
+
+
+def receive(stream: BinaryIO) -> Any:
+    return decode(receive_frame(stream))

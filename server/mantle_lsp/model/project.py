@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from ..syntax.config_yml import AgentDoc, IntegrationsDoc
 from ..syntax.hooks_py import HookModule
-from ..syntax.memory_yml import MemoryDoc, MemoryField
+from ..syntax.memory_yml import FieldFacts, MemoryDoc, MemoryField
 from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.tools_py import ToolModule
 from . import layout
@@ -85,33 +85,17 @@ class SkillFacts(NamedTuple):
     tool_buttons: bool = False
 
 
-class FieldFacts(NamedTuple):
-    """What checks of other skills read of a declared memory field."""
-
-    scope: str  # public / private
-    type: str
-    enum_values: tuple[str, ...]  # as strings
-    # unquoted enum items YAML 1.1 reads as booleans: the text as written -> that boolean
-    enum_booleans: dict[str, bool]
-    # llm_settable, seed or initial_value: it may hold a value without a writer in the
-    # files (a condition on a field nothing writes is decided: constant_never_written)
-    given: bool = False
-
-
 # a skill's fields by name: (the public declaration, the effective one), see field_decls
 FieldTable = dict[str, tuple[FieldFacts | None, FieldFacts | None]]
 
 
-def _field_facts(f: MemoryField | None) -> FieldFacts | None:
-    if f is None:
-        return None
-    enums = tuple(str(v) for v in f.enum_values)
-    return FieldFacts(f.scope, f.type, enums, f.enum_booleans, f.given)
-
-
 def _declarations(sk: Skill, name: str) -> tuple[FieldFacts | None, FieldFacts | None]:
     """(public declaration, effective declaration) of field ``name`` of ``sk``, as facts."""
-    return _field_facts(sk.public_field(name)), _field_facts(sk.field(name))
+    public, effective = sk.public_field(name), sk.field(name)
+    return (
+        public.facts if public is not None else None,
+        effective.facts if effective is not None else None,
+    )
 
 
 # the kinds of file whose change may change dynamic_memory_skills or tool_button_sources

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..syntax.memory_yml import MemoryField
+from ..syntax.memory_yml import FieldFacts, MemoryField
 from ..syntax.responses_yml import Response, ResponsesDoc
 from ..syntax.skill_md import Block, SkillDoc, Step
 from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YScalar
 from .defaults import DEFAULT_SKILLS, DefaultField
-from .project import FieldFacts, ParsedFile, Project, Skill
+from .project import ParsedFile, Project, Skill
 from .symbols import READ_FORMS, WRITE_FORMS, code_memory
 
 __all__ = [

@@ -8,8 +8,9 @@ in the diagnostics layer.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .errors import C_LEGACY, SyntaxIssue, closest
 from .text import TextRange
@@ -64,6 +65,20 @@ _TYPE_HINTS = {
     "array": "list",
     "enum": "categorical",
 }
+
+
+class FieldFacts(NamedTuple):
+    """What checks of other skills read of a declared memory field (:attr:`MemoryField.facts`;
+    a worker of a spread check gets them for other workers' skills without their files)."""
+
+    scope: str  # public / private
+    type: str
+    enum_values: tuple[str, ...]  # as strings
+    # unquoted enum items YAML 1.1 reads as booleans: the text as written -> that boolean
+    enum_booleans: dict[str, bool]
+    # llm_settable, seed or initial_value: it may hold a value without a writer in the
+    # files (a condition on a field nothing writes is decided: constant_never_written)
+    given: bool = False
 
 
 @dataclass(eq=False)
@@ -132,6 +147,13 @@ class MemoryField:
     @property
     def range(self) -> TextRange:
         return self.key.range
+
+    @functools.cached_property
+    def facts(self) -> FieldFacts:
+        """The field as other skills' checks read it (computed once: a parsed field does not
+        change; an edit parses a new one)."""
+        enums = tuple(str(v) for v in self.enum_values)
+        return FieldFacts(self.scope, self.type, enums, self.enum_booleans, self.given)
 
 
 def _truthy(v: Any) -> bool:
