@@ -589,9 +589,7 @@ class Project:
             return known
         sk = self.skill(sid)
         doc = sk.doc if sk is not None else None
-        flag = doc.routing_flag("engine_managed") if doc is not None else None
-        if flag is None:
-            flag = sid in DEFAULT_SKILLS and DEFAULT_SKILLS[sid].engine_managed
+        flag = self._engine_managed(sid, sk)
         dynamic = sk is not None and self._uses_dynamic_memory(sk)
         respdoc = sk.respdoc if sk is not None else None
         buttons = respdoc is not None and respdoc.takes_tool_buttons()
@@ -666,7 +664,15 @@ class Project:
     def engine_managed(self, sid: str) -> bool:
         """Whether the engine itself routes to skill ``sid``: its ``routing:
         engine_managed`` flag, else the bundled default's."""
-        return self.skill_facts(sid).engine_managed
+        known = self.known_facts.get(sid)
+        return known.engine_managed if known is not None else self._engine_managed(sid)
+
+    def _engine_managed(self, sid: str, sk: Skill | None = None) -> bool:
+        sk = sk if sk is not None else self.skill(sid)
+        flag = sk.doc.routing_flag("engine_managed") if sk is not None and sk.doc else None
+        if flag is None:
+            return sid in DEFAULT_SKILLS and DEFAULT_SKILLS[sid].engine_managed
+        return flag
 
     def has_skill(self, sid: str) -> bool:
         return sid in self.skills or sid in DEFAULT_SKILLS

@@ -129,6 +129,7 @@ class Semantics:
         self._visible: dict[str, set[str]] = {}
         self._code: CodeMemoryFacts | None = None
         self._tools_in: dict[Path, list[ToolDef]] = {}
+        self._local: dict[str, frozenset[str]] = {}  # local_tools by skill
 
     # -- reading memory ------------------------------------------------------------------
     def scope(self, sid: str | None, ns: str) -> Scope:
@@ -231,9 +232,8 @@ class Semantics:
             return None
         if decl is None:
             return None
-        if isinstance(decl, FieldFacts):
-            return FieldType(decl.type, decl.enum_values, decl.enum_booleans)
-        return FieldType(decl.type, tuple(str(v) for v in decl.enum_values), decl.enum_booleans)
+        facts = decl if isinstance(decl, FieldFacts) else decl.facts
+        return FieldType(facts.type, facts.enum_values, facts.enum_booleans)
 
     # -- writing memory ------------------------------------------------------------------
     def unwritable(self, sid: str | None, name: str) -> Unwritable | None:
@@ -413,9 +413,14 @@ class Semantics:
         names = {g.name for g in doc.gate_tools} | {g.name for b in doc.blocks for g in b.tools}
         return names | {i.value for i in doc.import_tools if not i.value.startswith("mcp/")}
 
-    def local_tools(self, sk: Skill) -> set[str]:
+    def local_tools(self, sk: Skill) -> frozenset[str]:
         """The tools defined in skill ``sk``'s own tool modules."""
-        return {t.name for pf, mod in sk.tool_modules() for t in self.tools_in(pf, mod)}
+        found = self._local.get(sk.id)
+        if found is None:
+            found = self._local[sk.id] = frozenset(
+                t.name for pf, mod in sk.tool_modules() for t in self.tools_in(pf, mod)
+            )
+        return found
 
     def shared_tools(self) -> set[str]:
         """The tools defined in the project's ``tools/`` folder."""
@@ -443,7 +448,7 @@ class Semantics:
         key = sk.id if doc is not None else f"{sk.id}/local"
         cached = self._visible.get(key)
         if cached is None:
-            names = self.local_tools(sk)
+            names = set(self.local_tools(sk))
             if doc is not None:
                 declared = {g.name for g in doc.gate_tools}
                 declared |= {g.name for b in doc.blocks for g in b.tools}

@@ -94,7 +94,9 @@ class MemoryField:
         n = self.attrs.get(attr)
         return to_python(n) if n is not None else None
 
-    @property
+    # type, llm_settable, seed and given are read for every condition and every field of
+    # a check: computed once (a parsed field does not change; an edit parses a new one)
+    @functools.cached_property
     def type(self) -> str:
         t = self.value("type")
         return t if isinstance(t, str) else "any"
@@ -104,11 +106,11 @@ class MemoryField:
         d = self.value("description")
         return d if isinstance(d, str) and d.strip() else None
 
-    @property
+    @functools.cached_property
     def llm_settable(self) -> bool:
         return _truthy(self.value("llm_settable"))
 
-    @property
+    @functools.cached_property
     def seed(self) -> bool:
         return _truthy(self.value("seed"))
 
@@ -138,7 +140,7 @@ class MemoryField:
     def initial_value(self) -> Any:
         return self.value("initial_value")
 
-    @property
+    @functools.cached_property
     def given(self) -> bool:
         """It may hold a value without any writer in the files: ``llm_settable``, a
         ``seed`` or an ``initial_value``."""
