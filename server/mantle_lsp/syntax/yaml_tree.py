@@ -233,10 +233,12 @@ def parse_yaml(text: str, base: int = 0) -> tuple[YNode | None, list[SyntaxIssue
         return None, issues
     if pyroot is None:
         return None, issues
-    memo: dict[int, YNode] = {}
     merging: list[YMap] = []
     blocks: list[YNode] = []
-    root = _convert(pyroot, base, memo, issues, merging, blocks)
+    if "*" in text:  # an alias may make one node a child of several: share ours too
+        root = _convert(pyroot, base, {}, issues, merging, blocks)
+    else:
+        root = _convert_unshared(pyroot, base, issues, merging, blocks)
     # Children are created after their parents: in reverse, each block collection is
     # trimmed after its children were.
     for node in reversed(blocks):
@@ -415,6 +417,97 @@ def _convert(
     return root
 
 
+def _convert_unshared(
+    n: yaml.Node,
+    base: int,
+    issues: list[SyntaxIssue],
+    merging: list[YMap],
+    blocks: list[YNode],
+) -> YNode:
+    """:func:`_convert` for a document without aliases (no ``*`` in its text), where every
+    libyaml node is the child of one parent: no memo of converted nodes, and plain string
+    scalars (most nodes) are built inline. The same tree and issues as :func:`_convert`
+    (``test_documents_without_aliases_convert_as_with_them``)."""
+    root = _node(n, base, issues, blocks)
+    stack: list[tuple[Any, Any]] = [(n, root)]  # (libyaml node, our node), same kind
+    push = stack.append
+    pop = stack.pop
+    scalar_cls, str_tag = _ScalarNode, _STR_TAG
+    while stack:
+        pn, yn = pop()
+        cls = pn.__class__
+        if cls is _MappingNode:
+            seen: dict[Any, YScalar] = {}
+            items = yn.items
+            for pk, pv in pn.value:
+                k: Any
+                if pk.__class__ is scalar_cls and pk.tag == str_tag:
+                    raw = pk.value
+                    k = YScalar(
+                        new_range(
+                            TextRange, (pk.start_mark.index + base, pk.end_mark.index + base)
+                        ),
+                        str_tag,
+                        raw,
+                        raw,
+                        pk.style or None,
+                    )
+                else:
+                    k = _node(pk, base, issues, blocks, key=True)
+                v: Any
+                if pv.__class__ is scalar_cls:
+                    if pv.tag == str_tag:
+                        raw = pv.value
+                        v = YScalar(
+                            new_range(
+                                TextRange, (pv.start_mark.index + base, pv.end_mark.index + base)
+                            ),
+                            str_tag,
+                            raw,
+                            raw,
+                            pv.style or None,
+                        )
+                    else:
+                        v = _node(pv, base, issues, blocks)
+                else:
+                    v = _node(pv, base, issues, blocks)
+                    push((pv, v))
+                if k.__class__ is YScalar:
+                    hashable_key = k.value
+                    if hashable_key.__class__ is not str:
+                        try:
+                            hash(hashable_key)
+                        except TypeError:
+                            hashable_key = k.raw
+                    if k.tag == _MERGE_TAG:
+                        if not merging or merging[-1] is not yn:
+                            merging.append(yn)
+                        items.append((k, v))
+                        continue
+                    prev = seen.get(hashable_key)
+                    if prev is not None:
+                        issues.append(
+                            SyntaxIssue(
+                                YAML_DUPLICATE_KEY,
+                                f"duplicate key '{k.raw}': the later value wins",
+                                k.range,
+                                "warning",
+                            )
+                        )
+                    seen[hashable_key] = k
+                else:
+                    push((pk, k))
+                items.append((k, v))
+        elif cls is _SequenceNode:
+            seq = yn.items
+            for pi in pn.value:
+                item = _node(pi, base, issues, blocks)
+                if pi.__class__ is not scalar_cls:
+                    push((pi, item))
+                seq.append(item)
+    return root
+
+
 _ScalarNode = yaml.ScalarNode
 _MappingNode = yaml.MappingNode
 _SequenceNode = yaml.SequenceNode
@@ -428,6 +521,14 @@ def _make(
     issues: list[SyntaxIssue],
     blocks: list[YNode],
     key: bool = False,
+) -> YNode:
+    node = _node(n, base, issues, blocks, key)
+    memo[id(n)] = node
+    return node
+
+
+def _node(
+    n: Any, base: int, issues: list[SyntaxIssue], blocks: list[YNode], key: bool = False
 ) -> YNode:
     rng: TextRange = new_range(TextRange, (n.start_mark.index + base, n.end_mark.index + base))
     node: YNode
@@ -449,7 +550,6 @@ def _make(
         node = YSeq(rng, n.tag, flow=flow)
         if not flow:
             blocks.append(node)
-    memo[id(n)] = node
     return node
 
 
