@@ -266,3 +266,22 @@ def test_unneeded_spawned_workers_exit_quietly() -> None:
     workers = spawning.spawn_workers(2)
     spawning.reap(workers)
     assert [w.proc.returncode for w in workers] == [0, 0]
+
+
+def test_a_check_lists_each_folder_once_and_only_within_its_block(tmp_path: Path) -> None:
+    """`check` walks the tree for memory-layers/ folders, then lists the project's files:
+    within ``remembered_listings`` the second walk reads what the first one read (the
+    same files as a fresh listing), and after the block a folder is read afresh."""
+    from mantle_lsp.model.layers import find_layer_roots
+
+    root = generate(tmp_path / "p", 4)
+    fresh = list(layout.project_files(root))
+    with layout.remembered_listings():
+        assert find_layer_roots(root) == []
+        assert list(layout.project_files(root)) == fresh
+        (root / "skills" / "s9").mkdir()
+        (root / "skills" / "s9" / "skill.md").write_text("---\ndescription: d\n---\nHi.\n")
+        assert list(layout.project_files(root)) == fresh  # skills/ was read once
+    assert (root / "skills" / "s9" / "skill.md", layout.FileKind.SKILL_MD, "s9") in list(
+        layout.project_files(root)
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import sys
@@ -258,7 +259,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     # One batch from start to exit: the parsed projects live until the end, so the cyclic
     # collector would only rescan them (each full pass over ~10^6 objects costs ~0.1 s);
     # reference counting still frees everything that is not in a cycle.
-    with bulk_work(keep=True):
+    # Each folder is listed once (layer folders, then the projects' files) unless fixes,
+    # which may add files, are written between rounds.
+    once = contextlib.nullcontext() if args.fix or args.diff else layout.remembered_listings()
+    with bulk_work(keep=True), once:
         return _check(args)
 
 

@@ -34,6 +34,7 @@ from ..syntax.layers import (
     parse_layer_yml,
 )
 from ..syntax.text import TextRange
+from .layout import listing
 
 if TYPE_CHECKING:
     from .ignore import IgnoreRules
@@ -149,14 +150,37 @@ def find_layer_roots(path: Path) -> list[Path]:
         return [held] if held.is_dir() else []
     if not path.is_dir():
         return []
-    # Ignore rules only ever remove folders: a first walk without them finds every
-    # candidate, and most trees have none (then git's rules are never read: `check` of a
-    # project without layers does not import pathspec).
-    if not _walk_layer_roots(path, None):
+    # Ignore rules only ever remove folders: a quick first walk without them looks for
+    # any candidate, and most trees have none (then git's rules are never read: `check`
+    # of a project without layers does not import pathspec).
+    if not _any_layer_root(str(path), 0):
         return []
     from .ignore import IgnoreRules  # pathspec: only for walks
 
     return _walk_layer_roots(path, IgnoreRules(path))
+
+
+def _any_layer_root(d: str, depth: int) -> bool:
+    """Whether the walk of :func:`_walk_layer_roots` could find a layer folder below
+    ``d``: the same folders skipped, in any order, stopping at the first. (Symbolic links
+    are not followed, so only a bind mount could make a loop, and the depth limit ends
+    it.)"""
+    try:
+        entries = listing(d)
+    except OSError:
+        return False
+    for e in entries:
+        name = e.name
+        if name in _SKIP_DIRS or name.startswith("."):
+            continue
+        try:
+            if not e.is_dir(follow_symlinks=False):
+                continue
+        except OSError:
+            continue
+        if name == LAYERS_DIR or (depth < _MAX_DEPTH and _any_layer_root(e.path, depth + 1)):
+            return True
+    return False
 
 
 def _walk_layer_roots(path: Path, rules: IgnoreRules | None) -> list[Path]:
@@ -165,7 +189,7 @@ def _walk_layer_roots(path: Path, rules: IgnoreRules | None) -> list[Path]:
 
     def walk(d: str, depth: int) -> None:
         try:
-            entries = sorted(os.scandir(d), key=lambda e: e.name)
+            entries = sorted(listing(d), key=lambda e: e.name)
         except OSError:
             return
         for e in entries:
@@ -201,7 +225,7 @@ def layer_files(root: Path) -> list[Path]:
 
     def walk(d: str, depth: int) -> None:
         try:
-            entries = sorted(os.scandir(d), key=lambda e: e.name)
+            entries = sorted(listing(d), key=lambda e: e.name)
         except OSError:
             return
         for e in entries:

@@ -58,11 +58,45 @@ SKIP_DIRS = frozenset(
 MAX_DEPTH = 12
 
 
+_LISTINGS: dict[str, list[os.DirEntry[str]]] | None = None  # see remembered_listings
+
+
+@contextlib.contextmanager
+def remembered_listings() -> Iterator[None]:
+    """Within the block, :func:`listing` reads each folder once: a ``check`` walks the
+    tree for layer folders and then lists the project's skill folders again (1,000
+    skills: 1,000 directory reads each). Never across blocks, where files may have come
+    and gone (nor around ``check --fix``, whose fixes may add files)."""
+    global _LISTINGS
+    outer = _LISTINGS
+    if outer is None:
+        _LISTINGS = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _LISTINGS = None
+
+
+def listing(folder: str) -> list[os.DirEntry[str]]:
+    """The entries of ``folder`` (``os.scandir``, unsorted; raises ``OSError``)."""
+    cache = _LISTINGS
+    if cache is not None:
+        found = cache.get(folder)
+        if found is not None:
+            return found
+    with os.scandir(folder) as it:
+        entries = list(it)
+    if cache is not None:
+        cache[folder] = entries
+    return entries
+
+
 def skill_dirs(root: Path) -> list[Path]:
     """``skills/<dir>`` directories the engine visits, sorted, ``_`` folders skipped."""
     skills = root / "skills"
     try:
-        entries = sorted(os.scandir(skills), key=lambda e: e.name)
+        entries = sorted(listing(str(skills)), key=lambda e: e.name)
     except OSError:
         return []
     out = []
@@ -342,8 +376,7 @@ def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
     for d in skill_dirs(root):
         sid = d.name
         try:  # one directory listing per skill instead of a stat per possible file
-            with os.scandir(d) as it:
-                entries = {e.name: e for e in it}
+            entries = {e.name: e for e in listing(str(d))}
         except OSError:
             continue
         for name, kind in _SKILL_FILES:
@@ -359,8 +392,7 @@ def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
 def _tool_modules(folder: Path) -> list[Path]:
     """The tool modules of a ``tools/`` folder (``*.py`` but ``__init__.py``), by name."""
     try:
-        with os.scandir(folder) as it:
-            entries = sorted(it, key=lambda e: e.name)
+        entries = sorted(listing(str(folder)), key=lambda e: e.name)
     except OSError:
         return []
     return [
