@@ -285,3 +285,23 @@ def test_a_check_lists_each_folder_once_and_only_within_its_block(tmp_path: Path
     assert (root / "skills" / "s9" / "skill.md", layout.FileKind.SKILL_MD, "s9") in list(
         layout.project_files(root)
     )
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_forked_workers_do_not_hold_the_commands_output_streams(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker answers through its pipe only: were it to keep the command's stdout and
+    stderr, a CI step reading them would wait for the worker to finish exiting too."""
+    root = _broken_generated(tmp_path)
+    seen = tmp_path / "streams"
+    real_work = parallel.work
+
+    def work(*args: object) -> None:
+        seen.write_text(" ".join(os.readlink(f"/proc/self/fd/{fd}") for fd in (1, 2)))
+        real_work(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "work", work)
+    _, found = parallel.check_project(root, 2, min_skills=0)
+    assert _plain(found) == _serial(root)
+    assert seen.read_text() == f"{os.devnull} {os.devnull}"
