@@ -588,13 +588,11 @@ class Project:
         if known is not None:
             return known
         sk = self.skill(sid)
-        doc = sk.doc if sk is not None else None
         flag = self._engine_managed(sid, sk)
         dynamic = sk is not None and self._uses_dynamic_memory(sk)
         respdoc = sk.respdoc if sk is not None else None
         buttons = respdoc is not None and respdoc.takes_tool_buttons()
-        precondition = doc.fm_str("precondition") if doc is not None else None
-        return SkillFacts(flag, precondition, dynamic, buttons)
+        return SkillFacts(flag, self._precondition(sk), dynamic, buttons)
 
     def _uses_dynamic_memory(self, sk: Skill) -> bool:
         return any(code_memory(self, pf.path, mod).dynamic for pf, mod in sk.tool_modules())
@@ -666,6 +664,16 @@ class Project:
         engine_managed`` flag, else the bundled default's."""
         known = self.known_facts.get(sid)
         return known.engine_managed if known is not None else self._engine_managed(sid)
+
+    def precondition(self, sid: str) -> str | None:
+        """The ``precondition:`` string of skill ``sid``'s frontmatter, as written."""
+        known = self.known_facts.get(sid)
+        return known.precondition if known is not None else self._precondition(self.skill(sid))
+
+    @staticmethod
+    def _precondition(sk: Skill | None) -> str | None:
+        doc = sk.doc if sk is not None else None
+        return doc.fm_str("precondition") if doc is not None else None
 
     def _engine_managed(self, sid: str, sk: Skill | None = None) -> bool:
         sk = sk if sk is not None else self.skill(sid)

@@ -505,7 +505,7 @@ class Semantics:
         bindings of those)."""
         used: set[str] = set()
         for sid in self.p.skills:
-            name = self.p.skill_facts(sid).precondition
+            name = self.p.precondition(sid)
             if name is not None and name.strip():
                 used.add(name.strip())
         return used
