@@ -305,3 +305,20 @@ def test_forked_workers_do_not_hold_the_commands_output_streams(
     _, found = parallel.check_project(root, 2, min_skills=0)
     assert _plain(found) == _serial(root)
     assert seen.read_text() == f"{os.devnull} {os.devnull}"
+
+
+def test_listing_paths_are_the_paths_pathlib_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing builds its paths without pathlib parsing each name again: they are
+    equal, hash alike and print alike to the paths ``parent / name`` makes."""
+    root = generate(tmp_path / "p", 3)
+    (root / "skills" / "s1" / "tools").mkdir()
+    (root / "skills" / "s1" / "tools" / "extra.py").write_text("x = 1\n")
+    fast = list(layout.project_files(root))
+    monkeypatch.setattr(layout, "_MAKE_CHILD", None)
+    plain = list(layout.project_files(root))
+    assert fast == plain
+    assert [hash(p) for p, _, _ in fast] == [hash(p) for p, _, _ in plain]
+    assert [str(p) for p, _, _ in fast] == [str(p) for p, _, _ in plain]
+    assert (root / "skills" / "s1" / "tools" / "extra.py") in {p for p, _, _ in fast}

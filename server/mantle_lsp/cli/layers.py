@@ -16,12 +16,15 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..model.layers import LayerSet, classify, find_layer_roots, layer_root_of, load_layer_set
+from ..model.layer_paths import classify, find_layer_roots, layer_root_of
 from ..syntax.text import LineIndex
 from .layers_sync import add_sync_commands
 from .output import Finding, dump_json, make_finding
+
+if TYPE_CHECKING:
+    from ..model.layers import LayerSet
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -91,6 +94,8 @@ def cmd_manifest(args: argparse.Namespace) -> int:
     roots = roots_at(path)
     if not roots:
         return _error(f"{args.path}: no memory-layers/ folder found")
+    from ..model.layers import load_layer_set  # the layer files' parsers: only now
+
     sets = [load_layer_set(r) for r in roots]
     having = [ls for ls in sets if args.cascade in ls.cascades]
     if not having:
@@ -155,6 +160,7 @@ def layer_findings(
     """The findings of each layer folder (the same diagnostics as the editor's).
     ``filter_for(root, path, diagnostics, whole)`` applies the settings."""
     from ..ide.layers import layer_diagnostics  # only when there are layer folders
+    from ..model.layers import load_layer_set
 
     findings: list[Finding] = []
     for root, only in sorted(targets.items()):

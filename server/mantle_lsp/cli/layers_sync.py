@@ -20,10 +20,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model.layers import LAYERS_DIR, LayerSet, find_layer_roots, load_layer_set
+from ..model.layer_paths import LAYERS_DIR, find_layer_roots
 from ..model.source import read_source
 
 if TYPE_CHECKING:
+    from ..model.layers import LayerSet
     from ..sync.plan import Plan
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_ERROR = 0, 1, 2
@@ -128,6 +129,7 @@ def _unreadable(local: LayerSet) -> list[str]:
 
 
 def _diff_plan(args: argparse.Namespace) -> tuple[Plan, Any]:
+    from ..model.layers import load_layer_set
     from ..sync.plan import plan
     from ..sync.service import connect, fetch
     from ..sync.state import desired
@@ -179,6 +181,7 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_pull(args: argparse.Namespace) -> int:
+    from ..model.layers import load_layer_set
     from ..sync.folder import write_folder
     from ..sync.service import SyncError, connect, fetch
 

@@ -16,6 +16,7 @@ import enum
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 class FileKind(enum.Enum):
@@ -56,6 +57,23 @@ SKIP_DIRS = frozenset(
     }
 )
 MAX_DEPTH = 12
+
+
+def _child_maker() -> Any:
+    make = getattr(Path, "_make_child_relpath", None)  # CPython's, for its own listings
+    try:
+        return make if make is not None and make(Path("/a"), "b.py") == Path("/a/b.py") else None
+    except Exception:  # pragma: no cover - another pathlib
+        return None
+
+
+_MAKE_CHILD = _child_maker()
+
+
+def child(parent: Path, name: str) -> Path:
+    """``parent / name`` for the name of a directory entry (one component), without
+    pathlib parsing it again: listing a project of 1,000 skills makes ~5,000 paths."""
+    return _MAKE_CHILD(parent, name) if _MAKE_CHILD is not None else parent / name
 
 
 _LISTINGS: dict[str, list[os.DirEntry[str]]] | None = None  # see remembered_listings
@@ -105,7 +123,7 @@ def skill_dirs(root: Path) -> list[Path]:
             continue
         try:
             if e.is_dir():
-                out.append(Path(e.path))
+                out.append(child(skills, e.name))
         except OSError:
             continue
     return out
@@ -382,10 +400,10 @@ def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
         for name, kind in _SKILL_FILES:
             found = entries.get(name)
             if found is not None and _entry_is(found, want_dir=False):
-                yield d / name, kind, sid
+                yield child(d, name), kind, sid
         sub = entries.get("tools")
         if sub is not None and _entry_is(sub, want_dir=True):
-            for p in _tool_modules(Path(sub.path)):
+            for p in _tool_modules(child(d, "tools")):
                 yield p, FileKind.SKILL_TOOLS, sid
 
 
@@ -396,7 +414,7 @@ def _tool_modules(folder: Path) -> list[Path]:
     except OSError:
         return []
     return [
-        Path(e.path)
+        child(folder, e.name)
         for e in entries
         if e.name.endswith(".py") and e.name != "__init__.py" and _entry_is(e, want_dir=False)
     ]
