@@ -372,9 +372,16 @@ def _export(proj: Project, idx: Any, owned: list[set[Path]], w: int, files: File
     (any form but a read) and one to a response to everyone, and the others stay here:
     ~1/6 of them leave. The server's index gets them all when it parses those files itself
     (``Project.materialize``)."""
-    syms, refs = export_entries(idx, owned[w], file_ids(files))
     worker_of = {path: v for v, paths in enumerate(owned) for path in paths}
     owner = {sid: worker_of[path] for path, _, sid in files if sid is not None}
+
+    def leaves(key: tuple[str, ...], form: str) -> bool:  # some other worker reads it
+        kind = key[0]
+        if kind == "field":
+            return form not in READ_FORMS or owner.get(key[1], 0) != w
+        return kind == "response"
+
+    syms, refs = export_entries(idx, owned[w], file_ids(files), leaves)
     routed: list[list[Any]] = [[] for _ in owned]
     for ref in refs:
         key = ref[0]

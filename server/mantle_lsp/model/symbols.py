@@ -16,7 +16,7 @@ Symbols are keyed by tuples:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
@@ -313,8 +313,13 @@ ReferenceEntry = tuple[SymbolKey, int, int, int, str, str | None, bool, str]
 
 
 def export_entries(
-    idx: Index, owned: set[Path], file_ids: dict[Path, int]
+    idx: Index,
+    owned: set[Path],
+    file_ids: dict[Path, int],
+    keep: Callable[[SymbolKey, str], bool] | None = None,
 ) -> tuple[list[SymbolEntry], list[ReferenceEntry]]:
+    """The symbols and references of the ``owned`` files as plain tuples; with ``keep``,
+    only the references for which ``keep(key, form)`` holds."""
     syms: list[SymbolEntry] = []
     refs: list[ReferenceEntry] = []
     for path in owned:
@@ -323,8 +328,11 @@ def export_entries(
             r = s.range
             syms.append((s.key, where, r.start, r.end) if r else (s.key, where, -1, -1))
         for ref in idx._refs_by_path.get(path, ()):
-            rr = ref.range
-            refs.append((ref.key, where, rr.start, rr.end, ref.form, ref.skill, ref.soft, ref.via))
+            if keep is None or keep(ref.key, ref.form):
+                rr = ref.range
+                refs.append(
+                    (ref.key, where, rr.start, rr.end, ref.form, ref.skill, ref.soft, ref.via)
+                )
     return syms, refs
 
 
