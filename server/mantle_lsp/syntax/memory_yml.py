@@ -170,15 +170,23 @@ class MemoryDoc:
     fields: list[MemoryField] = field(default_factory=list)
     issues: list[SyntaxIssue] = field(default_factory=list)
     loads: bool = True  # False when the engine would fail to load this (skill) file
+    # field(): the effective declaration by name, and how many fields it was made from
+    _effective: tuple[dict[str, MemoryField], int] = field(
+        default=({}, 0), init=False, repr=False, compare=False
+    )
 
     def field(self, name: str) -> MemoryField | None:
         """The effective declaration: for a skill, private wins over public; within one
         section a later duplicate wins (the YAML mapping keeps the last value)."""
-        found: MemoryField | None = None
-        for f in self.fields:
-            if f.name == name and (found is None or f.scope == "private" or found.scope == f.scope):
-                found = f
-        return found
+        effective, counted = self._effective
+        if counted != len(self.fields):  # first use (or fields added since)
+            effective = {}
+            for f in self.fields:
+                found = effective.get(f.name)
+                if found is None or f.scope == "private" or found.scope == f.scope:
+                    effective[f.name] = f
+            self._effective = (effective, len(self.fields))
+        return effective.get(name)
 
     def declarations(self, name: str) -> list[MemoryField]:
         return [f for f in self.fields if f.name == name]

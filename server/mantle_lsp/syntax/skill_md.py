@@ -13,11 +13,12 @@ codes, and parsing continues so that every problem shows at once.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from sys import intern
-from typing import Literal
+from typing import Any, Literal
 
 from .errors import C_LEGACY, SyntaxIssue
 from .sites import ConditionSite, SiteKind, site_from_scalar, site_from_text
@@ -180,7 +181,16 @@ class Step:
     branches: list[Branch] = field(default_factory=list)
 
     def get(self, key: str) -> YNode | None:
-        return self.node.get(key) if isinstance(self.node, YMap) else None
+        return self._values.get(key)
+
+    @functools.cached_property
+    def _values(self) -> dict[Any, YNode]:
+        """The step's attributes by name (the last of duplicates, as the engine's loader
+        keeps): rules read several of every step."""
+        node = self.node
+        if not isinstance(node, YMap):
+            return {}
+        return {k.value: v for k, v in node.items if isinstance(k, YScalar)}
 
     def str_field(self, key: str) -> tuple[str, YScalar] | None:
         n = self.get(key)

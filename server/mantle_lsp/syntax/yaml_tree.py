@@ -141,18 +141,16 @@ class YMap(YNode):
                 yield k, v
 
     def get(self, key: str) -> YNode | None:
-        found: YNode | None = None
-        for k, v in self.items:
+        for k, v in reversed(self.items):  # the last of duplicate keys wins
             if isinstance(k, YScalar) and k.value == key:
-                found = v
-        return found
+                return v
+        return None
 
     def key_node(self, key: str) -> YScalar | None:
-        found: YScalar | None = None
-        for k, _ in self.items:
+        for k, _ in reversed(self.items):
             if isinstance(k, YScalar) and k.value == key:
-                found = k
-        return found
+                return k
+        return None
 
     def has(self, key: str) -> bool:
         return self.key_node(key) is not None

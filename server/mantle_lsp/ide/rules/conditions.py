@@ -180,12 +180,12 @@ def check_semantics(
                 )
             if not isinstance(b, LiteralExpr):
                 continue
-            lit_rng = site.file_range(b.range.start, b.range.end)
+            lit = b.range  # in the condition; its place in the file only when reported
             if ftype == "categorical" and enum and b.kind == "str" and op in ("==", "!="):
                 if b.value in enum_bools:
                     ck.emit(
                         path,
-                        lit_rng,
+                        site.file_range(lit.start, lit.end),
                         "lsp.condition.enum_value",
                         f"`enum_values` of `{key}` lists `{b.value}` unquoted, which YAML 1.1 "
                         f"(the engine's reader) turns into the boolean {enum_bools[b.value]}, so "
@@ -196,7 +196,7 @@ def check_semantics(
                 elif str(b.value) not in enum:
                     ck.emit(
                         path,
-                        lit_rng,
+                        site.file_range(lit.start, lit.end),
                         "lsp.condition.enum_value",
                         f"{b.value!r} is not one of the `enum_values` of `{key}` "
                         f"({', '.join(enum)}), so this is always "
@@ -207,7 +207,7 @@ def check_semantics(
             elif ftype == "bool" and b.kind == "str":
                 ck.emit(
                     path,
-                    lit_rng,
+                    site.file_range(lit.start, lit.end),
                     "lsp.condition.type_mismatch",
                     f"`{key}` is a bool but is compared with the string {b.value!r}; write "
                     "True or False (unquoted)",
@@ -216,7 +216,7 @@ def check_semantics(
             elif ftype in ("text", "categorical") and b.kind in ("int", "float", "bool"):
                 ck.emit(
                     path,
-                    lit_rng,
+                    site.file_range(lit.start, lit.end),
                     "lsp.condition.type_mismatch",
                     f"`{key}` holds text but is compared with {b.value!r}; a string never "
                     "equals a number or a boolean (quote the value)",
@@ -225,7 +225,7 @@ def check_semantics(
             elif ftype in ("int", "float") and b.kind == "str":
                 ck.emit(
                     path,
-                    lit_rng,
+                    site.file_range(lit.start, lit.end),
                     "lsp.condition.type_mismatch",
                     f"`{key}` is a number but is compared with the string {b.value!r}; write "
                     "the number without quotes",
