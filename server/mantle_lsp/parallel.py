@@ -158,7 +158,7 @@ def _forked(
                 code = 0
                 try:
                     with os.fdopen(up_w, "wb") as up, os.fdopen(down_r, "rb") as down:
-                        work(root, files, owned, w, engine, up, down)
+                        work(root, files, owned, w, engine, up, down, _INHERITED)
                 except BaseException:
                     code = 1
                 finally:
@@ -166,7 +166,7 @@ def _forked(
             os.close(up_w)
             os.close(down_r)
             children.append((pid, Channel(os.fdopen(up_r, "rb"), os.fdopen(down_w, "wb"))))
-        return lead(root, files, owned, engine, read_source, [ch for _, ch in children])
+        return lead(root, files, owned, engine, read_source, [ch for _, ch in children], _INHERITED)
     finally:
         for pid, ch in children:
             ch.answers.close()
@@ -261,11 +261,13 @@ def lead(
     engine: str | None,
     reader: Callable[[Path], Source],
     others: Sequence[Channel],
+    digest: str | None = None,
 ) -> tuple[Project, Found]:
     """Worker 0's part: load its own files, trade entries with the ``others`` (workers
-    1…), and gather everyone's diagnostics. Raises :class:`WorkerFailed`."""
+    1…), and gather everyone's diagnostics. Raises :class:`WorkerFailed`. ``digest``:
+    what stands for the file list (by default :func:`listing_digest`)."""
     proj, idx = _load(root, files, owned[0], engine, reader)
-    mine = _export(proj, idx, owned, 0, files)
+    mine = _export(proj, idx, owned, 0, files, digest)
     # Every worker's entries for worker v travel as one frame, encoded once by the worker
     # that made them: worker 0 passes the others' frames on as received (never decoded and
     # encoded again), and everyone encodes while the others do.
@@ -305,13 +307,14 @@ def work(
     engine: str | None,
     up: BinaryIO,
     down: BinaryIO,
+    digest: str | None = None,
 ) -> None:
     """Worker ``w``'s part (1…): load its own files, send their entries, add the
     others', send its files' diagnostics. A failure is reported to worker 0, then
     re-raised."""
     try:
         proj, idx = _load(root, files, owned[w], engine, read_source)
-        mine = _export(proj, idx, owned, w, files)
+        mine = _export(proj, idx, owned, w, files, digest)
         frames = [encode(_frame(mine, v)) for v in range(len(owned)) if v != w]
         send(up, mine[4])
         for frame in frames:  # worker 0 passes each on to its worker (see lead)
@@ -356,7 +359,14 @@ def _load(
     return proj, build_index(proj, owned)
 
 
-def _export(proj: Project, idx: Any, owned: list[set[Path]], w: int, files: Files) -> Export:
+def _export(
+    proj: Project,
+    idx: Any,
+    owned: list[set[Path]],
+    w: int,
+    files: Files,
+    digest: str | None = None,
+) -> Export:
     """What other workers need of worker ``w``'s files: their symbols; the references
     each other worker's checks read, by worker; the facts of its skills that checks of
     every other skill read (``Project.skill_facts``) and their fields
@@ -395,7 +405,7 @@ def _export(proj: Project, idx: Any, owned: list[set[Path]], w: int, files: File
     sids = {sid for path, _, sid in files if path in owned[w] and sid is not None}
     facts = {sid: proj.skill_facts(sid) for sid in sids}
     fields = {sid: proj.field_table(sid) for sid in sids}
-    return syms, routed, facts, fields, listing_digest(files)
+    return syms, routed, facts, fields, digest if digest is not None else listing_digest(files)
 
 
 def _frame(export: Export, w: int) -> Entries:
@@ -409,6 +419,10 @@ def _addressed(everyone: list[Export], w: int) -> list[Entries]:
     """What worker ``w`` receives: every other worker's :func:`_frame` for it, in worker
     order."""
     return [_frame(export, w) for v, export in enumerate(everyone) if v != w]
+
+
+# forked workers share worker 0's file list itself: nothing to compare
+_INHERITED = "inherited"
 
 
 def listing_digest(files: Files) -> str:
@@ -427,12 +441,7 @@ def _import(proj: Project, idx: Any, others: list[Entries], files: Files) -> Non
     """Add the other workers' entries (decoded from JSON: keys come back as lists)."""
     paths = [path for path, _, _ in files]
     for syms, refs, facts, fields, _ in others:
-        import_entries(
-            idx,
-            paths,
-            [(tuple(key), *rest) for key, *rest in syms],
-            [(tuple(key), *rest) for key, *rest in refs],
-        )
+        import_entries(idx, paths, syms, refs)  # keys arrive as JSON lists
         proj.known_facts.update((sid, SkillFacts(*f)) for sid, f in facts.items())
         proj.known_fields.update(
             (sid, {name: (_facts(p), _facts(e)) for name, (p, e) in table.items()})

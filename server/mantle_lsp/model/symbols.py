@@ -342,13 +342,16 @@ def import_entries(
     syms: Iterable[SymbolEntry],
     refs: Iterable[ReferenceEntry],
 ) -> None:
-    """Add another worker's entries; ``paths`` is the shared list their numbers index."""
+    """Add another worker's entries; ``paths`` is the shared list their numbers index.
+    Keys may come as lists (decoded JSON): they are made tuples (a reference's shared
+    with the other references to its symbol, as :meth:`_Refs.ref` does)."""
+    shared = idx.shared_key
     for key, where, start, end in syms:
         sym_range: TextRange | None = new_range(TextRange, (start, end)) if start >= 0 else None
-        idx.define(Symbol(key, paths[where], sym_range))
+        idx.define(Symbol(tuple(key), paths[where], sym_range))
     for key, where, start, end, form, skill, soft, via in refs:
         rng: TextRange = new_range(TextRange, (start, end))
-        idx.refer(Reference(key, paths[where], rng, form, skill, None, soft, via))
+        idx.refer(Reference(shared(tuple(key)), paths[where], rng, form, skill, None, soft, via))
 
 
 def update_files(project: ProjectView, idx: Index, paths: set[Path], bundled: bool) -> None:
