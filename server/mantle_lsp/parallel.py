@@ -367,7 +367,8 @@ def _export(
     files: Files,
     digest: str | None = None,
 ) -> Export:
-    """What other workers need of worker ``w``'s files: their symbols; the references
+    """What other workers need of worker ``w``'s files: their symbols (but blocks and
+    steps, :data:`_SKILL_LOCAL`); the references
     each other worker's checks read, by worker; the facts of its skills that checks of
     every other skill read (``Project.skill_facts``) and their fields
     (``Project.field_table``: other workers need not parse its memory.yml files to know
@@ -391,7 +392,7 @@ def _export(
             return form not in READ_FORMS or owner.get(key[1], 0) != w
         return kind == "response"
 
-    syms, refs = export_entries(idx, owned[w], file_ids(files), leaves)
+    syms, refs = export_entries(idx, owned[w], file_ids(files), leaves, _SKILL_LOCAL)
     routed: list[list[Any]] = [[] for _ in owned]
     for ref in refs:
         key = ref[0]
@@ -406,6 +407,12 @@ def _export(
     facts = {sid: proj.skill_facts(sid) for sid in sids}
     fields = {sid: proj.field_table(sid) for sid in sids}
     return syms, routed, facts, fields, digest if digest is not None else listing_digest(files)
+
+
+# Symbols only the checks of their own skill look up: a block or a step is named by its
+# skill's own steps and tokens only (``("block", sid, …)``, ``("step", sid, …)``; a
+# `call: other__block` names a skill), so they stay with the worker that owns the skill.
+_SKILL_LOCAL = frozenset({"block", "step"})
 
 
 def _frame(export: Export, w: int) -> Entries:

@@ -317,14 +317,18 @@ def export_entries(
     owned: set[Path],
     file_ids: dict[Path, int],
     keep: Callable[[SymbolKey, str], bool] | None = None,
+    local_kinds: AbstractSet[str] = frozenset(),
 ) -> tuple[list[SymbolEntry], list[ReferenceEntry]]:
-    """The symbols and references of the ``owned`` files as plain tuples; with ``keep``,
-    only the references for which ``keep(key, form)`` holds."""
+    """The symbols and references of the ``owned`` files as plain tuples: the symbols but
+    those of ``local_kinds``; with ``keep``, only the references for which
+    ``keep(key, form)`` holds."""
     syms: list[SymbolEntry] = []
     refs: list[ReferenceEntry] = []
     for path in owned:
         where = file_ids[path]
         for s in idx._defs_by_path.get(path, ()):
+            if s.key[0] in local_kinds:
+                continue
             r = s.range
             syms.append((s.key, where, r.start, r.end) if r else (s.key, where, -1, -1))
         for ref in idx._refs_by_path.get(path, ()):

@@ -22,7 +22,7 @@ import ast
 import keyword
 import re
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import condition_tree as _c
 from .text import TextRange, new_range
@@ -223,88 +223,101 @@ def _parse_plain(source: str) -> ParsedCondition | None:
     if not toks:
         return None
     refs: list[MemoryRef] = []
-    try:
-        expr, i = _Plain(toks, refs).disjunction(0)
-    except _Reject:
+    expr = _plain_tree(toks, refs)
+    return None if expr is None else _c.ParsedCondition(source, expr, tuple(refs), ())
+
+
+# Without parentheses, Python's grammar for these tokens is flat: ``or`` separates
+# ``and`` groups, ``and`` separates terms, a term is ``not`` words then one comparison
+# chain ``atom (op atom)*``. ``a and b and c`` is one operation with three operands.
+Token = tuple[int, str, int, int, "re.Match[str]"]
+
+
+def _plain_tree(toks: list[Token], refs: list[MemoryRef]) -> Expr | None:
+    """The tree of the plain tokens ``toks`` (references collected into ``refs``, in
+    order), or None when they are not a condition (``a ==``, ``and b``, ``a not b``)."""
+    ors: list[Expr] = []
+    ands: list[Expr] = []
+    term: list[Token] = []
+    for tok in toks:
+        if tok[0] == _WORD and (tok[1] == "and" or tok[1] == "or"):
+            expr = _term(term, refs)
+            if expr is None:
+                return None
+            ands.append(expr)
+            term = []
+            if tok[1] == "or":
+                ors.append(_joined("and", ands))
+                ands = []
+        else:
+            term.append(tok)
+    expr = _term(term, refs)  # the last term (None when empty: a trailing `and` / `or`)
+    if expr is None:
         return None
-    if i != len(toks):
+    ands.append(expr)
+    ors.append(_joined("and", ands))
+    return _joined("or", ors)
+
+
+def _joined(op: str, operands: list[Expr]) -> Expr:
+    if len(operands) == 1:
+        return operands[0]
+    rng: TextRange = new_range(TextRange, (operands[0].range.start, operands[-1].range.end))
+    return _c.BoolOpExpr(op, tuple(operands), rng)  # type: ignore[arg-type]
+
+
+def _term(term: list[Token], refs: list[MemoryRef]) -> Expr | None:
+    """``not``* then ``atom (op atom)*``."""
+    nots = 0
+    while nots < len(term) and term[nots][0] == _WORD and term[nots][1] == "not":
+        nots += 1
+    chain = term[nots:]
+    if len(chain) % 2 == 0:  # empty, or ends with an operator
         return None
-    return _c.ParsedCondition(source, expr, tuple(refs), ())
-
-
-class _Plain:
-    """``or`` over ``and`` over ``not`` over chained comparisons of atoms, as Python
-    groups them (``a and b and c`` is one operation with three operands)."""
-
-    def __init__(self, toks: list[tuple[int, str, int, int, re.Match[str]]], refs: list[MemoryRef]):
-        self.toks = toks
-        self.refs = refs
-
-    def _word(self, i: int, word: str) -> bool:
-        return i < len(self.toks) and self.toks[i][0] == _WORD and self.toks[i][1] == word
-
-    def disjunction(self, i: int) -> tuple[Expr, int]:
-        return self._bool(i, "or", self.conjunction)
-
-    def conjunction(self, i: int) -> tuple[Expr, int]:
-        return self._bool(i, "and", self.inversion)
-
-    def _bool(self, i: int, op: str, operand: Any) -> tuple[Expr, int]:
-        first, i = operand(i)
-        if not self._word(i, op):
-            return first, i
-        values = [first]
-        while self._word(i, op):
-            value, i = operand(i + 1)
-            values.append(value)
-        rng: TextRange = new_range(TextRange, (first.range.start, values[-1].range.end))
-        return _c.BoolOpExpr(op, tuple(values), rng), i  # type: ignore[arg-type]
-
-    def inversion(self, i: int) -> tuple[Expr, int]:
-        if self._word(i, "not"):
-            start = self.toks[i][2]
-            operand, i = self.inversion(i + 1)
-            rng: TextRange = new_range(TextRange, (start, operand.range.end))
-            return _c.NotExpr(operand, rng), i
-        return self.comparison(i)
-
-    def comparison(self, i: int) -> tuple[Expr, int]:
-        left, i = self.atom(i)
-        toks = self.toks
-        if i >= len(toks) or toks[i][0] != _OP:
-            return left, i
+    left = _atom(chain[0], refs)
+    if left is None:
+        return None
+    expr: Expr = left
+    if len(chain) > 1:
         ops: list[str] = []
         op_ranges: list[TextRange] = []
         comps: list[Expr] = []
-        while i < len(toks) and toks[i][0] == _OP:
-            _, sym, start, end, _m = toks[i]
-            ops.append(sym)
-            op_ranges.append(new_range(TextRange, (start, end)))
-            comp, i = self.atom(i + 1)
+        for k in range(1, len(chain), 2):
+            op, atom = chain[k], chain[k + 1]
+            if op[0] != _OP:
+                return None
+            comp = _atom(atom, refs)
+            if comp is None:
+                return None
+            ops.append(op[1])
+            op_ranges.append(new_range(TextRange, (op[2], op[3])))
             comps.append(comp)
         rng: TextRange = new_range(TextRange, (left.range.start, comps[-1].range.end))
-        return _c.CompareExpr(left, tuple(ops), tuple(comps), tuple(op_ranges), rng), i
+        expr = _c.CompareExpr(left, tuple(ops), tuple(comps), tuple(op_ranges), rng)
+    for k in range(nots - 1, -1, -1):
+        not_rng: TextRange = new_range(TextRange, (term[k][2], expr.range.end))
+        expr = _c.NotExpr(expr, not_rng)
+    return expr
 
-    def atom(self, i: int) -> tuple[Expr, int]:
-        if i >= len(self.toks):
-            raise _Reject
-        kind, text, start, end, m = self.toks[i]
-        rng: TextRange = new_range(TextRange, (start, end))
-        if kind == _REF:
-            ref = _c.MemoryRef(
-                m.group(2),
-                m.group(3),
-                rng,
-                new_range(TextRange, (m.start(2), m.end(2))),
-                new_range(TextRange, (m.start(3), m.end(3))),
-            )
-            self.refs.append(ref)
-            return _c.RefExpr(ref, rng), i + 1
-        if kind == _STR:
-            return _c.LiteralExpr(text[1:-1], "str", rng), i + 1
-        if kind == _INT:
-            return _c.LiteralExpr(int(text), "int", rng), i + 1
-        if kind == _WORD and text in _CONSTANTS:
-            value, lit = _CONSTANTS[text]
-            return _c.LiteralExpr(value, lit, rng), i + 1  # type: ignore[arg-type]
-        raise _Reject
+
+def _atom(tok: Token, refs: list[MemoryRef]) -> Expr | None:
+    kind, text, start, end, m = tok
+    rng: TextRange = new_range(TextRange, (start, end))
+    if kind == _REF:
+        ref = _c.MemoryRef(
+            m.group(2),
+            m.group(3),
+            rng,
+            new_range(TextRange, (m.start(2), m.end(2))),
+            new_range(TextRange, (m.start(3), m.end(3))),
+        )
+        refs.append(ref)
+        return _c.RefExpr(ref, rng)
+    if kind == _STR:
+        return _c.LiteralExpr(text[1:-1], "str", rng)
+    if kind == _INT:
+        return _c.LiteralExpr(int(text), "int", rng)
+    if kind == _WORD and text in _CONSTANTS:
+        value, lit = _CONSTANTS[text]
+        return _c.LiteralExpr(value, lit, rng)  # type: ignore[arg-type]
+    return None
