@@ -852,3 +852,17 @@ def test_documents_without_aliases_convert_as_with_them(text: str) -> None:
 )
 def test_any_document_without_aliases_converts_as_with_them(text: str) -> None:
     check_unshared_conversion(text + "\n")
+
+
+def test_a_verbatim_value_maps_ranges_like_any_other() -> None:
+    """The arithmetic shortcut for text copied verbatim (a ``range`` map) gives the ranges
+    the general per-character map gives, for every slice, empty and out-of-bounds ones
+    included, also after ``sub``."""
+    verbatim = ValueMap.contiguous(10, 6)
+    listed = ValueMap(tuple(verbatim.starts), tuple(verbatim.ends), True, verbatim.content)
+    for a, b in ((0, 6), (1, 6)):
+        for start in range(-2, 9):
+            for end in range(-2, 9):
+                got = verbatim.sub(a, b).range(start, end)
+                assert got == listed.sub(a, b).range(start, end), (a, b, start, end)
+                assert isinstance(got, TextRange)

@@ -37,7 +37,6 @@ import json
 import os
 import struct
 import sys
-import traceback
 import zlib
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
@@ -343,6 +342,8 @@ def work(
         send(up, rows)
     except BaseException:
         with contextlib.suppress(BaseException):
+            import traceback  # the failure's story, for worker 0's note
+
             send(up, _FAILED, traceback.format_exc())
         raise
 

@@ -37,6 +37,7 @@ from .symbols import (
     SymbolKey,
     build_index,
     code_memory,
+    memory_keys_unknown,
     update_files,
 )
 
@@ -497,8 +498,9 @@ class Project:
     def skills(self) -> dict[str, Skill]:
         if self._skills is None:
             skills: dict[str, Skill] = {}
+            folder = self.root / "skills"
             for name in self.skill_dir_names:
-                skills[name] = Skill(name, self.root / "skills" / name)
+                skills[name] = Skill(name, layout.child(folder, name))
             for pf in self.files.values():
                 if pf.skill_id is None:
                     continue
@@ -595,7 +597,7 @@ class Project:
         return SkillFacts(flag, self._precondition(sk), dynamic, buttons)
 
     def _uses_dynamic_memory(self, sk: Skill) -> bool:
-        return any(code_memory(self, pf.path, mod).dynamic for pf, mod in sk.tool_modules())
+        return any(memory_keys_unknown(self, pf.path, mod) for pf, mod in sk.tool_modules())
 
     def dynamic_memory_skills(self) -> frozenset[str]:
         """The skills whose tools use memory with keys that cannot be known statically

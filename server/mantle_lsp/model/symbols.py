@@ -278,6 +278,13 @@ class CodeMemory(NamedTuple):
     dynamic: bool
 
 
+def memory_keys_unknown(project: ProjectView, path: Path, mod: ToolModule) -> bool:
+    """``code_memory(...).dynamic``, without collecting the keys."""
+    if mod.dynamic_keys:
+        return True
+    return any(resolve_imported(project, path, ik) is None for ik in mod.imported_keys)
+
+
 def code_memory(project: ProjectView, path: Path, mod: ToolModule) -> CodeMemory:
     entries = {c.entry for c in mod.memory_calls}
     entries.update(c.entry for c in mod.indirect_calls)

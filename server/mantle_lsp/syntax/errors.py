@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,6 +37,8 @@ class SyntaxIssue:
 def closest(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
     """The candidate the author probably meant by ``name`` (what a "did you mean"
     suggests), or None when none is close enough."""
+    import difflib  # only when a name is not found
+
     m = difflib.get_close_matches(name, list(candidates), n=1, cutoff=cutoff)
     return m[0] if m else None
 

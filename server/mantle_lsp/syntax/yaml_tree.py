@@ -668,15 +668,25 @@ class ValueMap:
 
     def range(self, start: int, end: int) -> TextRange:
         """Source range of the value slice ``[start, end)``."""
-        n = len(self.starts)
+        starts = self.starts
+        n = len(starts)
         if n == 0:
             return TextRange(self.content.start, self.content.start)
         start = min(max(start, 0), n)
         end = min(max(end, start), n)
+        rng: TextRange
+        if starts.__class__ is range and starts.step == 1:
+            # verbatim text (see contiguous): character i sits at base + i, and a range
+            # that ends at the end of the value ends one past its last character
+            base: int = starts.start
+            rng = new_range(TextRange, (base + start, base + end))
+            return rng
         if start == end:
-            off = self.starts[start] if start < n else self.ends[n - 1]
-            return TextRange(off, off)
-        return TextRange(self.starts[start], self.ends[end - 1])
+            off = starts[start] if start < n else self.ends[n - 1]
+            rng = new_range(TextRange, (off, off))
+            return rng
+        rng = new_range(TextRange, (starts[start], self.ends[end - 1]))
+        return rng
 
     def offset(self, index: int) -> int:
         """Source offset of the value position ``index`` (a cursor position)."""
