@@ -470,7 +470,8 @@ _HEADER = struct.Struct("!Q")
 # JSON, ASCII-escaped so that paths with undecodable bytes (lone surrogates) survive the trip.
 def encode(obj: Any, detail: str = "") -> bytes:
     """One message, framed: its length, then its JSON."""
-    data = json.dumps([obj, detail], separators=(",", ":")).encode("ascii")
+    # plain lists, tuples and dicts built here, never cyclic: no cycle bookkeeping
+    data = json.dumps([obj, detail], separators=(",", ":"), check_circular=False).encode("ascii")
     return _HEADER.pack(len(data)) + data
 
 

@@ -99,11 +99,14 @@ def read_source(path: Path) -> Source:
         chunks: list[bytes] = []
         left = MAX_FILE_BYTES + 1  # the file may have grown since fstat
         while left > 0:
-            chunk = os.read(fd, min(left, max(st.st_size + 1, 65536)))
+            want = min(left, max(st.st_size + 1, 65536))
+            chunk = os.read(fd, want)
             if not chunk:
                 break
             chunks.append(chunk)
             left -= len(chunk)
+            if len(chunk) < want and MAX_FILE_BYTES + 1 - left >= st.st_size:
+                break  # all fstat announced, and the read stopped short: the end
     except OSError as exc:
         return _unreadable(path, exc.strerror or type(exc).__name__)
     finally:

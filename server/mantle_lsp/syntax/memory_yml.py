@@ -8,10 +8,10 @@ in the diagnostics layer.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from .cached import cached_property
 from .errors import C_LEGACY, SyntaxIssue, closest
 from .text import TextRange
 from .yaml_tree import (
@@ -96,7 +96,7 @@ class MemoryField:
 
     # type, llm_settable, seed and given are read for every condition and every field of
     # a check: computed once (a parsed field does not change; an edit parses a new one)
-    @functools.cached_property
+    @cached_property
     def type(self) -> str:
         t = self.value("type")
         return t if isinstance(t, str) else "any"
@@ -106,11 +106,11 @@ class MemoryField:
         d = self.value("description")
         return d if isinstance(d, str) and d.strip() else None
 
-    @functools.cached_property
+    @cached_property
     def llm_settable(self) -> bool:
         return _truthy(self.value("llm_settable"))
 
-    @functools.cached_property
+    @cached_property
     def seed(self) -> bool:
         return _truthy(self.value("seed"))
 
@@ -140,7 +140,7 @@ class MemoryField:
     def initial_value(self) -> Any:
         return self.value("initial_value")
 
-    @functools.cached_property
+    @cached_property
     def given(self) -> bool:
         """It may hold a value without any writer in the files: ``llm_settable``, a
         ``seed`` or an ``initial_value``."""
@@ -150,7 +150,7 @@ class MemoryField:
     def range(self) -> TextRange:
         return self.key.range
 
-    @functools.cached_property
+    @cached_property
     def facts(self) -> FieldFacts:
         """The field as other skills' checks read it (computed once: a parsed field does not
         change; an edit parses a new one)."""

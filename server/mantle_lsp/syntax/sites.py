@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
+from .cached import cached_property
 from .text import TextRange
 from .yaml_tree import ValueMap, YScalar, scalar_value_map
 

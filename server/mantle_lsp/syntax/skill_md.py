@@ -13,13 +13,13 @@ codes, and parsing continues so that every problem shows at once.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from sys import intern
 from typing import Any, Literal
 
+from .cached import cached_property
 from .errors import C_LEGACY, SyntaxIssue
 from .sites import ConditionSite, SiteKind, site_from_scalar, site_from_text
 from .text import TextRange, first_line
@@ -183,7 +183,7 @@ class Step:
     def get(self, key: str) -> YNode | None:
         return self._values.get(key)
 
-    @functools.cached_property
+    @cached_property
     def _values(self) -> dict[Any, YNode]:
         """The step's attributes by name (the last of duplicates, as the engine's loader
         keeps): rules read several of every step."""
