@@ -378,28 +378,7 @@ def _convert(
                     if pv.__class__ is not _ScalarNode:
                         push((pv, v))
                 if k.__class__ is YScalar:
-                    hashable_key = k.value
-                    if hashable_key.__class__ is not str:
-                        try:
-                            hash(hashable_key)
-                        except TypeError:
-                            hashable_key = k.raw
-                    if k.tag == _MERGE_TAG:
-                        if not merging or merging[-1] is not yn:
-                            merging.append(yn)
-                        items.append((k, v))
-                        continue
-                    prev = seen.get(hashable_key)
-                    if prev is not None:
-                        issues.append(
-                            SyntaxIssue(
-                                YAML_DUPLICATE_KEY,
-                                f"duplicate key '{k.raw}': the later value wins",
-                                k.range,
-                                "warning",
-                            )
-                        )
-                    seen[hashable_key] = k
+                    _note_key(k, yn, seen, merging, issues)
                 else:
                     push((pk, k))
                 items.append((k, v))
@@ -413,6 +392,34 @@ def _convert(
                         push((pi, item))
                 seq.append(item)
     return root
+
+
+def _note_key(
+    k: YScalar, m: YMap, seen: dict[Any, YScalar], merging: list[YMap], issues: list[SyntaxIssue]
+) -> None:
+    """Mapping ``m`` gets the scalar key ``k``: a merge key registers ``m`` for
+    :func:`_flatten_merges`; a key equal to an earlier one (as the loader's dict compares
+    them) is a duplicate, whose later value wins."""
+    if k.tag == _MERGE_TAG:
+        if not merging or merging[-1] is not m:
+            merging.append(m)
+        return
+    hashable_key = k.value
+    if hashable_key.__class__ is not str:
+        try:
+            hash(hashable_key)
+        except TypeError:
+            hashable_key = k.raw
+    if hashable_key in seen:
+        issues.append(
+            SyntaxIssue(
+                YAML_DUPLICATE_KEY,
+                f"duplicate key '{k.raw}': the later value wins",
+                k.range,
+                "warning",
+            )
+        )
+    seen[hashable_key] = k
 
 
 def _convert_unshared(
@@ -471,28 +478,7 @@ def _convert_unshared(
                     v = _node(pv, base, issues, blocks)
                     push((pv, v))
                 if k.__class__ is YScalar:
-                    hashable_key = k.value
-                    if hashable_key.__class__ is not str:
-                        try:
-                            hash(hashable_key)
-                        except TypeError:
-                            hashable_key = k.raw
-                    if k.tag == _MERGE_TAG:
-                        if not merging or merging[-1] is not yn:
-                            merging.append(yn)
-                        items.append((k, v))
-                        continue
-                    prev = seen.get(hashable_key)
-                    if prev is not None:
-                        issues.append(
-                            SyntaxIssue(
-                                YAML_DUPLICATE_KEY,
-                                f"duplicate key '{k.raw}': the later value wins",
-                                k.range,
-                                "warning",
-                            )
-                        )
-                    seen[hashable_key] = k
+                    _note_key(k, yn, seen, merging, issues)
                 else:
                     push((pk, k))
                 items.append((k, v))
