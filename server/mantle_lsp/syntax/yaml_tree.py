@@ -422,6 +422,12 @@ def _note_key(
     seen[hashable_key] = k
 
 
+def _plain_str(n: Any, base: int) -> YScalar:
+    """A libyaml string scalar as our node: what the constructor would build is its text."""
+    rng: TextRange = new_range(TextRange, (n.start_mark.index + base, n.end_mark.index + base))
+    return YScalar(rng, _STR_TAG, n.value, n.value, n.style or None)
+
+
 def _convert_unshared(
     n: yaml.Node,
     base: int,
@@ -431,7 +437,7 @@ def _convert_unshared(
 ) -> YNode:
     """:func:`_convert` for a document without aliases (no ``*`` in its text), where every
     libyaml node is the child of one parent: no memo of converted nodes, and plain string
-    scalars (most nodes) are built inline. The same tree and issues as :func:`_convert`
+    scalars (most nodes) are built directly. The same tree and issues as :func:`_convert`
     (``test_documents_without_aliases_convert_as_with_them``)."""
     root = _node(n, base, issues, blocks)
     stack: list[tuple[Any, Any]] = [(n, root)]  # (libyaml node, our node), same kind
@@ -447,31 +453,13 @@ def _convert_unshared(
             for pk, pv in pn.value:
                 k: Any
                 if pk.__class__ is scalar_cls and pk.tag == str_tag:
-                    raw = pk.value
-                    k = YScalar(
-                        new_range(
-                            TextRange, (pk.start_mark.index + base, pk.end_mark.index + base)
-                        ),
-                        str_tag,
-                        raw,
-                        raw,
-                        pk.style or None,
-                    )
+                    k = _plain_str(pk, base)
                 else:
                     k = _node(pk, base, issues, blocks, key=True)
                 v: Any
                 if pv.__class__ is scalar_cls:
                     if pv.tag == str_tag:
-                        raw = pv.value
-                        v = YScalar(
-                            new_range(
-                                TextRange, (pv.start_mark.index + base, pv.end_mark.index + base)
-                            ),
-                            str_tag,
-                            raw,
-                            raw,
-                            pv.style or None,
-                        )
+                        v = _plain_str(pv, base)
                     else:
                         v = _node(pv, base, issues, blocks)
                 else:
