@@ -214,7 +214,7 @@ def test_a_materialized_partial_project_equals_the_whole_one(tmp_path: Path, exa
     whole = Project.load(root)
     ids = parallel.file_ids(files)
     exports = [parallel._export(whole, whole.index, owned, w, files) for w in (0, 1)]
-    theirs = parallel._addressed(exports, 0)  # what worker 0 receives from worker 1
+    theirs = [parallel._frame(exports[1], 0)]  # what worker 0 receives from worker 1
     proj, idx = parallel._load(root, files, owned[0], None, read_source)
     parallel._import(proj, idx, theirs, files)
     assert proj.has_pending and proj.known_facts and proj.known_fields

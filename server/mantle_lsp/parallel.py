@@ -387,23 +387,25 @@ def _export(
     worker_of = {path: v for v, paths in enumerate(owned) for path in paths}
     owner = {sid: worker_of[path] for path, _, sid in files if sid is not None}
 
-    def leaves(key: tuple[str, ...], form: str) -> bool:  # some other worker reads it
-        kind = key[0]
-        if kind == "field":
-            return form not in READ_FORMS or owner.get(key[1], 0) != w
-        return kind == "response"
+    everyone = range(len(owned))
+
+    def readers(key: tuple[str, ...], form: str) -> AbstractSet[int] | range:
+        """The workers whose checks read a reference of this key and form."""
+        if key[0] == "response" or (key[0] == "field" and form not in READ_FORMS):
+            return everyone
+        if key[0] == "field":
+            return {owner.get(key[1], 0), 0} if key[1] == "project" else {owner.get(key[1], 0)}
+        return frozenset()
+
+    def leaves(key: tuple[str, ...], form: str) -> bool:
+        return any(v != w for v in readers(key, form))
 
     syms, refs = export_entries(idx, owned[w], file_ids(files), leaves, _SKILL_LOCAL)
     routed: list[list[Any]] = [[] for _ in owned]
     for ref in refs:
-        key = ref[0]
-        if key[0] == "response" or (key[0] == "field" and ref[4] not in READ_FORMS):
-            for v in range(len(owned)):
+        for v in readers(ref[0], ref[4]):
+            if v != w:
                 routed[v].append(ref)
-        elif key[0] == "field":
-            for v in {owner.get(key[1], 0), 0} if key[1] == "project" else (owner.get(key[1], 0),):
-                routed[v].append(ref)
-    routed[w] = []
     sids = {sid for path, _, sid in files if path in owned[w] and sid is not None}
     facts = {sid: proj.skill_facts(sid) for sid in sids}
     fields = {sid: proj.field_table(sid) for sid in sids}
@@ -421,12 +423,6 @@ def _frame(export: Export, w: int) -> Entries:
     and the references routed to ``w``."""
     syms, routed, facts, fields, digest = export
     return syms, routed[w], facts, fields, digest
-
-
-def _addressed(everyone: list[Export], w: int) -> list[Entries]:
-    """What worker ``w`` receives: every other worker's :func:`_frame` for it, in worker
-    order."""
-    return [_frame(export, w) for v, export in enumerate(everyone) if v != w]
 
 
 # forked workers share worker 0's file list itself: nothing to compare

@@ -90,7 +90,7 @@ def _any_layer_root(d: str, depth: int) -> bool:
     return False
 
 
-def _walk_layer_roots(path: Path, rules: IgnoreRules | None) -> list[Path]:
+def _walk_layer_roots(path: Path, rules: IgnoreRules) -> list[Path]:
     found: list[Path] = []
     seen: set[tuple[int, int]] = set()
 
@@ -108,7 +108,7 @@ def _walk_layer_roots(path: Path, rules: IgnoreRules | None) -> list[Path]:
                 st = e.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if (st.st_dev, st.st_ino) in seen or (rules is not None and rules.ignored_dir(e.path)):
+            if (st.st_dev, st.st_ino) in seen or rules.ignored_dir(e.path):
                 continue
             seen.add((st.st_dev, st.st_ino))
             if e.name == LAYERS_DIR:

@@ -288,14 +288,11 @@ def memory_keys_unknown(project: ProjectView, path: Path, mod: ToolModule) -> bo
 def code_memory(project: ProjectView, path: Path, mod: ToolModule) -> CodeMemory:
     entries = {c.entry for c in mod.memory_calls}
     entries.update(c.entry for c in mod.indirect_calls)
-    dynamic = bool(mod.dynamic_keys)
     for ik in mod.imported_keys:
         value = resolve_imported(project, path, ik)
-        if value is None:
-            dynamic = True
-        else:
+        if value is not None:
             entries.add(value)
-    return CodeMemory(frozenset(entries), dynamic)
+    return CodeMemory(frozenset(entries), memory_keys_unknown(project, path, mod))
 
 
 def build_index(project: ProjectView, owned: set[Path] | None = None) -> Index:

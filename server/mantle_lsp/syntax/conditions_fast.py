@@ -189,6 +189,8 @@ _PLAIN_TOKEN = re.compile(
     r")"
 )
 _KEYWORDS = frozenset(keyword.kwlist)
+# a plain token: its kind, text, start, end and the match that found it
+Token = tuple[int, str, int, int, "re.Match[str]"]
 _REF, _OP, _WORD, _STR, _INT = range(5)
 _KIND_OF_GROUP = (-1, _REF, -1, -1, _OP, _WORD, _STR, _INT)  # by the regex's group number
 _CONSTANTS: dict[str, tuple[object, str]] = {
@@ -203,7 +205,7 @@ def _parse_plain(source: str) -> ParsedCondition | None:
     None: anything else is for Python's parser."""
     if source[:1] == " ":
         return None  # Python: an unexpected indent
-    toks: list[tuple[int, str, int, int, re.Match[str]]] = []
+    toks: list[Token] = []
     pos, n = 0, len(source)
     match = _PLAIN_TOKEN.match
     while pos < n:
@@ -230,7 +232,6 @@ def _parse_plain(source: str) -> ParsedCondition | None:
 # Without parentheses, Python's grammar for these tokens is flat: ``or`` separates
 # ``and`` groups, ``and`` separates terms, a term is ``not`` words then one comparison
 # chain ``atom (op atom)*``. ``a and b and c`` is one operation with three operands.
-Token = tuple[int, str, int, int, "re.Match[str]"]
 
 
 def _plain_tree(toks: list[Token], refs: list[MemoryRef]) -> Expr | None:
