@@ -15,6 +15,9 @@ Every figure is measured in the same run, so ratios hold on a noisy machine:
   spawning the server to correct diagnostics of that document (a planted undeclared field
   flagged, a valid read of another skill's field not), pushed and pulled, with the time
   `initialize` was answered and the first `$/progress`;
+- completion and hover in that document, asked as soon as its diagnostics are right
+  (completion of the other skill's field the planted read names, hover on it): when
+  each is answered, from spawn, and whether the completion offered that field;
 - `mantle-lsp check` wall time (a subprocess, as a CI would run it) and its ratio to the
   floor, with the default `--jobs auto` and with `--jobs 1`;
 - the real server over stdio (`mantle-lsp serve`): time from spawning it to diagnostics
@@ -188,6 +191,11 @@ class ServerFigures:
     first_pulled: float = 0.0  # a pulling client's first workspace/diagnostic answer
     opened: OpenFirst | None = None  # the document opened at start-up, pushed (best run)
     opened_pulled: OpenFirst | None = None  # the same for a client that pulls (VS Code)
+    # completion and hover there, asked as soon as its diagnostics were right (best of
+    # both kinds of client; whether every completion offered the other skill's field)
+    opened_completion: float = 0.0
+    opened_completion_ok: bool = False
+    opened_hover: float = 0.0
     capacity: tuple[float, float] = (0.0, 0.0)  # parallel_capacity(), lowest and highest
 
 
@@ -229,6 +237,10 @@ async def measure(
     figs.first_pulled = min(pulled)
     figs.opened = min(opened, key=lambda o: o.diagnostics)
     figs.opened_pulled = min(opened_pulled, key=lambda o: o.diagnostics)
+    both = opened + opened_pulled
+    figs.opened_completion = min(o.completion for o in both)
+    figs.opened_completion_ok = all(o.completion_ok for o in both)
+    figs.opened_hover = min(o.hover for o in both)
     figs.capacity = (min(capacity), max(capacity))
     return floor.best, min(check), min(serial), figs
 
@@ -444,6 +456,11 @@ class OpenFirst:
     progress: float | None = None
     initialize: float = 0.0  # the answer to `initialize`
     wrong_first: bool = False  # diagnostics published for it before the correct ones
+    # completion (of the other skill's field in the planted read) and hover (on the planted
+    # read), both asked as soon as the diagnostics were correct: answered, from spawn
+    completion: float = 0.0
+    completion_ok: bool = False  # the other skill's public field was offered
+    hover: float = 0.0
 
 
 async def open_first_session(project: Path, n: int, public_field: str, pull: bool) -> OpenFirst:
@@ -524,6 +541,27 @@ async def open_first_session(project: Path, n: int, public_field: str, pull: boo
             await asyncio.wait_for(refreshed.wait(), 120)
     left = max(1.0, deadline - time.perf_counter())
     figs.diagnostics = await asyncio.wait_for(correct, left) - t0
+    line = text.count("\n") - 1
+    where = text.splitlines()[line]
+    at = where.index(f"@memory.s{(mid + 1) % n}.") + len(f"@memory.s{(mid + 1) % n}.")
+    doc = types.TextDocumentIdentifier(uri)
+    asked = [
+        client.text_document_completion_async(
+            types.CompletionParams(doc, types.Position(line=line, character=at))
+        ),
+        client.text_document_hover_async(
+            types.HoverParams(doc, types.Position(line=line, character=at + 1))
+        ),
+    ]
+
+    async def answered(k: int) -> tuple[float, object]:
+        got = await asyncio.wait_for(asked[k], left)
+        return time.perf_counter() - t0, got
+
+    (figs.completion, items), (figs.hover, _) = await asyncio.gather(answered(0), answered(1))
+    listed = items.items if isinstance(items, types.CompletionList) else items or []
+    labels = [it.label for it in listed]
+    figs.completion_ok = public_field in labels
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
@@ -576,13 +614,15 @@ def main() -> int:
             )
     table = [
         "| profile | skills | floor | check | check/floor | check --jobs 1 | /floor "
-        "| opened file (push) | /floor | opened file (pull) | /floor | initialize answered "
+        "| opened file (push) | /floor | opened file (pull) | /floor "
+        "| completion there | hover there | initialize answered "
         "| first progress | first diagnostics "
         "| /floor | pulled (VS Code) | /floor | index complete | completion p50/p95 "
         "| resolve p95 | hover p50/p95 "
         "| edit skill.md p50/p95 | edit memory.yml p50/p95 "
         "| dependent file p95 | peak RSS (worker) | 2 processes got |",
         "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| ---: | ---: "
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
         "| ---: | ---: |",
     ]
@@ -594,7 +634,9 @@ def main() -> int:
             f"{op.diagnostics:.2f} s{' (wrong first)' if op.wrong_first else ''} | "
             f"{op.diagnostics / floor:.1f}x | "
             f"{opp.diagnostics:.2f} s{' (wrong first)' if opp.wrong_first else ''} | "
-            f"{opp.diagnostics / floor:.1f}x | {op.initialize:.2f} s | "
+            f"{opp.diagnostics / floor:.1f}x | "
+            f"{f.opened_completion:.2f} s{'' if f.opened_completion_ok else ' (wrong)'} | "
+            f"{f.opened_hover:.2f} s | {op.initialize:.2f} s | "
             f"{f'{op.progress:.2f} s' if op.progress is not None else 'none'} | "
             f"{f.first_diagnostics:.2f} s | {f.first_diagnostics / floor:.1f}x | "
             f"{f.first_pulled:.2f} s | {f.first_pulled / floor:.1f}x | "

@@ -24,7 +24,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
@@ -82,6 +82,9 @@ class Doc:
     project: Project
     path: Path
     source: Source
+    # from a first look (``partial_ok``): the project loaded around the document's skill,
+    # before the index; its other skills' files are read on use, its index is partial
+    early: bool = False
 
     @property
     def index(self) -> LineIndex:
@@ -90,6 +93,14 @@ class Doc:
 
 class FeatureFailed(Exception):
     """A request that cannot be served; the message is shown to the user."""
+
+
+class Gate(Protocol):
+    """What holds messages while the index loads (``gate.Gate``)."""
+
+    def holds(self, message: Any) -> bool: ...
+
+    def open(self, handle: Callable[[Any], None]) -> None: ...
 
 
 class _Unreadable:
@@ -127,7 +138,19 @@ class MantleProtocol(LanguageServerProtocol):
         if not hasattr(message, "jsonrpc"):  # valid JSON, not a JSON-RPC message (`[]`, `42`)
             log.warning("ignored a message that is not JSON-RPC: %.80r", message)
             return
+        gate = self.gate
+        if gate is not None and gate.holds(message):
+            return  # handled when the index is loaded (gate.py)
         super().handle_message(message)
+
+    # while the initial index loads: the messages that wait for it (gate.py)
+    gate: Gate | None = None
+
+    def open_gate(self) -> None:
+        """Stop holding messages; handle those held, in order."""
+        gate, self.gate = self.gate, None
+        if gate is not None:
+            gate.open(super().handle_message)
 
     # the initialize request answered before the server was imported (handshake.py): its
     # id, what was sent; and whether the server's own answer agreed (None: not compared)
@@ -330,6 +353,23 @@ class ServerBase(LanguageServer):
             workers.reap(self._retired)
             self._retired = []
 
+    # -- messages during the index (gate.py) ---------------------------------------------
+    def hold_messages(self, gate: Gate) -> bool:
+        """Hold the messages that must wait for the projects being loaded (``gate``'s
+        policy); False when they are held already (by an outer caller, who lets go)."""
+        protocol = self.protocol
+        assert isinstance(protocol, MantleProtocol)
+        if protocol.gate is not None:
+            return False
+        protocol.gate = gate
+        return True
+
+    def let_go(self) -> None:
+        """Handle the held messages, in order; from now on each is handled as it comes."""
+        protocol = self.protocol
+        assert isinstance(protocol, MantleProtocol)
+        protocol.open_gate()
+
     # -- partial projects ---------------------------------------------------------------
     def settle(self) -> None:
         """Before any handler runs: parse the files a spread initial index left pending
@@ -396,16 +436,18 @@ class ServerBase(LanguageServer):
         if path is None:
             return None
         proj = self.model.project_for(path)
+        early = False
         if proj is None and partial_ok:
             if path not in self.early_projects:
                 self.look_early(path)  # asked before the first looks were taken
             proj = self.early_projects.get(path)
+            early = True
         if proj is None:
             return None
         pf = proj.files.get(path)
         if pf is None:
             return None
-        return Doc(proj, path, pf.source)
+        return Doc(proj, path, pf.source, early)
 
     def source_of(self, path: Path) -> Source:
         """The current text of any file: a project's parsed source, else overlay or disk."""

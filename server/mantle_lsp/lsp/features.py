@@ -10,6 +10,7 @@ result (``None`` or ``[]``), never an error.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -134,11 +135,17 @@ def register(server: MantleServer) -> None:
         lsp.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=True),
     )
     def completion(params: lsp.CompletionParams) -> lsp.CompletionList:
-        doc = server.doc(params.text_document.uri)
+        # before the index, a document opened with the workspace is completed from its
+        # first look: every item is right, but some may be missing (the responses of
+        # skills it does not use yet), so the list says it is incomplete and the editor
+        # asks again as the user types (gate.py)
+        doc = server.doc(params.text_document.uri, partial_ok=True)
         if doc is None:
             return lsp_layers.completion(server, params)  # memory-layers/ (or nothing)
         offset = convert.to_offset(doc.index, params.position)
         result = ide_completion.complete(doc.project, doc.path, offset)
+        if doc.early:
+            result = dataclasses.replace(result, is_incomplete=True)
         return completion_list(server, params.text_document.uri, offset, result, doc.index)
 
     @server.request(lsp.COMPLETION_ITEM_RESOLVE)
@@ -153,7 +160,7 @@ def register(server: MantleServer) -> None:
         uri, offset = data.get("uri"), data.get("offset")
         if not isinstance(uri, str) or type(offset) is not int:
             return item
-        doc = server.doc(uri)
+        doc = server.doc(uri, partial_ok=True)
         if doc is None:
             return item
         found = ide_completion.item_at(doc.project, doc.path, offset, item.label)

@@ -23,6 +23,7 @@ from . import layers as lsp_layers
 from .base import Settings
 from .config import CONFIG_GLOBS, configured_roots, is_config_file
 from .diagnostics import register_pull
+from .gate import Gate
 from .server import MantleServer
 from .watch import SelfWatcher
 
@@ -69,16 +70,22 @@ def register(server: MantleServer) -> None:
 
     @server.notification(lsp.INITIALIZED)
     async def initialized(params: lsp.InitializedParams) -> None:
-        await load_settings(server)
-        token = await begin_progress(server)
-        first_looks(server)  # the documents the editor opened with the workspace
-        await register_watchers(server)  # before the index: no change is missed
-        await index_folders(server, list(server.folders), initial=True, token=token)
-        server.indexed = True
-        for path in server.opened_early:  # in a project no workspace folder lists
-            if path in server.open_uris and server.model.project_for(path) is None:
-                server.diagnostics.changed(path, ensure_project(server, path) | {path})
-        server.opened_early = []
+        # until the projects are loaded, what needs them waits (gate.py)
+        held = server.hold_messages(Gate(server))
+        try:
+            await load_settings(server)
+            token = await begin_progress(server)
+            first_looks(server)  # the documents the editor opened with the workspace
+            await register_watchers(server)  # before the index: no change is missed
+            await index_folders(server, list(server.folders), initial=True, token=token)
+            server.indexed = True
+            for path in server.opened_early:  # in a project no workspace folder lists
+                if path in server.open_uris and server.model.project_for(path) is None:
+                    server.diagnostics.changed(path, ensure_project(server, path) | {path})
+            server.opened_early = []
+        finally:
+            if held:
+                server.let_go()
 
     @server.notification(lsp.SHUTDOWN, settle=False)  # no need to finish the index
     def shutdown(params: Any) -> None:
@@ -282,6 +289,17 @@ async def index_folders(
     """Load every project under ``folders``, reporting ``$/progress`` (begun by the
     caller when it passes ``token``), then publish (or ask a pulling client to pull) the
     diagnostics of every project file."""
+    held = server.hold_messages(Gate(server))
+    try:
+        await _index_folders(server, folders, initial, token)
+    finally:
+        if held:
+            server.let_go()
+
+
+async def _index_folders(
+    server: MantleServer, folders: list[Path], initial: bool, token: str | None
+) -> None:
     started = server.index_started = time.monotonic()
     if token is None:
         token = await begin_progress(server)
@@ -353,17 +371,20 @@ async def _load_and_publish(
         server.on_demand.discard(root)  # a folder's project now, not one document's
         if root not in server.model.projects:
             try:
-                loaded = _load_spread(server, root)
+                loaded = await _load_spread(server, root)
                 if loaded is not None:
                     spread += 1
-                    if server.pull_diagnostics:
-                        spread_proj, found = loaded
-                        server.diagnostics.seed({p: found.get(p, []) for p in spread_proj.files})
-                    else:  # now: an edit may come in next
-                        server.diagnostics.publish_found(*loaded)
-                        published.add(root)
-                else:
-                    server.model.add_project(root)
+                else:  # in a thread too: the editor is answered meanwhile (gate.py)
+                    loaded = await asyncio.get_running_loop().run_in_executor(
+                        None, _load_here, server, root
+                    )
+                    server.model.adopt(loaded[0])
+                if server.pull_diagnostics:
+                    loaded_proj, found = loaded
+                    server.diagnostics.seed({p: found.get(p, []) for p in loaded_proj.files})
+                else:  # now: an edit may come in next
+                    server.diagnostics.publish_found(*loaded)
+                    published.add(root)
             except Exception as exc:  # one broken project must not stop the others
                 server.log_exception(f"loading the project {root}", exc)
         proj = server.model.projects.get(root)
@@ -376,14 +397,25 @@ async def _load_and_publish(
     return nfiles, spread
 
 
-def _load_spread(
+def _load_here(server: MantleServer, root: Path) -> tuple[Project, dict[Path, list[Diagnostic]]]:
+    """Load a project and compute its diagnostics in this process alone (called in a
+    thread, like the share of :func:`_load_spread`)."""
+    proj = server.model.load_detached(root)
+    return proj, server.diagnostics.raw_project(proj)
+
+
+async def _load_spread(
     server: MantleServer, root: Path
 ) -> tuple[Project, dict[Path, list[Diagnostic]]] | None:
     """Load a large project with ``server.jobs`` processes (parallel.py): this one parses
     its share, spawned workers the rest. Returns the project and every file's
     diagnostics; None when the project is small, one process is asked for, or a worker
     failed (the caller then loads it here). The other workers' files stay pending until
-    :meth:`MantleServer.settle_in_background` (or the next message) parses them."""
+    :meth:`MantleServer.settle_in_background` (or the next message) parses them.
+
+    This process's share runs in a thread: meanwhile the event loop answers what can be
+    answered without the project (gate.py), and holds the rest. The project is taken
+    over (``adopt``) back on the loop."""
     if server.jobs < 2:
         return None
     files = list(layout.project_files(root))
@@ -397,7 +429,9 @@ def _load_spread(
     try:
         workers = server.take_workers(len(owned) - 1)
         parallel.assign(workers, root, server.jobs, engine, pinned)
-        proj, found = parallel.lead_spawned(root, files, owned, engine, server.model.read, workers)
+        proj, found = await asyncio.get_running_loop().run_in_executor(
+            None, parallel.lead_spawned, root, files, owned, engine, server.model.read, workers
+        )
     except Exception as exc:  # a worker failed, or could not start: one process does it
         server.log(parallel.failure_note(exc, root, "indexing"), lsp.MessageType.Warning)
         return None

@@ -137,6 +137,11 @@ class PendingFile(ParsedFile):
         self._source = value
 
     @property
+    def source_read(self) -> bool:
+        """Whether its text was read in this process (else another one read it)."""
+        return self._source is not None
+
+    @property
     def doc(self) -> Any:
         return self._file().doc
 

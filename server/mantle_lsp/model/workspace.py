@@ -36,10 +36,15 @@ class Workspace:
             proj.engine_override = value
 
     def _load(self, root: Path) -> Project:
+        proj = self.load_detached(root)
+        self.projects[root] = proj
+        return proj
+
+    def load_detached(self, root: Path) -> Project:
+        """The project at ``root``, loaded but not taken in (:meth:`adopt` does)."""
         proj = Project(root, self.read)
         proj.engine_override = self._engine
         proj.rescan()
-        self.projects[root] = proj
         return proj
 
     # -- reading: open buffers win over disk ------------------------------------------------
