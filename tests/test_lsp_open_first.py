@@ -222,3 +222,44 @@ def _file_answers(p: Project, path: Path, offsets: list[int]) -> tuple[object, .
         structure.document_links(p, path),
         structure.selection_ranges(p, path, offsets),
     )
+
+
+def _item(it: object) -> tuple[object, ...]:
+    from mantle_lsp.ide.completion import CompletionItem
+
+    assert isinstance(it, CompletionItem)
+    return (
+        it.label,
+        it.kind,
+        it.detail,
+        it.documentation,
+        it.edit,
+        it.sort_text,
+        it.filter_text,
+        it.snippet,
+        it.retrigger,
+    )
+
+
+@pytest.mark.parametrize("example", ["telecom", "telecom-broken"])
+def test_what_the_first_look_completes_is_offered_by_the_whole_project(example: str) -> None:
+    """Completion before the index comes from the first look (gate.py): each item equals
+    the whole project's item of that label; some may be missing (the server marks the
+    list incomplete), and on these examples only responses are."""
+    from mantle_lsp.ide.completion import complete
+
+    root = TELECOM.parent / example
+    full = Project.load(root)
+    files = list(layout.project_files(root))
+    missing: set[str] = set()
+    for path, kind, sid in files:
+        if kind != layout.FileKind.SKILL_MD or sid is None:
+            continue
+        part = Project.load_around(root, files, sid)
+        for offset in range(0, len(full.files[path].text), 7):
+            whole = {it.label: _item(it) for it in complete(full, path, offset).items}
+            for it in complete(part, path, offset).items:
+                assert whole.get(it.label) == _item(it), (path, offset, it.label)
+                del whole[it.label]
+            missing.update(label for label, item in whole.items() if item[1] != "response")
+    assert missing == set()
