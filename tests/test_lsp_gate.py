@@ -7,7 +7,9 @@ the index ran is in what the index publishes."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -62,24 +64,37 @@ def _indexed(s: Session) -> bool:
     return any(m.startswith("initial index") for m in s.logs())
 
 
-@pytest.mark.asyncio
-async def test_completion_during_the_index_comes_from_the_first_look(tmp_path: Path) -> None:
+def _complete(s: Session, path: Path, text: str) -> Any:
+    """Completion after ``session.s8.`` (s8's fields), asked now."""
+    at = position_of(text, "session.s8.", len("session.s8."))
+    return s.client.text_document_completion_async(lsp.CompletionParams(s.doc(path), at))
+
+
+@contextlib.asynccontextmanager
+async def _started(tmp_path: Path, pause: float) -> AsyncIterator[tuple[Session, Path, str]]:
+    """A session on a generated project whose index takes ``pause`` seconds more, with
+    skill s7's skill.md opened as the editor starts."""
     root = _broken_generated(tmp_path, N).resolve()
     path = root / "skills" / "s7" / "skill.md"
-    text = path.read_text(encoding="utf-8")
-    async with lsp_session(root, server=_slow_server(3.0), wait_index=False) as s:
+    async with lsp_session(root, server=_slow_server(pause), wait_index=False) as s:
         s.open(path)
-        items = await s.client.text_document_completion_async(
-            lsp.CompletionParams(s.doc(path), position_of(text, "session.s8.", len("session.s8.")))
-        )
+        yield s, path, path.read_text(encoding="utf-8")
+
+
+def _hover(s: Session, path: Path, text: str) -> Any:
+    """Hover on ``s8.status``, asked now."""
+    at = position_of(text, "session.s8.status", 12)
+    return s.client.text_document_hover_async(lsp.HoverParams(s.doc(path), at))
+
+
+@pytest.mark.asyncio
+async def test_completion_during_the_index_comes_from_the_first_look(tmp_path: Path) -> None:
+    async with _started(tmp_path, 3.0) as (s, path, text):
+        items = await _complete(s, path, text)
         answered_during_index = not _indexed(s)
-        hover = await s.client.text_document_hover_async(
-            lsp.HoverParams(s.doc(path), position_of(text, "session.s8.status", 12))
-        )
+        hover = await _hover(s, path, text)
         hover_after_index = _indexed(s)
-        full = await s.client.text_document_completion_async(
-            lsp.CompletionParams(s.doc(path), position_of(text, "session.s8.", len("session.s8.")))
-        )
+        full = await _complete(s, path, text)
     assert answered_during_index
     assert isinstance(items, lsp.CompletionList) and items.is_incomplete
     assert "status" in _labels(items)
@@ -92,11 +107,7 @@ async def test_completion_during_the_index_comes_from_the_first_look(tmp_path: P
 
 @pytest.mark.asyncio
 async def test_a_message_after_one_that_waits_waits_too(tmp_path: Path) -> None:
-    root = _broken_generated(tmp_path, N).resolve()
-    path = root / "skills" / "s7" / "skill.md"
-    text = path.read_text(encoding="utf-8")
-    async with lsp_session(root, server=_slow_server(2.0), wait_index=False) as s:
-        s.open(path)
+    async with _started(tmp_path, 2.0) as (s, path, text):
         when: dict[str, bool] = {}
 
         async def ask(name: str, request: Any) -> Any:
@@ -105,20 +116,7 @@ async def test_a_message_after_one_that_waits_waits_too(tmp_path: Path) -> None:
             return got
 
         hover, items = await asyncio.gather(
-            ask(
-                "hover",
-                s.client.text_document_hover_async(
-                    lsp.HoverParams(s.doc(path), position_of(text, "session.s8.status", 12))
-                ),
-            ),
-            ask(
-                "completion",
-                s.client.text_document_completion_async(
-                    lsp.CompletionParams(
-                        s.doc(path), position_of(text, "session.s8.", len("session.s8."))
-                    )
-                ),
-            ),
+            ask("hover", _hover(s, path, text)), ask("completion", _complete(s, path, text))
         )
     assert when == {"hover": True, "completion": True}
     assert hover is not None
@@ -127,11 +125,7 @@ async def test_a_message_after_one_that_waits_waits_too(tmp_path: Path) -> None:
 
 @pytest.mark.asyncio
 async def test_an_edit_during_the_index_is_in_the_indexed_project(tmp_path: Path) -> None:
-    root = _broken_generated(tmp_path, N).resolve()
-    path = root / "skills" / "s7" / "skill.md"
-    text = path.read_text(encoding="utf-8")
-    async with lsp_session(root, server=_slow_server(2.0), wait_index=False) as s:
-        s.open(path)
+    async with _started(tmp_path, 2.0) as (s, path, text):
         # its first look: the index has begun; the worker is still in its pause
         await s.until(lambda: s.published_for(path), what="the first look")
         await asyncio.sleep(0.5)
@@ -177,12 +171,13 @@ def _message(protocol: MantleProtocol, method: str, params: dict[str, Any], msg_
     return protocol.structure_message(data)
 
 
-def test_the_gate_lets_through_what_a_first_look_answers_and_keeps_the_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _gated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, indexed: bool
+) -> tuple[MantleServer, MantleProtocol, list[str], Path]:
+    """A server (no client) holding messages, with zeta's skill.md opened before the
+    index; what reaches the handlers is listed as ``method:skill``."""
     root = write_fixture(tmp_path, PROJECT).root.resolve()
     opened = root / "skills" / "zeta" / "skill.md"
-    other = root / "skills" / "alpha" / "skill.md"
     server = MantleServer()
     protocol = server.protocol
     assert isinstance(protocol, MantleProtocol)
@@ -193,10 +188,21 @@ def test_the_gate_lets_through_what_a_first_look_answers_and_keeps_the_order(
     )
     server.folders = [root]
     server.opened_early = [opened]
+    server.indexed = indexed
     assert server.hold_messages(Gate(server))
+    return server, protocol, handled, opened
+
+
+def _at(path: Path) -> dict[str, Any]:
+    return {"textDocument": {"uri": uri(path)}, "position": {"line": 0, "character": 0}}
+
+
+def test_the_gate_lets_through_what_a_first_look_answers_and_keeps_the_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, protocol, handled, opened = _gated(tmp_path, monkeypatch, indexed=False)
     assert not server.hold_messages(Gate(server))  # held already: the first holder lets go
-    doc = {"textDocument": {"uri": uri(opened)}, "position": {"line": 0, "character": 0}}
-    elsewhere = {"textDocument": {"uri": uri(other)}, "position": {"line": 0, "character": 0}}
+    doc, elsewhere = _at(opened), _at(opened.parent.parent / "alpha" / "skill.md")
     for method, params, msg_id in [
         (lsp.TEXT_DOCUMENT_COMPLETION, doc, 1),  # answered from the first look
         (lsp.TEXT_DOCUMENT_FOLDING_RANGE, {"textDocument": doc["textDocument"]}, 2),
@@ -223,21 +229,8 @@ def test_the_gate_lets_through_what_a_first_look_answers_and_keeps_the_order(
 def test_after_the_initial_index_an_added_folders_index_holds_every_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = write_fixture(tmp_path, PROJECT).root.resolve()
-    opened = root / "skills" / "zeta" / "skill.md"
-    server = MantleServer()
-    protocol = server.protocol
-    assert isinstance(protocol, MantleProtocol)
-    handled: list[str] = []
-    monkeypatch.setattr(
-        "pygls.protocol.JsonRPCProtocol.handle_message", lambda self, m: handled.append(m.method)
-    )
-    server.folders = [root]
-    server.opened_early = [opened]
-    server.indexed = True
-    server.hold_messages(Gate(server))
-    doc = {"textDocument": {"uri": uri(opened)}, "position": {"line": 0, "character": 0}}
-    protocol.handle_message(_message(protocol, lsp.TEXT_DOCUMENT_COMPLETION, doc, 1))
+    server, protocol, handled, opened = _gated(tmp_path, monkeypatch, indexed=True)
+    protocol.handle_message(_message(protocol, lsp.TEXT_DOCUMENT_COMPLETION, _at(opened), 1))
     assert handled == []
     server.let_go()
-    assert handled == [lsp.TEXT_DOCUMENT_COMPLETION]
+    assert handled == ["textDocument/completion:zeta"]
