@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 from lsprotocol import types as lsp
 
-from mantle_lsp import workers
+from mantle_lsp import parallel, workers
 from mantle_lsp.lsp.base import MantleProtocol
 from mantle_lsp.lsp.gate import Gate
 from mantle_lsp.lsp.server import MantleServer
+from mantle_lsp.model import layout
 from support import write_fixture
 from test_lsp_open_first import PROJECT
 from test_lsp_support import Session, lsp_session, position_of, uri
@@ -38,7 +39,7 @@ SLOW_WORKER = "import time; time.sleep({pause}); from mantle_lsp import parallel
 def _slow_server(pause: float) -> list[str]:
     code = f"""
 import subprocess, sys
-from mantle_lsp import workers
+from mantle_lsp import parallel, workers
 def spawn_workers(n):
     return [
         workers.Spawned(p, workers.Channel(p.stdout, p.stdin))
@@ -71,12 +72,16 @@ def _complete(s: Session, path: Path, text: str) -> Any:
 
 
 @contextlib.asynccontextmanager
-async def _started(tmp_path: Path, pause: float) -> AsyncIterator[tuple[Session, Path, str]]:
+async def _started(
+    tmp_path: Path, pause: float, capabilities: lsp.ClientCapabilities | None = None
+) -> AsyncIterator[tuple[Session, Path, str]]:
     """A session on a generated project whose index takes ``pause`` seconds more, with
     skill s7's skill.md opened as the editor starts."""
     root = _broken_generated(tmp_path, N).resolve()
     path = root / "skills" / "s7" / "skill.md"
-    async with lsp_session(root, server=_slow_server(pause), wait_index=False) as s:
+    async with lsp_session(
+        root, server=_slow_server(pause), wait_index=False, capabilities=capabilities
+    ) as s:
         s.open(path)
         yield s, path, path.read_text(encoding="utf-8")
 
@@ -139,6 +144,34 @@ async def test_an_edit_during_the_index_is_in_the_indexed_project(tmp_path: Path
     # the index had read the text before the edit: the project has the edited text now
     assert hover is not None
     assert "attempts" in str(hover.contents) and "reference" not in str(hover.contents)
+
+
+@pytest.mark.asyncio
+async def test_a_file_changed_on_disk_during_the_index_is_seen_by_the_servers_own_watcher(
+    tmp_path: Path,
+) -> None:
+    """A client that cannot watch files (no dynamic registration): the server watches
+    the folders itself, and a change it sees while the index runs waits for the index,
+    like the client's own file events (gate.py)."""
+    async with _started(tmp_path, 2.0, lsp.ClientCapabilities()) as (s, path, _):
+        root = path.parents[2]
+        files = list(layout.project_files(root))
+        owned = parallel.partition(files, 2, pinned={"s7"})
+        assert owned is not None
+        # a skill this process reads as the index begins, before the change
+        sid = sorted({p.parent.name for p in owned[0] if p.name == "skill.md"} - {"s7"})[0]
+        changed = root / "skills" / sid / "skill.md"
+        # opened after `initialized`, while the index runs: its first look comes at once
+        await s.until(lambda: s.published_for(path), what="the first look")
+        assert not _indexed(s)
+        await asyncio.sleep(0.5)
+        with changed.open("a", encoding="utf-8") as fh:
+            fh.write(f"\nRead @memory.{sid}.seen_on_disk aloud.\n")
+        await s.until(lambda: _indexed(s), what="the initial index")
+        await s.until(
+            lambda: any("seen_on_disk" in d.message for d in s.diagnostics(changed)),
+            what="the change on disk in the diagnostics",
+        )
 
 
 @pytest.mark.asyncio

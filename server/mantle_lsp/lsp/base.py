@@ -306,6 +306,7 @@ class ServerBase(LanguageServer):
         # documents opened before the initial index: their first look (sync.first_looks)
         self.opened_early: list[Path] = []
         self.early_projects: dict[Path, Project] = {}  # their first look's project
+        self.looked_early = False  # the first looks were taken (sync.first_looks)
         self.look_early: Callable[[Path], None] = lambda path: None  # set by sync
         self.jobs = 1  # processes for the initial index of a large project (serve --jobs)
         self._settling: asyncio.Task[None] | None = None
@@ -363,6 +364,11 @@ class ServerBase(LanguageServer):
             return False
         protocol.gate = gate
         return True
+
+    @property
+    def holding_messages(self) -> bool:
+        """Whether messages are held while projects load (:meth:`hold_messages`)."""
+        return getattr(self.protocol, "gate", None) is not None
 
     def let_go(self) -> None:
         """Handle the held messages, in order; from now on each is handled as it comes."""

@@ -126,8 +126,11 @@ def register(server: MantleServer) -> None:
         affected = server.model.open_buffer(path, doc.source, doc.version)
         if not server.indexed and any(f == path or f in path.parents for f in server.folders):
             # the initial index loads its project (spread over processes when large);
-            # until then it gets a first look (see first_looks)
+            # until then it gets a first look (see first_looks): now, when the index is
+            # under way (the settings are in)
             server.opened_early.append(path)
+            if server.looked_early:
+                first_look_at(server, path)
             return
         loaded = ensure_project(server, path)
         if loaded:
@@ -259,6 +262,7 @@ def first_looks(server: MantleServer) -> None:
     neighbours' files its checks read), without the data-flow rules that need every file:
     ~0.03 s on 1,000 skills instead of the whole index. The index then publishes (or has
     the client pull) them whole."""
+    server.looked_early = True
     for path in server.opened_early:
         first_look_at(server, path)
 

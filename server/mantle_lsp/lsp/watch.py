@@ -134,6 +134,11 @@ class SelfWatcher:
 
     def _flush(self) -> None:
         self._timer = None
+        if self.server.holding_messages:
+            # projects are being loaded (gate.py): the client's own file events wait for
+            # them, and so do ours
+            self._timer = self.loop.call_later(QUIET, self._flush)
+            return
         paths, self._pending = list(self._pending), {}
         if not paths:
             return
