@@ -13,7 +13,8 @@ is handled at once when what it reads is ready:
 
 Every other message (hover, definition, references, a closed document, a file changed
 on disk, new settings, …) reads or changes the whole project: it is held, and handled
-once the projects are loaded, in the order it came. Once one message is held, every
+once the projects are loaded, in the order it came. (The server's own file watcher,
+for clients that cannot watch files, waits likewise: ``watch.SelfWatcher``.) Once one message is held, every
 later one is held too, so that no message overtakes another (a completion must not be
 answered before the edit it follows).
 
