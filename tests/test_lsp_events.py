@@ -269,6 +269,32 @@ async def test_a_skill_folder_moved_with_any_events(tmp_path: Path, events: str)
         assert_agrees_with_check(s, root, what=events)
 
 
+@pytest.mark.parametrize("events", ["folder", "none-then-folder"])
+async def test_an_empty_skill_folder_moved(tmp_path: Path, events: str) -> None:
+    """A skill folder whose files are all gone is still a skill (the engine lists the
+    folders); moved, it is one under its new name only. No file moves with it, so only
+    the folder's events tell: agent.yml's `resolve_with: verify_customer` names no skill
+    any more. (Found by the stateful test, through the server's own watcher.)"""
+    root = copy_telecom(tmp_path)
+    old = root / "skills" / "verify_customer"
+    new = root / "skills" / "verify_customerb"
+    async with lsp_session(root) as s:
+        gone = sorted(p for p in old.rglob("*") if p.is_file())
+        for p in gone:
+            p.unlink()
+        notify_files(s, *[(p, DELETED) for p in gone])
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="its files deleted")
+        shutil.move(old, new)
+        if events == "folder":
+            notify_files(s, (old, DELETED), (new, CREATED))
+        else:
+            notify_files(s, (new, CREATED))
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what=events)
+        assert any("`verify_customerb`" in d.message for d in s.diagnostics(root / "agent.yml"))
+
+
 # ---------------------------------------------------------------------------------------
 # Findings that depend on another file
 

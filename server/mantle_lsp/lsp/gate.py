@@ -13,10 +13,10 @@ is handled at once when what it reads is ready:
 
 Every other message (hover, definition, references, a closed document, a file changed
 on disk, new settings, …) reads or changes the whole project: it is held, and handled
-once the projects are loaded, in the order it came. (The server's own file watcher,
-for clients that cannot watch files, waits likewise: ``watch.SelfWatcher``.) Once one message is held, every
+once the projects are loaded, in the order it came. Once one message is held, every
 later one is held too, so that no message overtakes another (a completion must not be
-answered before the edit it follows).
+answered before the edit it follows). The server's own file watcher, for clients that
+cannot watch files, waits likewise (``watch.SelfWatcher``).
 
 A document opened or edited while the index runs may have been read by the index before
 its last edit: when the gate opens, such documents are brought up to date first

@@ -451,12 +451,28 @@ class Project:
                     gone.add(path)
             else:
                 self.files[path] = parse_file(path, c[0], c[1], source)
-        names = {d.name for d in layout.skill_dirs(self.root)}
-        names |= {pf.skill_id for pf in self.files.values() if pf.skill_id is not None}
-        self.skill_dir_names = sorted(names)
+        self.skill_dir_names = self._skill_names()
         self._detected_engine = None
         self._invalidate()
         return set(self.files) | gone
+
+    def _skill_names(self) -> list[str]:
+        """The skills as a fresh load sees them (the folders under skills/), plus those
+        of files held that are not on disk (an open buffer not saved yet)."""
+        names = {d.name for d in layout.skill_dirs(self.root)}
+        names |= {pf.skill_id for pf in self.files.values() if pf.skill_id is not None}
+        return sorted(names)
+
+    def resync_skill_folders(self) -> bool:
+        """After a folder changed on disk: whether the set of skills changed without any
+        of its files doing so (an empty skill folder created, deleted or moved); if so it
+        is taken in."""
+        names = self._skill_names()
+        if names == sorted(self.skill_dir_names):
+            return False
+        self.skill_dir_names = names
+        self._invalidate()
+        return True
 
     def _related(self, path: Path, sid: str | None) -> set[Path]:
         """``path`` and the other files of its skill: their references are resolved

@@ -162,7 +162,10 @@ class Workspace:
         for p in known - listing:
             if p not in self.overlays:
                 changes[p] = None
-        return proj.replace_files(changes)
+        affected = proj.replace_files(changes)
+        if proj.resync_skill_folders():  # an empty skill folder appeared or vanished
+            affected |= set(proj.files)
+        return affected
 
     def _refresh(self, path: Path) -> set[Path]:
         proj = self.project_for(path)
