@@ -302,11 +302,8 @@ class Project:
         pf = self.files.get(path)
         skills_changed = False
         if skills_before is not None:
-            # a file of a skill appeared or vanished: the skills are the folders on disk
-            # (as a fresh load sees them), plus the folder of an open buffer not saved yet
-            self.skill_dir_names = [d.name for d in layout.skill_dirs(self.root)]
-            if sid is not None and sid not in self.skill_dir_names and pf is not None:
-                self.skill_dir_names = sorted({*self.skill_dir_names, sid})
+            # a file of a skill appeared or vanished: the skills are read again
+            self.skill_dir_names = self._skill_names()
             self._skills = None
             skills_changed = kind is FileKind.SKILL_MD or set(self.skills) != skills_before
         if skills_changed:
