@@ -97,8 +97,7 @@ def check_rows(root: Path, buffers: dict[Path, str] | None = None) -> dict[str, 
     ws = Workspace()
     for p, text in (buffers or {}).items():
         ws.open_buffer(p, text, 1)
-    ws.add_project(root)
-    proj = ws.projects[root]
+    proj = ws.load_detached(root)
     found = project_diagnostics(proj)
     out = {}
     for p in proj.files:

@@ -79,12 +79,6 @@ class Workspace:
                 return False
         return not self.has_pending
 
-    def add_project(self, root: Path) -> Project:
-        """Load the project at ``root`` (a root :func:`layout.find_projects` found), or
-        return it when it is already loaded."""
-        proj = self.projects.get(root)
-        return proj if proj is not None else self._load(root)
-
     def project_for(self, path: Path) -> Project | None:
         """The innermost known project whose layout includes ``path``: as written (a file
         in a skill folder that is a symbolic link, as the project lists it), else with
