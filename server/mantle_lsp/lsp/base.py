@@ -355,26 +355,28 @@ class ServerBase(LanguageServer):
             self._retired = []
 
     # -- messages during the index (gate.py) ---------------------------------------------
+    @property
+    def _mantle(self) -> MantleProtocol:
+        protocol = self.protocol
+        assert isinstance(protocol, MantleProtocol)
+        return protocol
+
     def hold_messages(self, gate: Gate) -> bool:
         """Hold the messages that must wait for the projects being loaded (``gate``'s
         policy); False when they are held already (by an outer caller, who lets go)."""
-        protocol = self.protocol
-        assert isinstance(protocol, MantleProtocol)
-        if protocol.gate is not None:
+        if self.holding_messages:
             return False
-        protocol.gate = gate
+        self._mantle.gate = gate
         return True
 
     @property
     def holding_messages(self) -> bool:
         """Whether messages are held while projects load (:meth:`hold_messages`)."""
-        return getattr(self.protocol, "gate", None) is not None
+        return self._mantle.gate is not None
 
     def let_go(self) -> None:
         """Handle the held messages, in order; from now on each is handled as it comes."""
-        protocol = self.protocol
-        assert isinstance(protocol, MantleProtocol)
-        protocol.open_gate()
+        self._mantle.open_gate()
 
     # -- partial projects ---------------------------------------------------------------
     def settle(self) -> None:
