@@ -36,7 +36,7 @@ _SUPPORTED = (
 # Public AST
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemoryRef:
     """One ``session.<namespace>.<entry>`` reference (names NFKC-normalised, as Python does)."""
 
@@ -55,33 +55,33 @@ class MemoryRef:
 LiteralKind = Literal["str", "bytes", "int", "float", "complex", "bool", "none", "ellipsis"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RefExpr:
     ref: MemoryRef
     range: TextRange
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LiteralExpr:
     value: object  # str | bytes | int | float | complex | bool | None | Ellipsis
     kind: LiteralKind
     range: TextRange
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NotExpr:
     operand: Expr
     range: TextRange
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BoolOpExpr:
     op: Literal["and", "or"]
     operands: tuple[Expr, ...]
     range: TextRange
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CompareExpr:
     left: Expr
     ops: tuple[str, ...]  # "==", "!=", "<", "<=", ">", ">="
@@ -93,7 +93,7 @@ class CompareExpr:
 Expr: TypeAlias = RefExpr | LiteralExpr | NotExpr | BoolOpExpr | CompareExpr
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ParsedCondition:
     source: str
     tree: Expr | None  # None when there is any error

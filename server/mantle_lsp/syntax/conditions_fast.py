@@ -189,75 +189,118 @@ _PLAIN_TOKEN = re.compile(
     r")"
 )
 _KEYWORDS = frozenset(keyword.kwlist)
-# a plain token: its kind, text, start, end and the match that found it
-Token = tuple[int, str, int, int, "re.Match[str]"]
-_REF, _OP, _WORD, _STR, _INT = range(5)
-_KIND_OF_GROUP = (-1, _REF, -1, -1, _OP, _WORD, _STR, _INT)  # by the regex's group number
+# the regex's groups: a reference (1; its namespace 2 and entry 3), an operator (4), a
+# keyword or constant name (5), a quoted string (6), a decimal integer (7)
+_REF, _OP, _WORD, _STR, _INT = 1, 4, 5, 6, 7
 _CONSTANTS: dict[str, tuple[object, str]] = {
     "True": (True, "bool"),
     "False": (False, "bool"),
     "None": (None, "none"),
 }
 
-
-def _parse_plain(source: str) -> ParsedCondition | None:
-    """The tree of a condition made only of plain tokens (see :data:`_PLAIN_TOKEN`), or
-    None: anything else is for Python's parser."""
-    if source[:1] == " ":
-        return None  # Python: an unexpected indent
-    toks: list[Token] = []
-    pos, n = 0, len(source)
-    match = _PLAIN_TOKEN.match
-    while pos < n:
-        m = match(source, pos)
-        if m is None or m.end() == pos:
-            if source[pos:].strip(" "):
-                return None
-            break
-        kind = m.lastindex or 0
-        if kind == 1:  # a reference (groups 1-3)
-            if m.group(2) in _KEYWORDS or m.group(3) in _KEYWORDS:
-                return None  # `session.not.x` is a syntax error
-            toks.append((_REF, m.group(1), m.start(1), m.end(1), m))
-        else:
-            toks.append((_KIND_OF_GROUP[kind], m.group(kind), m.start(kind), m.end(kind), m))
-        pos = m.end()
-    if not toks:
-        return None
-    refs: list[MemoryRef] = []
-    expr = _plain_tree(toks, refs)
-    return None if expr is None else _c.ParsedCondition(source, expr, tuple(refs), ())
-
-
 # Without parentheses, Python's grammar for these tokens is flat: ``or`` separates
 # ``and`` groups, ``and`` separates terms, a term is ``not`` words then one comparison
 # chain ``atom (op atom)*``. ``a and b and c`` is one operation with three operands.
 
 
-def _plain_tree(toks: list[Token], refs: list[MemoryRef]) -> Expr | None:
-    """The tree of the plain tokens ``toks`` (references collected into ``refs``, in
-    order), or None when they are not a condition (``a ==``, ``and b``, ``a not b``)."""
-    ors: list[Expr] = []
-    ands: list[Expr] = []
-    term: list[Token] = []
-    for tok in toks:
-        if tok[0] == _WORD and (tok[1] == "and" or tok[1] == "or"):
-            expr = _term(term, refs)
-            if expr is None:
+def _parse_plain(source: str) -> ParsedCondition | None:
+    """The tree of a condition made only of plain tokens (see :data:`_PLAIN_TOKEN`), or
+    None: anything else is for Python's parser, and so is a sequence of plain tokens that
+    is not a condition (``a ==``, ``and b``, ``a not b``).
+
+    One pass over the tokens, each taken as it comes: the term being read is its
+    ``not`` words, its first atom and its (operator, atom) pairs; ``and`` closes the term,
+    ``or`` the group of terms as well."""
+    if source[:1] == " ":
+        return None  # Python: an unexpected indent
+    refs: list[MemoryRef] = []
+    ors: list[Expr] = []  # the closed `and` groups
+    ands: list[Expr] = []  # the closed terms of the open group
+    nots: list[int] = []  # where the open term's `not` words start
+    left: Expr | None = None  # the open term's first atom
+    ops: list[str] = []
+    op_ranges: list[TextRange] = []
+    comps: list[Expr] = []
+    want_atom = True  # at the start of a term, after `not` or after an operator
+    pos, n = 0, len(source)
+    match = _PLAIN_TOKEN.match
+    while pos < n:
+        m = match(source, pos)
+        if m is None:
+            if source[pos:].strip(" "):
                 return None
-            ands.append(expr)
-            term = []
-            if tok[1] == "or":
-                ors.append(_joined("and", ands))
-                ands = []
+            break
+        pos = m.end()
+        kind = m.lastindex or 0
+        if kind == _OP:
+            if want_atom:
+                return None
+            ops.append(m.group(_OP))
+            op_ranges.append(new_range(TextRange, m.span(_OP)))
+            want_atom = True
+            continue
+        if kind == _WORD:
+            word = m.group(_WORD)
+            if word == "not":
+                if left is not None:  # `a not b`, `a == not b`
+                    return None
+                nots.append(m.start(_WORD))
+                continue
+            if word == "and" or word == "or":
+                if want_atom or left is None:
+                    return None
+                ands.append(_term(left, ops, op_ranges, comps, nots))
+                left, ops, op_ranges, comps, nots = None, [], [], [], []
+                want_atom = True
+                if word == "or":
+                    ors.append(_joined("and", ands))
+                    ands = []
+                continue
+        # an atom: a reference, a string, an integer, True / False / None
+        if not want_atom:
+            return None
+        rng: TextRange = new_range(TextRange, m.span(kind))
+        atom: Expr
+        if kind == _REF:
+            ns, entry = m.group(2), m.group(3)
+            if ns in _KEYWORDS or entry in _KEYWORDS:
+                return None  # `session.not.x` is a syntax error
+            ref = _c.MemoryRef(
+                ns, entry, rng, new_range(TextRange, m.span(2)), new_range(TextRange, m.span(3))
+            )
+            refs.append(ref)
+            atom = _c.RefExpr(ref, rng)
+        elif kind == _STR:
+            atom = _c.LiteralExpr(source[rng[0] + 1 : rng[1] - 1], "str", rng)
+        elif kind == _INT:
+            atom = _c.LiteralExpr(int(source[rng[0] : rng[1]]), "int", rng)
         else:
-            term.append(tok)
-    expr = _term(term, refs)  # the last term (None when empty: a trailing `and` / `or`)
-    if expr is None:
+            value, lit = _CONSTANTS[m.group(_WORD)]
+            atom = _c.LiteralExpr(value, lit, rng)  # type: ignore[arg-type]
+        if left is None:
+            left = atom
+        else:
+            comps.append(atom)
+        want_atom = False
+    if want_atom or left is None:  # nothing, or it ends with an operator, `and`, `or`, `not`
         return None
-    ands.append(expr)
+    ands.append(_term(left, ops, op_ranges, comps, nots))
     ors.append(_joined("and", ands))
-    return _joined("or", ors)
+    return _c.ParsedCondition(source, _joined("or", ors), tuple(refs), ())
+
+
+def _term(
+    left: Expr, ops: list[str], op_ranges: list[TextRange], comps: list[Expr], nots: list[int]
+) -> Expr:
+    """A closed term: its comparison chain (or its one atom) under its ``not`` words."""
+    expr = left
+    if comps:
+        rng: TextRange = new_range(TextRange, (left.range.start, comps[-1].range.end))
+        expr = _c.CompareExpr(left, tuple(ops), tuple(comps), tuple(op_ranges), rng)
+    for start in reversed(nots):
+        not_rng: TextRange = new_range(TextRange, (start, expr.range.end))
+        expr = _c.NotExpr(expr, not_rng)
+    return expr
 
 
 def _joined(op: str, operands: list[Expr]) -> Expr:
@@ -265,60 +308,3 @@ def _joined(op: str, operands: list[Expr]) -> Expr:
         return operands[0]
     rng: TextRange = new_range(TextRange, (operands[0].range.start, operands[-1].range.end))
     return _c.BoolOpExpr(op, tuple(operands), rng)  # type: ignore[arg-type]
-
-
-def _term(term: list[Token], refs: list[MemoryRef]) -> Expr | None:
-    """``not``* then ``atom (op atom)*``."""
-    nots = 0
-    while nots < len(term) and term[nots][0] == _WORD and term[nots][1] == "not":
-        nots += 1
-    chain = term[nots:]
-    if len(chain) % 2 == 0:  # empty, or ends with an operator
-        return None
-    left = _atom(chain[0], refs)
-    if left is None:
-        return None
-    expr: Expr = left
-    if len(chain) > 1:
-        ops: list[str] = []
-        op_ranges: list[TextRange] = []
-        comps: list[Expr] = []
-        for k in range(1, len(chain), 2):
-            op, atom = chain[k], chain[k + 1]
-            if op[0] != _OP:
-                return None
-            comp = _atom(atom, refs)
-            if comp is None:
-                return None
-            ops.append(op[1])
-            op_ranges.append(new_range(TextRange, (op[2], op[3])))
-            comps.append(comp)
-        rng: TextRange = new_range(TextRange, (left.range.start, comps[-1].range.end))
-        expr = _c.CompareExpr(left, tuple(ops), tuple(comps), tuple(op_ranges), rng)
-    for k in range(nots - 1, -1, -1):
-        not_rng: TextRange = new_range(TextRange, (term[k][2], expr.range.end))
-        expr = _c.NotExpr(expr, not_rng)
-    return expr
-
-
-def _atom(tok: Token, refs: list[MemoryRef]) -> Expr | None:
-    kind, text, start, end, m = tok
-    rng: TextRange = new_range(TextRange, (start, end))
-    if kind == _REF:
-        ref = _c.MemoryRef(
-            m.group(2),
-            m.group(3),
-            rng,
-            new_range(TextRange, (m.start(2), m.end(2))),
-            new_range(TextRange, (m.start(3), m.end(3))),
-        )
-        refs.append(ref)
-        return _c.RefExpr(ref, rng)
-    if kind == _STR:
-        return _c.LiteralExpr(text[1:-1], "str", rng)
-    if kind == _INT:
-        return _c.LiteralExpr(int(text), "int", rng)
-    if kind == _WORD and text in _CONSTANTS:
-        value, lit = _CONSTANTS[text]
-        return _c.LiteralExpr(value, lit, rng)  # type: ignore[arg-type]
-    return None
