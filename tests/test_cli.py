@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mantle_lsp.cli.main import main
+from mantle_lsp.cli.main import COMMANDS, build_parser, main
 from mantle_lsp.ide.codes import REGISTRY, markdown_table
 from support import write_fixture
 
@@ -133,6 +133,32 @@ def test_usage_errors_exit_two(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert exc.value.code == 2
     code, _, err = run(capsys, "explain", "no.such.code")
     assert code == 2 and "unknown code" in err
+
+
+def test_the_parser_of_one_command_reads_it_like_the_whole_parser(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # main() builds only the parser of the command the line starts with
+    whole = build_parser()
+    (sub,) = [a for a in whole._actions if a.dest == "command"]
+    assert tuple(sub.choices) == COMMANDS  # a new command must be listed in COMMANDS
+    lines = [
+        ["check", "--format", "json", "--select", "lsp.memory", "--jobs", "1", "a", "b"],
+        ["check"],
+        ["explain", "--markdown"],
+        ["serve", "--log-level", "debug", "--jobs", "auto"],
+        ["graph", "--kind", "map", "--format", "mermaid", "."],
+        ["layers", "manifest", "--format", "json", "prod", "."],
+    ]
+    for words in lines:
+        assert build_parser(words[0]).parse_args(words) == whole.parse_args(words), words
+    # an unknown option is reported with the same usage line either way
+    messages = []
+    for parser in (whole, build_parser("check")):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["check", "--bogus"])
+        messages.append(capsys.readouterr().err)
+    assert messages[0] == messages[1] and "{check,explain,serve,graph" in messages[0]
 
 
 def test_explain_prints_the_registry_entry(capsys: pytest.CaptureFixture[str]) -> None:
