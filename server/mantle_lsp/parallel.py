@@ -397,8 +397,16 @@ def _export(
             return {owner.get(key[1], 0), 0} if key[1] == "project" else {owner.get(key[1], 0)}
         return frozenset()
 
+    alone = len(owned) == 1
+
     def leaves(key: tuple[str, ...], form: str) -> bool:
-        return any(v != w for v in readers(key, form))
+        # readers(key, form) holds a worker other than w (asked of every reference: no sets)
+        kind = key[0]
+        if kind == "response" or (kind == "field" and form not in READ_FORMS):
+            return not alone
+        if kind == "field":
+            return owner.get(key[1], 0) != w or (w != 0 and key[1] == "project")
+        return False
 
     syms, refs = export_entries(idx, owned[w], file_ids(files), leaves, _SKILL_LOCAL)
     routed: list[list[Any]] = [[] for _ in owned]
