@@ -130,6 +130,37 @@ class Index:
             self._referred_by_kind.setdefault(ref.key[0], set()).add(ref.key)
         per.setdefault(ref.path, []).append(ref)
 
+    def refer_file(self, path: Path, refs: list[Reference]) -> None:
+        """What :meth:`refer` of each of ``refs`` (all made by ``path``, in order) does,
+        with the path looked up once per symbol instead of twice per reference (a
+        project of 1,000 skills makes ~35,000 references)."""
+        if not refs:
+            return
+        mine = self._refs_by_path.get(path)
+        if mine is None:
+            self._refs_by_path[path] = list(refs)
+        else:
+            mine.extend(refs)
+        grouped: dict[SymbolKey, list[Reference]] = {}
+        for ref in refs:
+            same = grouped.get(ref.key)
+            if same is None:
+                grouped[ref.key] = [ref]
+            else:
+                same.append(ref)
+        by_key = self._refs_by_key
+        for key, group in grouped.items():
+            per = by_key.get(key)
+            if per is None:
+                by_key[key] = {path: group}
+                self._referred_by_kind.setdefault(key[0], set()).add(key)
+            else:
+                have = per.get(path)
+                if have is None:
+                    per[path] = group
+                else:
+                    have.extend(group)
+
     def remove(self, path: Path | None) -> None:
         """Forget everything ``path`` defines and refers to (None: the bundled symbols)."""
         for sym in self._defs_by_path.pop(path, ()):
@@ -357,9 +388,17 @@ def import_entries(
     for key, where, start, end in syms:
         sym_range: TextRange | None = new_range(TextRange, (start, end)) if start >= 0 else None
         idx.define(Symbol(tuple(key), paths[where], sym_range))
+    run: list[Reference] = []  # consecutive references of one file, added together
+    run_of = -1
     for key, where, start, end, form, skill, soft, via in refs:
+        if where != run_of:
+            if run:
+                idx.refer_file(paths[run_of], run)
+            run, run_of = [], where
         rng: TextRange = new_range(TextRange, (start, end))
-        idx.refer(Reference(shared(tuple(key)), paths[where], rng, form, skill, None, soft, via))
+        run.append(Reference(shared(tuple(key)), paths[where], rng, form, skill, None, soft, via))
+    if run:
+        idx.refer_file(paths[run_of], run)
 
 
 def update_files(project: ProjectView, idx: Index, paths: set[Path], bundled: bool) -> None:
@@ -454,13 +493,14 @@ class _Refs:
         self.pf = pf
         self.path = pf.path
         self.sid = pf.skill_id
+        self.found: list[Reference] = []  # added to the index at the end (Index.refer_file)
 
     def ref(
         self, key: SymbolKey, rng: TextRange, form: str, site: ConditionSite | None = None,
         soft: bool = False, via: str = "literal",
     ) -> None:  # fmt: skip
         key = self.idx.shared_key(key)
-        self.idx.refer(Reference(key, self.path, rng, form, self.sid, site, soft, via))
+        self.found.append(Reference(key, self.path, rng, form, self.sid, site, soft, via))
 
     def field(
         self, ns: str, entry: str, ns_rng: TextRange | None, entry_rng: TextRange, form: str,
@@ -474,6 +514,10 @@ class _Refs:
         self.ref(key, content_range(node), form)
 
     def collect(self) -> None:
+        self._collect()
+        self.idx.refer_file(self.path, self.found)
+
+    def _collect(self) -> None:
         doc = self.pf.doc
         if isinstance(doc, SkillDoc) and self.sid is not None:
             self.skill_doc(doc, self.sid)
