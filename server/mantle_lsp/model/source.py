@@ -18,7 +18,7 @@ C_TOO_LARGE = "lsp.file.too_large"
 C_BINARY = "lsp.file.binary"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Source:
     path: Path
     text: str

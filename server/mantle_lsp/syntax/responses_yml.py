@@ -44,7 +44,7 @@ _BARE_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _MEMORY_TOKEN_RE = re.compile(r"(?<!\w)@memory\.[\w-]+(?:\.[\w-]+)*")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Placeholder:
     kind: Literal["qualified", "bare", "unqualified"]
     text: str  # what is between the braces
@@ -55,7 +55,7 @@ class Placeholder:
     entry_range: TextRange | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class SetPayload:
     namespace: str
     entry: str
@@ -66,7 +66,7 @@ class SetPayload:
     range: TextRange
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Button:
     node: YMap
     index: int
@@ -75,7 +75,7 @@ class Button:
     set_payload: SetPayload | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Variant:
     node: YNode
     index: int
@@ -86,7 +86,7 @@ class Variant:
     source: YScalar | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Response:
     name: str
     key: YScalar

@@ -150,7 +150,7 @@ class Token:
     parts: tuple[tuple[str, TextRange], ...] = ()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Paragraph:
     kind: Literal["text", "if", "else", "elif"]
     range: TextRange
@@ -161,7 +161,7 @@ class Paragraph:
     body_range: TextRange | None = None  # the instruction text of the paragraph
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Branch:
     item: YNode
     if_node: YNode | None

@@ -614,7 +614,7 @@ def _to_python(node: YNode | None, active: set[int], budget: list[int]) -> Any:
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ValueMap:
     """For each character of a scalar's string value, the source range it came from.
 
