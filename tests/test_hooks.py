@@ -5,6 +5,8 @@ the narrowest range that shows the cause. Hook modules are never imported."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -621,3 +623,22 @@ def test_parser_never_raises_and_ranges_stay_inside(text: str) -> None:
     ranges += [b.range for b in mod.bad_names] + [m.range for m in mod.manual_points]
     for rng in ranges:
         assert 0 <= rng.start <= rng.end <= n
+
+
+def test_the_hook_parser_is_loaded_only_for_a_project_with_hook_modules(tmp_path: Path) -> None:
+    # `check` of a project without hooks never imports it (~6 ms of every start)
+    script = (
+        "import sys\n"
+        "from mantle_lsp.cli.main import main\n"
+        "code = main(['check', '--jobs', '1', sys.argv[1]])\n"
+        "print(code, 'mantle_lsp.syntax.hooks_py' in sys.modules)\n"
+    )
+    skill = "//- skills/s/skill.md\n---\ndescription: S.\n---\nHi.\n"
+    sync_hook = "@on_turn_started()\ndef greet(payload: TurnStartedPayload) -> None:\n    pass\n"
+    seen = {}
+    for name, text in (("plain", skill), ("hooked", skill + hooks(sync_hook))):
+        root = write_fixture(tmp_path / name, text).root
+        run = [sys.executable, "-c", script, str(root)]
+        seen[name] = subprocess.run(run, capture_output=True, text=True).stdout.split()[-2:]
+    assert seen["plain"] == ["0", "False"]
+    assert seen["hooked"] == ["1", "True"]  # and its non-async handler is reported

@@ -14,7 +14,6 @@ from typing import Any
 
 from ..syntax.config_yml import parse_agent_yml, parse_integrations_yml
 from ..syntax.errors import SyntaxIssue
-from ..syntax.hooks_py import parse_hooks_module
 from ..syntax.memory_yml import MemoryDoc, MemoryField, parse_memory_yml
 from ..syntax.responses_yml import ResponsesDoc, parse_responses_yml
 from ..syntax.skill_md import SkillDoc, parse_skill_md
@@ -94,6 +93,8 @@ def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source)
         doc = parse_integrations_yml(text)
         pf.issues.extend(doc.issues)
     elif kind is FileKind.HOOKS:
+        from ..syntax.hooks_py import parse_hooks_module  # most projects have no hooks
+
         doc, issues = parse_hooks_module(text)
         pf.issues.extend(issues)
     else:

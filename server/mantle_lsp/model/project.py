@@ -13,10 +13,9 @@ import gc
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..syntax.config_yml import AgentDoc, IntegrationsDoc
-from ..syntax.hooks_py import HookModule
 from ..syntax.memory_yml import FieldFacts, MemoryDoc, MemoryField
 from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.tools_py import ToolModule
@@ -40,6 +39,9 @@ from .symbols import (
     memory_keys_unknown,
     update_files,
 )
+
+if TYPE_CHECKING:
+    from ..syntax.hooks_py import HookModule
 
 
 @contextlib.contextmanager
@@ -582,6 +584,10 @@ class Project:
         """The hook modules (``hooks.py``, ``hooks/**/*.py``) in the engine's loading order;
         a module that does not parse has an empty :class:`HookModule` with ``ok=False``."""
         pfs = [pf for pf in self.files.values() if pf.kind is FileKind.HOOKS]
+        if not pfs:
+            return []
+        from ..syntax.hooks_py import HookModule  # most projects have no hooks
+
         pfs.sort(key=lambda pf: layout.hook_module_key(self.root, pf.path))
         return [(pf, pf.doc if isinstance(pf.doc, HookModule) else HookModule(ok=False))
                 for pf in pfs]  # fmt: skip

@@ -5,19 +5,15 @@ signals, and imports of the project's ``lib`` that exist."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...model.layout import FileKind as K
-from ...syntax.hooks_py import (
-    API_MODULE,
-    DECORATORS,
-    HOOK_POINTS,
-    PAYLOADS,
-    Annotation,
-    BadName,
-    Hook,
-    HookModule,
-)
 from .base import Checker, did_you_mean, meant, rule
+
+# The hook parser (syntax/hooks_py.py) and its tables are imported where a hook module is
+# checked: most projects have none, and a `check` of those never loads it.
+if TYPE_CHECKING:
+    from ...syntax.hooks_py import Annotation, BadName, Hook, HookModule
 
 
 @rule(
@@ -35,8 +31,13 @@ from .base import Checker, did_you_mean, meant, rule
 )
 def hooks(ck: Checker) -> None:
     """Every hook rule, for every hook module of the project."""
+    modules = ck.p.hook_files()
+    if not modules:
+        return
+    from ...syntax.hooks_py import HOOK_POINTS
+
     first_modifier: dict[str, tuple[Path, Hook]] = {}
-    for pf, mod in ck.p.hook_files():
+    for pf, mod in modules:
         if not mod.ok:
             continue  # the syntax error is reported by the parser
         for bad in mod.bad_names:
@@ -100,6 +101,8 @@ def _check_lib_imports(ck: Checker, path: Path, mod: HookModule) -> None:
 
 
 def _bad_name_message(bad: BadName) -> str:
+    from ...syntax.hooks_py import API_MODULE, DECORATORS, HOOK_POINTS, PAYLOADS
+
     name = bad.name
     point = name.removeprefix("modify_")
     if name.startswith("modify_") and point in HOOK_POINTS and not HOOK_POINTS[point].modify:
@@ -115,6 +118,8 @@ def _bad_name_message(bad: BadName) -> str:
 
 
 def _check_hook(ck: Checker, path: Path, h: Hook) -> None:
+    from ...syntax.hooks_py import HOOK_POINTS
+
     spec = HOOK_POINTS[h.point]
     if not h.called:
         ck.emit(
@@ -213,6 +218,8 @@ def _check_signature(ck: Checker, path: Path, h: Hook, payload: str) -> None:
 
 
 def _annotation_problem(a: Annotation, payload: str, what: str) -> str | None:
+    from ...syntax.hooks_py import API_MODULE
+
     if a.kind == "missing":
         return f"annotate the payload parameter with `{payload}`"
     if a.kind == "unbound":
