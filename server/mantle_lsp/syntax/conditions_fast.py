@@ -10,7 +10,7 @@ that both parsers agree on every input the fast path accepts.
 The commonest conditions of all — references, comparisons with plain quoted strings,
 decimal integers, ``True`` / ``False`` / ``None``, joined by ``and`` / ``or`` / ``not``,
 with single spaces — do not even need Python's parser: :func:`_parse_plain` reads them
-with one regular expression and a four-rule descent (~3x faster, which matters at
+with one regular expression and one pass over its tokens (~3x faster, which matters at
 thousands of conditions per project). Any other token or any token sequence it does not
 expect hands the text on to Python's parser, so it only ever decides inputs whose tree is
 certain; the differential tests hold it to the same trees.
