@@ -659,21 +659,7 @@ class Project:
     def field_table(self, sid: str) -> FieldTable:
         """Skill ``sid``'s fields as other skills' checks see them (parses its memory.yml)."""
         sk = self.skill(sid)
-        md = sk.memdoc if sk is not None else None
-        if not md:
-            return {}
-        # one pass (what _declarations finds, for every name): the first public
-        # declaration, and the effective one, which MemoryDoc.field picks
-        public: dict[str, FieldFacts] = {}
-        for f in md.fields:
-            if f.scope == "public" and f.name not in public:
-                public[f.name] = f.facts
-        table: FieldTable = {}
-        for f in md.fields:
-            if f.name not in table:
-                eff = md.field(f.name)
-                table[f.name] = (public.get(f.name), eff.facts if eff is not None else None)
-        return table
+        return {name: _declarations(sk, name) for name in sk.field_names()} if sk else {}
 
     def field_decls(self, sid: str, name: str) -> tuple[FieldFacts | None, FieldFacts | None]:
         """Field ``name`` of skill ``sid`` as a check of *another* skill needs it: its
