@@ -389,24 +389,20 @@ def _export(
 
     everyone = range(len(owned))
 
-    def readers(key: tuple[str, ...], form: str) -> AbstractSet[int] | range:
-        """The workers whose checks read a reference of this key and form."""
-        if key[0] == "response" or (key[0] == "field" and form not in READ_FORMS):
-            return everyone
-        if key[0] == "field":
-            return {owner.get(key[1], 0), 0} if key[1] == "project" else {owner.get(key[1], 0)}
-        return frozenset()
-
-    alone = len(owned) == 1
-
-    def leaves(key: tuple[str, ...], form: str) -> bool:
-        # readers(key, form) holds a worker other than w (asked of every reference: no sets)
+    def readers(key: tuple[str, ...], form: str) -> Sequence[int]:
+        """The workers whose checks read a reference of this key and form, each once
+        (tuples: this is asked of every reference)."""
         kind = key[0]
         if kind == "response" or (kind == "field" and form not in READ_FORMS):
-            return not alone
+            return everyone
         if kind == "field":
-            return owner.get(key[1], 0) != w or (w != 0 and key[1] == "project")
-        return False
+            v = owner.get(key[1], 0)
+            return (v, 0) if key[1] == "project" and v != 0 else (v,)
+        return ()
+
+    def leaves(key: tuple[str, ...], form: str) -> bool:
+        rs = readers(key, form)
+        return len(rs) > 1 or (len(rs) == 1 and rs[0] != w)
 
     syms, refs = export_entries(idx, owned[w], file_ids(files), leaves, _SKILL_LOCAL)
     routed: list[list[Any]] = [[] for _ in owned]
