@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -159,6 +160,42 @@ def test_the_parser_of_one_command_reads_it_like_the_whole_parser(
             parser.parse_args(["check", "--bogus"])
         messages.append(capsys.readouterr().err)
     assert messages[0] == messages[1] and "{check,explain,serve,graph" in messages[0]
+
+
+def _helps(parser: argparse.ArgumentParser) -> list[str]:
+    """The help of ``parser`` and of each of its commands (and their commands)."""
+    out = [parser.format_help(), parser.format_usage()]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                out += _helps(sub)
+    return out
+
+
+@pytest.mark.parametrize("columns", ["44", "100", "", "junk"])
+def test_help_is_wrapped_like_argparse_wraps_it(
+    monkeypatch: pytest.MonkeyPatch, columns: str
+) -> None:
+    # the parser finds the width once, without shutil; help reads the same as argparse's
+    from mantle_lsp.cli import main as cli
+
+    monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.setattr(cli, "_width", None)
+    ours = _helps(build_parser())
+    monkeypatch.setattr(cli, "_Formatter", argparse.HelpFormatter)
+    assert ours == _helps(build_parser())
+    if columns == "44":  # and the width is the terminal's
+        monkeypatch.setenv("COLUMNS", "100")
+        monkeypatch.setattr(cli, "_width", None)
+        assert _helps(build_parser()) != ours
+
+
+def test_starting_a_check_does_not_load_shutil() -> None:
+    # argparse loads shutil (and the compression modules it imports) to find the width
+    code = "import sys; from mantle_lsp.cli.main import build_parser; build_parser('check')"
+    code += "; print(sorted({'shutil', 'bz2', 'lzma'} & set(sys.modules)))"
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert got.stdout.strip() == "[]", got.stderr
 
 
 def test_explain_prints_the_registry_entry(capsys: pytest.CaptureFixture[str]) -> None:

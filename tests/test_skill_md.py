@@ -1449,3 +1449,41 @@ def test_execute_tool_parameters_with_no_value_fail_the_skill() -> None:
     assert [(i.code, i.message) for i in doc.issues] == [
         ("skill.step.invalid", "`parameters` must be a mapping of name: value (found null)")
     ]
+
+
+# The token patterns as the language defines them: each starts where the character before
+# is not a word character (`session` also not after a dot). The parsers write the same
+# test after the literal a pattern starts with, which is searched for much faster.
+_PLAIN_TOKEN_FORMS = {
+    "MEMORY_TOKEN_RE": r"(?<!\w)@memory\.([\w-]+)\.([\w-]+)(?![\w-])(?!\.[\w-])",
+    "MEMORY_LOOKALIKE_RE": r"(?<!\w)@memory(?:\.[\w-]+)*",
+    "AT_TOKEN_RE": r"(?<!\w)@(skill|block|tool)\.([\w-]+)(?![\w-])(?!\.[\w-])",
+    "AT_LOOKALIKE_RE": r"(?<!\w)@(skill|block|tool)(?:\.[\w-]+)*(?![\w-])",
+    "SESSION_IN_PROSE_RE": r"(?<![\w.])session\.([\w-]+)\.([\w-]+)",
+}
+_TOKEN_TEXT = st.lists(
+    st.sampled_from(
+        ["@", "memory", "session", "skill", "block", "tool", ".", "-", "_", "a", "b1", "é",
+         "ß", "😀", " ", "\n", "x@", "@memory.", "session.", "(", "`", "{", "}",
+         "session.a.b", "@memory.s.f", "@skill.k", "@tool.t-1", "@block.m"]
+    ),
+    max_size=30,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_TOKEN_TEXT, st.integers(0, 40), st.integers(0, 40))
+def test_token_patterns_find_what_their_plain_forms_find(text: str, a: int, b: int) -> None:
+    import re
+
+    from mantle_lsp.syntax import responses_yml
+
+    start, end = min(a, b), max(a, b)  # the parsers search within a paragraph's range
+    pairs = [(getattr(S, name), re.compile(plain)) for name, plain in _PLAIN_TOKEN_FORMS.items()]
+    pairs.append(
+        (responses_yml._MEMORY_TOKEN_RE, re.compile(r"(?<!\w)@memory\.[\w-]+(?:\.[\w-]+)*"))
+    )
+    for fast, plain in pairs:
+        for args in ((text,), (text, start, end)):
+            got = [(m.span(), m.groups()) for m in fast.finditer(*args)]
+            assert got == [(m.span(), m.groups()) for m in plain.finditer(*args)], fast.pattern

@@ -41,7 +41,8 @@ C_UNQUALIFIED = "lsp.responses.unqualified_placeholder"
 VARIANT_KEYS = ("text", "condition", "metadata", "buttons")
 _QUALIFIED_RE = re.compile(r"\{session\.([^}]*)\}")
 _BARE_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_MEMORY_TOKEN_RE = re.compile(r"(?<!\w)@memory\.[\w-]+(?:\.[\w-]+)*")
+# `(?<!\w)@memory…`, with the test after the literal: see skill_md.MEMORY_TOKEN_RE
+_MEMORY_TOKEN_RE = re.compile(r"@memory(?<!\w@memory)\.[\w-]+(?:\.[\w-]+)*")
 
 
 @dataclass(eq=False, slots=True)
