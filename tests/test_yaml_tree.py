@@ -788,6 +788,48 @@ def test_any_flow_document_composes_like_the_safe_loader(text: str) -> None:
     check_composes_like_the_safe_loader(text + "\n")
 
 
+def _safe_value(text: str) -> tuple[object, ...]:
+    """The value the engine's loader builds for the single scalar document ``text``, as
+    (value, its type), or ("error", message)."""
+    try:
+        v = yaml.load(text, Loader=yaml.CSafeLoader)
+    except Exception as exc:  # a bad typed scalar: ValueError, KeyError, …
+        return ("error", type(exc).__name__)
+    return (v, type(v))
+
+
+_TAGS = ["", "!!bool ", "!!int ", "!!null ", "!!float ", "!!str "]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.sampled_from(_TAGS),
+    st.one_of(
+        st.sampled_from([*_SCALARS, "010", "08", "0_1", "-0", "+12", "٣", "²", "1²", "TRUE"]),
+        st.text(alphabet="0123456789_+-:.xobeEaAlnNuUyYsStTrRfFOo٣²", max_size=6),
+    ),
+    st.sampled_from(["", "'", '"']),
+)
+def test_scalar_values_are_what_the_safe_loader_builds(tag: str, word: str, quote: str) -> None:
+    # the parser builds the common values (booleans, null, decimal integers) itself
+    text = f"{tag}{quote}{word}{quote}\n"
+    want = _safe_value(text)
+    root, issues = parse_yaml(text)
+    if isinstance(root, YScalar) and root.raw in ("<<", "="):
+        return  # kept as text on purpose (a merge key, a `=` value key)
+    if want[0] == "error":
+        assert root is None or issues, text
+        return
+    if root is None:  # an empty document
+        assert want == (None, type(None)), text
+        return
+    if isinstance(want[0], (dict, list)):  # `0:` is a mapping
+        assert not isinstance(root, YScalar), text
+        return
+    assert isinstance(root, YScalar) and not issues, text
+    assert (root.value, type(root.value)) == want, text
+
+
 def _tree_signature(node: YNode | None) -> object:
     if node is None:
         return None

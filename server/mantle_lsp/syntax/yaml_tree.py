@@ -187,9 +187,27 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 _VALUE_TAG = "tag:yaml.org,2002:value"
 
 
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_NULL_TAG = "tag:yaml.org,2002:null"
+_INT_TAG = "tag:yaml.org,2002:int"
+_BOOLS: dict[str, bool] = dict(yaml.constructor.SafeConstructor.bool_values)
+
+
 def _scalar_value(node: yaml.ScalarNode, key: bool) -> tuple[Any, str | None]:
-    if node.tag == _MERGE_TAG or (key and node.tag == _VALUE_TAG):
-        return node.value, None  # `<<` (merged by the loader) and a `=` key are plain text
+    tag, text = node.tag, node.value
+    if tag == _MERGE_TAG or (key and tag == _VALUE_TAG):
+        return text, None  # `<<` (merged by the loader) and a `=` key are plain text
+    # The most common values without the constructor's machinery, as it builds them
+    # (``test_scalar_values_are_what_the_safe_loader_builds``): booleans, null, and
+    # decimal integers without a sign, a leading zero or an underscore.
+    if tag == _BOOL_TAG:
+        found = _BOOLS.get(text.lower())
+        if found is not None:
+            return found, None
+    elif tag == _NULL_TAG:
+        return None, None
+    elif tag == _INT_TAG and text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
+        return int(text), None
     try:
         return _constructor.construct_object(node, deep=False), None
     except Exception as exc:  # bad timestamps, bad base64, ... — keep the text
