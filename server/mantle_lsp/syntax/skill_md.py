@@ -112,6 +112,16 @@ STEP_KEYS: dict[str, tuple[str, ...]] = {
     "call": ("id", "call", "next"),
     "link": ("id", "link"),
 }
+# the keys of each kind of step whose value must be a non-empty string
+_STEP_STR_KEYS: dict[str, tuple[str, ...]] = {
+    "instructions": ("instructions",),
+    "collect": ("collect", "utterance", "description"),
+    "action": ("action",),
+    "utter": ("utter",),
+    "execute_tool": ("execute_tool",),
+    "call": ("call",),
+    "link": ("link",),
+}
 ALL_STEP_KEYS = sorted({k for keys in STEP_KEYS.values() for k in keys})
 BLOCK_KEYS = ("steps", "tools", "complete_when")
 TOOL_CONSTRAINT_OPTIONS = ("requires", "requires_confirmation", "on_success", "on_failure")
@@ -697,7 +707,10 @@ class _Parser:
                 item.range,
             )
             return step
-        idn = item.get("id")
+        # the step's keys by name, read once (the last of duplicates, as YMap.get): the
+        # checks below ask for a dozen of them, and rules ask again (Step.get)
+        vals = step._values
+        idn = vals.get("id")
         if isinstance(idn, YScalar) and isinstance(idn.value, str) and idn.value:
             step.id, step.id_node = idn.value, idn
         else:
@@ -708,17 +721,17 @@ class _Parser:
                 idn.range if idn is not None else first_line(self.text, item.range),
             )
         # kind inference (engine order)
-        noop = item.get("noop")
+        noop = vals.get("noop")
         kind: str | None
         if step.id == "END":
             step.kind = "end"
             return step
         if isinstance(noop, YScalar) and noop.value is True:
             kind = "route"
-        elif item.has("utter"):
+        elif "utter" in vals:
             kind = "utter"
         else:
-            kind = next((k for k in STEP_KIND_KEYS if item.has(k)), None)
+            kind = next((k for k in STEP_KIND_KEYS if k in vals), None)
         if kind is None:
             self.err(
                 C_STEP,
@@ -765,17 +778,8 @@ class _Parser:
         sid = step.id or f"#{idx + 1}"
         ctx = f"step '{sid}'"
         # value types
-        str_keys = {
-            "instructions": ("instructions",),
-            "collect": ("collect", "utterance", "description"),
-            "action": ("action",),
-            "utter": ("utter",),
-            "execute_tool": ("execute_tool",),
-            "call": ("call",),
-            "link": ("link",),
-        }.get(kind, ())
-        for key in str_keys:
-            v = item.get(key)
+        for key in _STEP_STR_KEYS.get(kind, ()):
+            v = vals.get(key)
             if v is None:
                 continue
             if not (isinstance(v, YScalar) and isinstance(v.value, str) and v.value.strip()):
@@ -787,23 +791,23 @@ class _Parser:
                         v.range,
                     )
         if kind == "instructions":
-            ins = item.get("instructions")
+            ins = vals.get("instructions")
             if isinstance(ins, YScalar) and isinstance(ins.value, str):
                 self._scan_tokens_in_scalar(ins)
-            cw = item.get("complete_when")
+            cw = vals.get("complete_when")
             self._condition_value(cw, "step_complete_when", C_STEP, ctx, "a step's `complete_when`")
-            opt = item.get("optional")
+            opt = vals.get("optional")
             if opt is not None and not (isinstance(opt, YScalar) and isinstance(opt.value, bool)):
                 self.err(C_STEP, "`optional` must be true or false", opt.range)
         if kind == "collect":
-            abf = item.get("ask_before_filling")
+            abf = vals.get("ask_before_filling")
             if abf is not None and not (isinstance(abf, YScalar) and isinstance(abf.value, bool)):
                 self.err(C_STEP, "`ask_before_filling` must be true or false", abf.range)
-            dtmf = item.get("dtmf")
+            dtmf = vals.get("dtmf")
             if dtmf is not None:
                 self._check_dtmf(dtmf)
         if kind == "execute_tool":
-            params = item.get("parameters")
+            params = vals.get("parameters")
             # `parameters:` with nothing after it is null, which rasa-pro refuses too
             if params is not None and not isinstance(params, YMap):
                 self.err(
@@ -812,7 +816,7 @@ class _Parser:
                     params.range,
                 )
         if kind == "set_memory":
-            sm = item.get("set_memory")
+            sm = vals.get("set_memory")
             if not isinstance(sm, YMap):
                 self.err(
                     C_STEP,
@@ -820,11 +824,11 @@ class _Parser:
                     sm.range if sm else item.range,
                 )
         if kind in ("call", "link"):
-            tgt = item.get(kind)
+            tgt = vals.get(kind)
             if isinstance(tgt, YScalar) and isinstance(tgt.value, str):
                 self._check_step_target(kind, tgt)
         # next
-        nxt = item.get("next")
+        nxt = vals.get("next")
         if nxt is not None and kind != "link":
             step.next_node = nxt
             self._parse_next(step, nxt, ctx)
