@@ -69,10 +69,12 @@ def _help_width() -> int:
         except (KeyError, ValueError):
             columns = 0
         if columns <= 0:
+            out = sys.__stdout__  # None, closed or not a terminal: 80
             try:
-                columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
-            except (AttributeError, ValueError, OSError):
-                columns = 80
+                columns = os.get_terminal_size(out.fileno()).columns if out is not None else 0
+            except (ValueError, OSError):
+                columns = 0
+            columns = columns or 80
         _width = columns - 2
     return _width
 
