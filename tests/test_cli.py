@@ -198,6 +198,32 @@ def test_starting_a_check_does_not_load_shutil() -> None:
     assert got.stdout.strip() == "[]", got.stderr
 
 
+def test_the_imports_run_without_the_cyclic_collector_and_the_command_with_it() -> None:
+    # entry() pauses the collector while it imports the command (~30 collections over
+    # objects that all live on); the command itself runs with it (a server needs it)
+    code = """if True:
+        import builtins, gc, os, sys
+        seen = []
+        real_import, real_exit = builtins.__import__, os._exit
+        def spy(name, globals=None, locals=None, fromlist=(), level=0):
+            importer = (globals or {}).get("__name__", "")
+            if fromlist and "main" in fromlist and importer.endswith(".entry"):
+                seen.append(gc.isenabled())
+            return real_import(name, globals, locals, fromlist, level)
+        def leave(rc):
+            sys.stdout.flush()
+            print("importing:", seen, "running:", gc.isenabled(), file=sys.stderr, flush=True)
+            real_exit(rc)
+        builtins.__import__, os._exit = spy, leave
+        sys.argv = ["mantle-lsp", "explain", "--markdown"]
+        from mantle_lsp.cli.entry import entry
+        entry()
+    """
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr
+    assert got.stderr.strip().splitlines()[-1] == "importing: [False] running: True"
+
+
 def test_explain_prints_the_registry_entry(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "explain", "mantle.validation.prose.unknown_memory_key")
     assert code == 0
