@@ -58,8 +58,9 @@ def spawn_workers(n: int) -> list[Spawned]:
     :func:`assign` (or exit when their stdin closes). ``-I``: the working directory,
     which may be the user's project, is not on their path; ``sys.path`` is this
     process's."""
+    # a worker's objects all live until it exits: no cyclic collector, from its imports on
     boot = (
-        f"import sys; sys.path[:] = {[p for p in sys.path if p]!r}; "
+        f"import gc, sys; gc.disable(); sys.path[:] = {[p for p in sys.path if p]!r}; "
         "from mantle_lsp.parallel import _spawned_worker_main; _spawned_worker_main()"
     )
     import subprocess  # the server's only: check forks
