@@ -805,7 +805,9 @@ _TAGS = ["", "!!bool ", "!!int ", "!!null ", "!!float ", "!!str "]
 @given(
     st.sampled_from(_TAGS),
     st.one_of(
-        st.sampled_from([*_SCALARS, "010", "08", "0_1", "-0", "+12", "٣", "²", "1²", "TRUE"]),
+        st.sampled_from(
+            [*_SCALARS, "010", "08", "0_1", "-0", "+12", "٣", "²", "1²", "TRUE", "9" * 5000]
+        ),
         st.text(alphabet="0123456789_+-:.xobeEaAlnNuUyYsStTrRfFOo٣²", max_size=6),
     ),
     st.sampled_from(["", "'", '"']),

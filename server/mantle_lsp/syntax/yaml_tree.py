@@ -199,14 +199,21 @@ def _scalar_value(node: yaml.ScalarNode, key: bool) -> tuple[Any, str | None]:
         return text, None  # `<<` (merged by the loader) and a `=` key are plain text
     # The most common values without the constructor's machinery, as it builds them
     # (``test_scalar_values_are_what_the_safe_loader_builds``): booleans, null, and
-    # decimal integers without a sign, a leading zero or an underscore.
+    # decimal integers without a sign, a leading zero or an underscore (and short enough
+    # to be under Python's limit on the digits of an int).
     if tag == _BOOL_TAG:
         found = _BOOLS.get(text.lower())
         if found is not None:
             return found, None
     elif tag == _NULL_TAG:
         return None, None
-    elif tag == _INT_TAG and text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
+    elif (
+        tag == _INT_TAG
+        and len(text) < 19
+        and text.isdigit()
+        and text.isascii()
+        and (text[0] != "0" or text == "0")
+    ):
         return int(text), None
     try:
         return _constructor.construct_object(node, deep=False), None
