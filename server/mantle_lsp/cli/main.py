@@ -72,7 +72,7 @@ def _help_width() -> int:
             out = sys.__stdout__  # None, closed or not a terminal: 80
             try:
                 columns = os.get_terminal_size(out.fileno()).columns if out is not None else 0
-            except (ValueError, OSError):
+            except (AttributeError, ValueError, OSError):  # as shutil.get_terminal_size
                 columns = 0
             columns = columns or 80
         _width = columns - 2
