@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from .. import atomic
 from .output import Finding
 
 VERSION = 1
@@ -58,7 +59,7 @@ def write(path: Path, findings: Sequence[Finding]) -> None:
         for (p, c, fp), n in sorted(counts.items())
     ]
     data = {"version": VERSION, "tool": "mantle-lsp", "findings": entries}
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    atomic.write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def load(path: Path) -> Counter[Key]:

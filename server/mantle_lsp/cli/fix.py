@@ -17,6 +17,7 @@ import difflib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from .. import atomic
 from ..ide.code_actions import CodeAction
 from ..ide.fixes import choose, fixes_for, overlaps
 from ..ide.types import TextEdit
@@ -180,10 +181,11 @@ def write(result: FixResult) -> list[str]:
         if not inside(f.root, f.path):
             continue
         try:
-            f.path.parent.mkdir(parents=True, exist_ok=True)
-            f.path.write_bytes(f.stored(f.text).encode("utf-8"))
+            atomic.make_dirs(f.path.parent, f.root)
+            atomic.write_text(f.path, f.stored(f.text), within=f.root)
         except OSError as exc:
-            problems.append(f"{display_path(f.path)}: cannot write the fixes ({exc.strerror})")
+            why = exc.strerror or exc
+            problems.append(f"{display_path(f.path)}: cannot write the fixes ({why})")
     return problems
 
 

@@ -562,7 +562,8 @@ def _check(args: argparse.Namespace) -> int:
         try:
             baseline.write(path.resolve(), findings)
         except OSError as exc:
-            return _error(f"{args.write_baseline}: cannot write the baseline ({exc.strerror})")
+            why = exc.strerror or exc
+            return _error(f"{args.write_baseline}: cannot write the baseline ({why})")
         print(f"Wrote {plural(len(findings), 'finding')} to {args.write_baseline}.")
         return EXIT_OK
     out = sys.stdout
