@@ -3,6 +3,7 @@ that files keep their comments, line breaks and BOM, rounds, idempotence."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -243,12 +244,16 @@ def test_which_fixes_are_safe(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_a_file_that_cannot_be_written_is_an_error(
     card: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def refuse(self: Path, data: bytes) -> int:
+    before = {p: p.read_bytes() for p in card.rglob("*") if p.is_file()}
+
+    def refuse(src: object, dst: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "write_bytes", refuse)
+    monkeypatch.setattr(os, "replace", refuse)  # the last step of every atomic write
     code, out, err = run(capsys, "check", ".", "--fix")
+    monkeypatch.undo()
     assert (code, out) == (1, "")
+    assert {p: p.read_bytes() for p in card.rglob("*") if p.is_file()} == before
     assert err.splitlines() == [
         "mantle-lsp: error: skills/card/memory.yml: cannot write the fixes (Permission denied)",
         "mantle-lsp: error: skills/card/skill.md: cannot write the fixes (Permission denied)",
