@@ -16,7 +16,7 @@ from ..ide.codes import REGISTRY, markdown_table
 from ..ide.diagnostics import Diagnostic, project_diagnostics
 from ..ide.suppression import apply_suppressions
 from ..model import layout
-from ..model.engine import PROFILES
+from ..model.engine import PROFILES, explain_profile, find_pin
 from ..model.project import Project, Reader, bulk_work
 from ..model.settings import (
     SEVERITIES,
@@ -515,6 +515,7 @@ def _check(args: argparse.Namespace) -> int:
         return targets
     if args.show_settings:
         return _show_settings(targets)
+    _profile_notes(targets)
     jobs = default_jobs() if args.jobs == "auto" else args.jobs
     hidden = 0
     fixed: int | None = None
@@ -624,7 +625,39 @@ def _show_settings(targets: dict[Path, _Target]) -> int:
         out.write(f"Configuration file: {where}\n")
         for key, value, origin in st.show():
             out.write(f"  {key} = {value}  # {origin}\n")
+        out.write(f"Rule profile: {_profile_reason(root, st)}\n")
     return EXIT_OK
+
+
+def _profile_reason(root: Path, st: Settings) -> str:
+    """Which rule profile applies to the project at ``root`` and why (as the language
+    server's status says it): what forces one, else the project's rasa-pro pin."""
+    forced = st.engine_override
+    origin = st.origins.get("engine", "")
+    if forced is not None:
+        origin = (
+            f"--engine {forced}" if origin == "command line" else f'engine = "{forced}" in {origin}'
+        )
+    return explain_profile(root, forced, origin)
+
+
+def _profile_notes(targets: dict[Path, _Target]) -> None:
+    """A note on stderr for each project whose rasa-pro pin names a version without a
+    profile of its own (3.20.0.dev1, 3.23): it is checked with the nearest profile's
+    rules, which the user should know (stdout stays what the format says)."""
+    for root, t in sorted(targets.items()):
+        if t.settings.engine_override is not None:
+            continue
+        pin = find_pin(root)
+        if pin is None or pin.supported:
+            continue
+        minor = ".".join(pin.version.split(".")[:2])
+        _note(
+            f"{display_path(root)}: rasa-pro {pin.version} pinned in "
+            f"{display_path(pin.file)}:{pin.line + 1} has no rules of its own ({minor}): "
+            f"checked with the {pin.profile} rules (choose with --engine, or `engine` in "
+            "the configuration)"
+        )
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
