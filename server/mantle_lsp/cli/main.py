@@ -155,6 +155,14 @@ def _add_check(sub: Any) -> None:
         "--format is an alias of --output-format",
     )
     c.add_argument(
+        "--documentation-url",
+        metavar="URL",
+        default=None,
+        help="with the sarif format: the address of mantle-lsp's documentation site, linked "
+        "from each rule (its code's page) and from the tool (default: the package's "
+        "Documentation address, when it has a real one; an empty URL links nothing)",
+    )
+    c.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
@@ -589,7 +597,12 @@ def _check(args: argparse.Namespace) -> int:
     elif fmt == "github":
         out.write(github(rows))
     else:
-        dump_json(sarif(findings), out)
+        docs = args.documentation_url
+        if docs is None:
+            from .code_docs import documentation_url
+
+            docs = documentation_url()
+        dump_json(sarif(findings, docs or None), out)
     if fmt in ("full", "concise", "github") or (args.statistics and fmt != "json"):
         _summaries(out, findings, len(targets), len(layer_targets), hidden, fixed)
     return EXIT_ERRORS if any(row.severity == "error" for row in rows) else EXIT_OK
