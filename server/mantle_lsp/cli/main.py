@@ -102,6 +102,29 @@ class _Parser(argparse.ArgumentParser):
         print(f"mantle-lsp: error: {message}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """As argparse's, but an unknown option is reported by the command it was given
+        to, with that command's usage (``check tb --frobnicate``: ``usage: mantle-lsp
+        check …``), not the top level's."""
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            _innermost(self, ns).error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns
+
+
+def _innermost(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command parser that read the end of the command line."""
+    for _ in range(8):  # commands within commands: `layers manifest`
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(ns, subs[0].dest, None) if subs else None
+        found = subs[0].choices.get(chosen) if subs and isinstance(chosen, str) else None
+        if not isinstance(found, argparse.ArgumentParser):
+            break
+        parser = found
+    return parser
+
 
 # the commands, in the order `mantle-lsp --help` lists them
 COMMANDS = ("check", "explain", "serve", "graph", "preview", "layers")
@@ -502,6 +525,8 @@ def _check(args: argparse.Namespace) -> int:
             f"unknown code {unknown[0]!r} (`mantle-lsp explain --markdown` lists every code)"
         )
     fmt = {"text": "concise", None: "full"}.get(args.output_format, args.output_format)
+    if args.statistics and fmt in ("sarif", "github"):  # as ruff: no such statistics
+        return _error(f"--statistics prints a table (full, concise) or JSON (json), not {fmt}")
     if args.unsafe_fixes and not (args.fix or args.diff):
         return _error("--unsafe-fixes needs --fix or --diff")
     if args.write_baseline and (args.baseline or args.fix or args.diff):
