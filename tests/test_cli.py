@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -159,7 +161,63 @@ def test_the_parser_of_one_command_reads_it_like_the_whole_parser(
         with pytest.raises(SystemExit):
             parser.parse_args(["check", "--bogus"])
         messages.append(capsys.readouterr().err)
-    assert messages[0] == messages[1] and "{check,explain,serve,graph" in messages[0]
+    assert messages[0] == messages[1]
+    # the usage is the command's, not the top level's
+    assert messages[0].startswith("usage: mantle-lsp check [-h]")
+    assert messages[0].endswith("mantle-lsp: error: unrecognized arguments: --bogus\n")
+
+
+@pytest.mark.parametrize(
+    ("words", "usage"),
+    [
+        (["check", "tb", "--frobnicate"], "usage: mantle-lsp check [-h]"),
+        (["layers", "manifest", "prod", "--frobnicate"], "usage: mantle-lsp layers manifest [-h]"),
+        (["graph", ".", "--frobnicate"], "usage: mantle-lsp graph [-h]"),
+    ],
+)
+def test_an_unknown_option_shows_the_usage_of_its_command(
+    capsys: pytest.CaptureFixture[str], words: list[str], usage: str
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(words)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert err.startswith(usage) and "{check,explain" not in err
+    assert err.endswith("mantle-lsp: error: unrecognized arguments: --frobnicate\n")
+
+
+def test_statistics_come_as_a_table_or_json_only(
+    broken: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # as ruff: a format statistics cannot be written in is a usage error, not a table
+    for fmt in ("sarif", "github"):
+        code, out, err = run(capsys, "check", "--statistics", "--output-format", fmt)
+        assert (code, out) == (2, "")
+        assert err == (
+            f"mantle-lsp: error: --statistics prints a table (full, concise) or JSON (json), "
+            f"not {fmt}\n"
+        )
+    code, out, _ = run(capsys, "check", "--statistics", "--output-format", "json")
+    assert code == 1 and json.loads(out)[0]["count"] == 1
+
+
+def test_the_readme_sample_is_what_check_prints(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the README's `mantle-lsp check` block, run as written from the repository's top:
+    # the lines before its `…` start the output, the lines after it end it
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```text\n\$ (mantle-lsp check [^\n]*)\n(.*?)```", readme, re.S)
+    assert block is not None
+    command, shown = block.groups()
+    head, tail = shown.split("…\n")
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    code = main(shlex.split(command)[1:])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert out.startswith(head), out[: len(head) + 200]
+    assert out.endswith(tail), out[-len(tail) - 200 :]
 
 
 def _helps(parser: argparse.ArgumentParser) -> list[str]:

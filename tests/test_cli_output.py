@@ -18,6 +18,8 @@ from mantle_lsp.ide.diagnostics import Diagnostic
 from mantle_lsp.syntax.text import LineIndex, TextRange
 from support import write_fixture
 
+REPO = Path(__file__).resolve().parents[1]
+
 CARD = """\
 //- skills/card/memory.yml
 schema:
@@ -351,3 +353,73 @@ def test_a_long_line_is_shown_as_a_window_around_the_range() -> None:
     lines = full(_finding(text, start, start + 3), Style(False)).splitlines()
     assert lines[2] == "1 | …" + "x" * 39 + " bad " + "y" * 156 + "…"  # 200 of the line
     assert lines[3] == "  | " + " " * 41 + "^^^"
+
+
+def test_sarif_counts_columns_in_utf16_code_units_and_says_so(
+    card: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `カード🙂\tthen session.card.reason`: the reference is the 11th code point, but 🙂
+    # is two UTF-16 code units (what GitHub code scanning counts), so it starts at 12
+    _, out, _ = run(capsys, "check", ".", "--output-format", "sarif")
+    run0 = json.loads(out)["runs"][0]
+    assert run0["columnKind"] == "utf16CodeUnits"
+    regions = {
+        r["ruleId"]: r["locations"][0]["physicalLocation"]["region"] for r in run0["results"]
+    }
+    prose = "mantle.validation.prose.session_reference_in_instructions"
+    assert regions[prose] == {"startLine": 4, "startColumn": 12, "endLine": 4, "endColumn": 31}
+    # a line without astral characters: the same columns as the other formats
+    assert regions["mantle.validation.flow.unresolved_next"]["startColumn"] == 15
+    _, out, _ = run(capsys, "check", ".", "--output-format", "json")
+    row = next(r for r in json.loads(out) if r["code"] == prose)
+    assert (row["column"], row["end_column"]) == (11, 30)  # code points there
+
+
+def test_sarif_rules_explain_their_code_and_link_its_page(
+    card: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = "https://docs.mantle.dev/lsp"
+    _, out, _ = run(capsys, "check", ".", "--output-format", "sarif", "--documentation-url", docs)
+    driver = json.loads(out)["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == docs
+    code = "mantle.validation.flow.unresolved_next"
+    rule = next(r for r in driver["rules"] if r["id"] == code)
+    page = (REPO / f"docs/diagnostics/{code}.md").read_text(encoding="utf-8")
+    what = page.split("## What it means\n", 1)[1].split("\n## ", 1)[0].strip()
+    assert rule["fullDescription"]["markdown"] == what
+    assert rule["fullDescription"]["text"] == " ".join(what.replace("`", "").split())
+    assert rule["helpUri"] == f"{docs}/diagnostics/{code}.html"
+    # the package's address is the default: this checkout's is a placeholder (no link)
+    _, out, _ = run(capsys, "check", ".", "--output-format", "sarif")
+    driver = json.loads(out)["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in driver and all("helpUri" not in r for r in driver["rules"])
+    assert all("fullDescription" in r for r in driver["rules"])
+
+
+class _Meta:
+    def __init__(self, urls: list[str]) -> None:
+        self.urls = urls
+
+    def get_all(self, name: str) -> list[str] | None:
+        return self.urls if name == "Project-URL" else None
+
+
+@pytest.mark.parametrize(
+    ("urls", "expected"),
+    [
+        (["Homepage, https://a.dev", "Documentation, https://a.dev/docs"], "https://a.dev/docs"),
+        (["Documentation, https://example.invalid/mantle-lsp/docs"], None),
+        (["documentation , https://docs.example.com/x"], None),
+        (["Repository, https://a.dev/repo.git"], None),
+        (["Documentation, file:///tmp/docs"], None),
+    ],
+)
+def test_the_default_documentation_address_is_the_packages_real_one(
+    monkeypatch: pytest.MonkeyPatch, urls: list[str], expected: str | None
+) -> None:
+    from importlib import metadata
+
+    from mantle_lsp.cli.code_docs import documentation_url
+
+    monkeypatch.setattr(metadata, "metadata", lambda name: _Meta(urls))
+    assert documentation_url() == expected

@@ -4,6 +4,8 @@ every project below a folder that is not one, and never a folder git ignores."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -121,3 +123,96 @@ def test_unreadable_or_odd_gitignore_files_are_harmless(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / ".gitignore")  # not a regular file: never read
     (tmp_path / "a" / ".gitignore").write_bytes(b"\xff\xfe\x00binary")
     assert layout.find_projects(tmp_path) == [tmp_path / "a"]
+
+
+# A scratch folder an agent works in, git-ignored as a whole: a project with a mistake,
+# a memory-layers/ folder with one, and folders below it that its own rules ignore.
+SCRATCH = """\
+//- skills/card/skill.md
+---
+description: Card.
+---
+Read @memory.card.nope.
+//- memory-layers/cascades.yml
+cascades:
+  prod: [base, missing]
+//- memory-layers/base/prose.md
+---
+description: How to write
+---
+Be short.
+//- out/copy/agent.yml
+agent: [not, a, mapping]
+//- out/copy/integrations.yml
+llm: {provider: openai}
+//- out/memory-layers/cascades.yml
+cascades: {x: [nope]}
+"""
+
+
+SMALL = "//- skills/s/skill.md\n---\ndescription: S.\n---\nS.\n"
+
+
+def _git_repo(tmp_path: Path) -> Path:
+    git = shutil.which("git")
+    if git is None:  # pragma: no cover - git is on every machine that runs the suite
+        pytest.skip("needs git")
+    subprocess.run([git, "init", "-q", str(tmp_path)], check=True)
+    return Path(git)
+
+
+def test_what_the_user_names_is_searched_although_git_ignores_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git = _git_repo(tmp_path)
+    _gitignore(tmp_path / ".gitignore", "tmp/\nout/\n")
+    write_fixture(tmp_path / "tmp/agent", SCRATCH)
+    monkeypatch.chdir(tmp_path)
+    # git itself ignores the folder (the layout is real)
+    got = subprocess.run([git, "check-ignore", "-q", "tmp/agent/memory-layers"])
+    assert got.returncode == 0
+    # the named project, with its memory-layers/ folder (and not the ignored out/ below)
+    code, out = run(capsys, "check", "tmp/agent", "--format", "concise")
+    assert code == 1
+    assert "tmp/agent/memory-layers/cascades.yml:2:16: error[lsp.layers.unknown_layer]" in out
+    assert "unknown_memory_reference" in out and "out/" not in out
+    assert out.endswith("(1 project, 1 memory-layers folder).\n")
+    # a named folder holding the project, and the memory-layers/ folder named alone
+    code, out = run(capsys, "check", "tmp", "--format", "concise")
+    assert code == 1 and out.endswith("(1 project, 1 memory-layers folder).\n")
+    code, out = run(capsys, "check", "tmp/agent/memory-layers", "--format", "concise")
+    assert code == 1 and "unknown_layer" in out
+    # the folders the project's own rules ignore stay ignored
+    assert layout.find_projects(tmp_path / "tmp") == [tmp_path / "tmp/agent"]
+    # layers manifest, graph and preview find what is named
+    code, out = run(capsys, "layers", "manifest", "prod", "tmp/agent")
+    assert code == 0 and out.startswith("cascade prod: 1 entry")
+    code, out = run(capsys, "layers", "manifest", "prod", "tmp")
+    assert code == 0 and out.startswith("cascade prod: 1 entry")
+    code, out = run(capsys, "graph", "tmp", "--format", "mermaid")
+    assert code == 0 and '"card"' in out
+    code, out = run(capsys, "preview", "tmp/agent/skills/card/skill.md")
+    assert code == 0 and out.startswith("Read ")
+    # a memory-layers/ folder alone, in an ignored folder
+    (tmp_path / "tmp/notes").mkdir()
+    shutil.copytree(tmp_path / "tmp/agent/memory-layers", tmp_path / "tmp/notes/memory-layers")
+    for named in ("tmp/notes", "tmp/notes/memory-layers"):
+        code, out = run(capsys, "check", named, "--format", "concise")
+        assert code == 1 and "unknown_layer" in out, named
+        assert out.endswith("in 1 file (1 memory-layers folder).\n")
+
+
+def test_a_pattern_matching_the_named_folder_or_above_hides_nothing_below_it(
+    tmp_path: Path,
+) -> None:
+    _git_repo(tmp_path)
+    # `*` in the scratch folder's own .gitignore (as tools write it), `agent*/` at the top
+    _gitignore(tmp_path / "scratch/.gitignore", "*\n")
+    _gitignore(tmp_path / ".gitignore", "agent*/\nbuild/\n")
+    for name in ("agent", "agent/agent-copy", "agent/build", "agent/kept"):
+        write_fixture(tmp_path / "scratch" / name, SMALL)
+    named = tmp_path / "scratch/agent"
+    assert layout.nested_projects(named) == [named / "agent-copy", named / "kept"]
+    # from higher up, git's rules hide it; named, the folder's own rules apply below it
+    assert layout.find_projects(tmp_path) == []
+    assert layout.find_projects(tmp_path / "scratch") == []

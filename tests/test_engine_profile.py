@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,45 @@ Show @memory.project.plan.
     assert "engine_3_22_attribute" not in capsys.readouterr().out
     assert main(["check", str(fx.root), "--engine", "3.21"]) == 0
     assert "warning[lsp.memory.engine_3_22_attribute]" in capsys.readouterr().out
+
+
+def test_the_cli_says_which_profile_a_pin_without_its_own_gets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what both real agents pin: a 3.20 development build, checked with the 3.21 rules
+    write_fixture(tmp_path / "agent", "//- requirements.txt\nflask\nrasa-pro==3.20.0.dev3\n")
+    monkeypatch.chdir(tmp_path)
+    for fmt in ("json", "sarif", "concise"):
+        code = main(["check", "agent", "--format", fmt])
+        out, err = capsys.readouterr()
+        assert code == 0
+        assert err == (
+            "mantle-lsp: note: agent: rasa-pro 3.20.0.dev3 pinned in agent/requirements.txt:2 "
+            "has no rules of its own (3.20): checked with the 3.21 rules (choose with "
+            "--engine, or `engine` in the configuration)\n"
+        )
+        if fmt != "concise":
+            json.loads(out)  # stdout stays parseable
+    assert main(["check", "agent", "--show-settings"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(
+        "Rule profile: rasa-pro 3.20.0.dev3 pinned in requirements.txt:2 → 3.21 rules "
+        "(3.20 not supported)\n"
+    )
+    # a profile chosen, or a pin that has its own: no note; --show-settings says why
+    assert main(["check", "agent", "--engine", "3.21"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["check", "agent", "--engine", "3.22", "--show-settings"]) == 0
+    assert capsys.readouterr().out.endswith("Rule profile: 3.22 rules (--engine 3.22)\n")
+    (tmp_path / "agent/requirements.txt").write_text("rasa-pro==3.22.0.dev1\n")
+    assert main(["check", "agent"]) == 0
+    assert capsys.readouterr().err == ""
+    (tmp_path / "agent/mantle-lsp.toml").write_text('engine = "3.21"\n')
+    assert main(["check", "agent", "--show-settings"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(
+        'Rule profile: 3.21 rules (engine = "3.21" in agent/mantle-lsp.toml:1)\n'
+    ), out
 
 
 # -- the rest of the 3.22 profile, measured against rasa-pro 3.22.0.dev1 -------------------------

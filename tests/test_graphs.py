@@ -324,3 +324,33 @@ steps:
         ("step#1", "step:b", "sequence"),
         ("step:b", "END", "sequence"),
     ]
+
+
+@pytest.mark.parametrize(
+    "where", ["skills/greet", "skills/greet/skill.md", "skills/order/tools.py"]
+)
+def test_a_skill_path_picks_that_skill_for_the_map_too(
+    root: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    # as `--help` says: a skill's folder or one of its files picks that skill
+    sid = where.split("/")[1]
+    code, out, _ = run([str(root / where), "--format", "dot"], capsys)
+    assert code == 0
+    assert out.startswith(f'digraph "agent map: {sid}" {{\n')
+    code, expected, _ = run([str(root), "--skill", sid, "--format", "dot"], capsys)
+    assert out == expected
+    # --skill wins over the path; the project's folder keeps the whole map
+    code, out, _ = run([str(root / where), "--skill", "order", "--format", "json"], capsys)
+    assert json.loads(out)["title"] == "agent map: order"
+    code, out, _ = run([str(root), "--format", "json"], capsys)
+    assert json.loads(out)["title"] == "agent map"
+
+
+def test_a_folder_of_several_projects_names_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_fixture(tmp_path / "one", FIXTURE)
+    write_fixture(tmp_path / "two", FIXTURE)
+    code, out, err = run([str(tmp_path)], capsys)
+    assert (code, out) == (2, "")
+    assert "holds several projects; name one" in err and "/one, " in err and err.endswith("/two)\n")

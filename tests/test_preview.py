@@ -185,3 +185,24 @@ def test_cli_bad_state(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     skill = str(fx.root / "skills" / "card")
     assert main(["preview", skill, "--memory", str(state)]) == 2
     assert "expected a mapping" in capsys.readouterr().err
+
+
+def test_cli_a_state_file_that_cannot_be_read_is_said_plainly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fx = write_fixture(tmp_path / "p", CARD)
+    monkeypatch.chdir(tmp_path)
+    skill = str(fx.root / "skills" / "card")
+    (tmp_path / "latin1.yml").write_bytes(b"card: {reason: caf\xe9}\n")
+    for state, why in [
+        ("missing.yml", "missing.yml: no such file or directory"),
+        ("p", "p: a folder, not a state file"),
+        ("latin1.yml", "latin1.yml: not UTF-8 text"),
+    ]:
+        assert main(["preview", skill, "--memory", state]) == 2
+        out = capsys.readouterr()
+        assert (out.out, out.err) == ("", f"mantle-lsp: error: {why}\n")
+    assert main(["preview", "p/skills/nope/skill.md"]) == 2
+    assert capsys.readouterr().err == (
+        "mantle-lsp: error: p/skills/nope/skill.md: no such file or directory\n"
+    )

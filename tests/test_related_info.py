@@ -276,3 +276,34 @@ async def look_up(context: ToolContext = None):
     assert _at(fx.root, d) == [
         ("skills/card/tools.py", "look_up", "the tool `look_up` is defined here")
     ]
+
+
+def test_sarif_related_locations_count_utf16_code_units(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the first writer sits after an emoji on its line: a column further in UTF-16
+    fx = write_fixture(
+        tmp_path,
+        FIXTURE.replace(
+            "    set_memory:\n      customer_id: guest\n",
+            '    set_memory: {tier: "🙂", customer_id: guest}\n',
+        ),
+    )
+    monkeypatch.chdir(fx.root)
+    rows = json.loads(_check(Path("."), capsys, "--output-format", "json"))
+    twice = next(r for r in rows if r["code"] == "lsp.memory.project_field_written_twice")
+    (rel,) = twice["related"]
+    assert (rel["line"], rel["column"], rel["end_column"]) == (12, 29, 40)  # code points
+    sarif = json.loads(_check(Path("."), capsys, "--output-format", "sarif"))
+    res = next(
+        r
+        for r in sarif["runs"][0]["results"]
+        if r["ruleId"] == "lsp.memory.project_field_written_twice"
+    )
+    (loc,) = res["relatedLocations"]
+    assert loc["physicalLocation"]["region"] == {
+        "startLine": 12,
+        "startColumn": 30,
+        "endLine": 12,
+        "endColumn": 41,
+    }

@@ -171,6 +171,60 @@ def load_page(code: str) -> str | None:
         return None
 
 
+_LINK = re.compile(r"\[([^\]]+)\]\([^)\s]+\)")
+
+
+def explanation(code: str) -> dict[str, str] | None:
+    """What ``code`` means, from its page ("What it means"), as SARIF's
+    ``fullDescription``: ``{"text": plain, "markdown": as written}``; None without a
+    page."""
+    page = load_page(code)
+    if page is None:
+        return None
+    what = _sections(page).get("What it means", "").strip()
+    if not what:
+        return None
+    plain = _LINK.sub(r"\1", what).replace("`", "")
+    plain = "\n\n".join(" ".join(par.split("\n")) for par in plain.split("\n\n"))
+    return {"text": plain, "markdown": what}
+
+
+# reserved names (RFC 2606): an address of one is a placeholder, no address yet
+_RESERVED = (
+    ".invalid",
+    ".example",
+    ".test",
+    ".localhost",
+    "example.com",
+    "example.net",
+    "example.org",
+)
+
+
+def documentation_url() -> str | None:
+    """The package's documentation address (``[project.urls] Documentation`` in
+    pyproject.toml, read from the installed metadata), or None when it has none or only
+    a placeholder (a reserved domain such as ``example.invalid``)."""
+    from importlib import metadata  # only the SARIF output needs it
+    from urllib.parse import urlsplit
+
+    try:
+        urls = metadata.metadata("mantle-lsp").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in urls:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() != "documentation":
+            continue
+        url = url.strip()
+        host = (urlsplit(url).hostname or "").lower()
+        placeholder = any(
+            host == r.lstrip(".") or host.endswith("." + r.lstrip(".")) for r in _RESERVED
+        )
+        return url if url.startswith(("https://", "http://")) and host and not placeholder else None
+    return None
+
+
 def resolve_code(query: str, codes: list[str]) -> tuple[str | None, list[str]]:
     """``(code, [])`` for an exact code or a unique dotted suffix (``unknown_memory_key``
     matches ``….prose.unknown_memory_key`` only when no other code ends the same way);

@@ -16,6 +16,7 @@ from ..ide.types import Location
 from ..model import layout
 from ..model.project import Project
 from ..model.settings import apply, load
+from .output import display_path
 
 if TYPE_CHECKING:
     from ..ide import graphs
@@ -62,7 +63,10 @@ def cmd_graph(args: argparse.Namespace) -> int:
     root = layout.find_project_for(path)
     if root is None and path.is_dir():
         found = layout.find_projects(path)
-        root = found[0] if len(found) == 1 else None
+        if len(found) > 1:
+            names = ", ".join(display_path(p) for p in found)
+            return _error(f"{args.path}: holds several projects; name one ({names})")
+        root = found[0] if found else None
     if root is None:
         return _error(
             f"{args.path}: no Mantle project found (a project has two of agent.yml, "
@@ -71,13 +75,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     project = Project.load(root)
     settings, _ = load(root, REGISTRY)
     project.engine_override = settings.engine_override
-    sid = args.skill
-    if sid is None:
-        cls = layout.classify(path, root) if path.is_file() else None
-        if cls is not None and cls[1] is not None:
-            sid = cls[1]
-        elif path.is_dir() and path.parent == root / "skills":
-            sid = path.name
+    sid: str | None = args.skill if args.skill is not None else _skill_of(path, root)
     kind = args.kind or ("flow" if args.block else "map")
     if kind == "flow" and sid is None:
         return _error("a flow needs a skill: give --skill ID (or the path of a skill)")
@@ -85,10 +83,10 @@ def cmd_graph(args: argparse.Namespace) -> int:
         return _error("--block is for --kind flow")
     diags = _diagnostics(project, settings, sid if kind == "flow" else None)
     try:
-        if kind == "flow":
+        if kind == "flow" and sid is not None:
             graph = graphs.flow_graph(project, sid, args.block, diags)
         else:
-            graph = graphs.agent_map(project, args.skill, diags)
+            graph = graphs.agent_map(project, sid, diags)
     except graphs.GraphError as e:
         return _error(str(e))
     if args.format == "mermaid":
@@ -99,6 +97,15 @@ def cmd_graph(args: argparse.Namespace) -> int:
         data = graphs.to_json(graph, _where(project, root))
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return EXIT_OK
+
+
+def _skill_of(path: Path, root: Path) -> str | None:
+    """The skill a path names: ``skills/<id>`` or anything in it (``--skill`` wins)."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:  # a folder above the project
+        return None
+    return parts[1] if len(parts) >= 2 and parts[0] == "skills" else None
 
 
 def _diagnostics(project: Project, settings: Any, sid: str | None) -> list[Diagnostic]:

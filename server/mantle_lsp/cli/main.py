@@ -16,7 +16,7 @@ from ..ide.codes import REGISTRY, markdown_table
 from ..ide.diagnostics import Diagnostic, project_diagnostics
 from ..ide.suppression import apply_suppressions
 from ..model import layout
-from ..model.engine import PROFILES
+from ..model.engine import PROFILES, explain_profile, find_pin
 from ..model.project import Project, Reader, bulk_work
 from ..model.settings import (
     SEVERITIES,
@@ -102,6 +102,29 @@ class _Parser(argparse.ArgumentParser):
         print(f"mantle-lsp: error: {message}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """As argparse's, but an unknown option is reported by the command it was given
+        to, with that command's usage (``check tb --frobnicate``: ``usage: mantle-lsp
+        check …``), not the top level's."""
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            _innermost(self, ns).error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns
+
+
+def _innermost(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command parser that read the end of the command line."""
+    for _ in range(8):  # commands within commands: `layers manifest`
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        chosen = getattr(ns, subs[0].dest, None) if subs else None
+        found = subs[0].choices.get(chosen) if subs and isinstance(chosen, str) else None
+        if not isinstance(found, argparse.ArgumentParser):
+            break
+        parser = found
+    return parser
+
 
 # the commands, in the order `mantle-lsp --help` lists them
 COMMANDS = ("check", "explain", "serve", "graph", "preview", "layers")
@@ -153,6 +176,14 @@ def _add_check(sub: Any) -> None:
         help="full (default: each finding with its source lines and fixes), concise (one "
         "line each; `text` is an alias), json, sarif, github (Actions annotations); "
         "--format is an alias of --output-format",
+    )
+    c.add_argument(
+        "--documentation-url",
+        metavar="URL",
+        default=None,
+        help="with the sarif format: the address of mantle-lsp's documentation site, linked "
+        "from each rule (its code's page) and from the tool (default: the package's "
+        "Documentation address, when it has a real one; an empty URL links nothing)",
     )
     c.add_argument(
         "--color",
@@ -494,6 +525,8 @@ def _check(args: argparse.Namespace) -> int:
             f"unknown code {unknown[0]!r} (`mantle-lsp explain --markdown` lists every code)"
         )
     fmt = {"text": "concise", None: "full"}.get(args.output_format, args.output_format)
+    if args.statistics and fmt in ("sarif", "github"):  # as ruff: no such statistics
+        return _error(f"--statistics prints a table (full, concise) or JSON (json), not {fmt}")
     if args.unsafe_fixes and not (args.fix or args.diff):
         return _error("--unsafe-fixes needs --fix or --diff")
     if args.write_baseline and (args.baseline or args.fix or args.diff):
@@ -515,6 +548,7 @@ def _check(args: argparse.Namespace) -> int:
         return targets
     if args.show_settings:
         return _show_settings(targets)
+    _profile_notes(targets)
     jobs = default_jobs() if args.jobs == "auto" else args.jobs
     hidden = 0
     fixed: int | None = None
@@ -588,7 +622,12 @@ def _check(args: argparse.Namespace) -> int:
     elif fmt == "github":
         out.write(github(rows))
     else:
-        dump_json(sarif(findings), out)
+        docs = args.documentation_url
+        if docs is None:
+            from .code_docs import documentation_url
+
+            docs = documentation_url()
+        dump_json(sarif(findings, docs or None), out)
     if fmt in ("full", "concise", "github") or (args.statistics and fmt != "json"):
         _summaries(out, findings, len(targets), len(layer_targets), hidden, fixed)
     return EXIT_ERRORS if any(row.severity == "error" for row in rows) else EXIT_OK
@@ -624,7 +663,39 @@ def _show_settings(targets: dict[Path, _Target]) -> int:
         out.write(f"Configuration file: {where}\n")
         for key, value, origin in st.show():
             out.write(f"  {key} = {value}  # {origin}\n")
+        out.write(f"Rule profile: {_profile_reason(root, st)}\n")
     return EXIT_OK
+
+
+def _profile_reason(root: Path, st: Settings) -> str:
+    """Which rule profile applies to the project at ``root`` and why (as the language
+    server's status says it): what forces one, else the project's rasa-pro pin."""
+    forced = st.engine_override
+    origin = st.origins.get("engine", "")
+    if forced is not None:
+        origin = (
+            f"--engine {forced}" if origin == "command line" else f'engine = "{forced}" in {origin}'
+        )
+    return explain_profile(root, forced, origin)
+
+
+def _profile_notes(targets: dict[Path, _Target]) -> None:
+    """A note on stderr for each project whose rasa-pro pin names a version without a
+    profile of its own (3.20.0.dev1, 3.23): it is checked with the nearest profile's
+    rules, which the user should know (stdout stays what the format says)."""
+    for root, t in sorted(targets.items()):
+        if t.settings.engine_override is not None:
+            continue
+        pin = find_pin(root)
+        if pin is None or pin.supported:
+            continue
+        minor = ".".join(pin.version.split(".")[:2])
+        _note(
+            f"{display_path(root)}: rasa-pro {pin.version} pinned in "
+            f"{display_path(pin.file)}:{pin.line + 1} has no rules of its own ({minor}): "
+            f"checked with the {pin.profile} rules (choose with --engine, or `engine` in "
+            "the configuration)"
+        )
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

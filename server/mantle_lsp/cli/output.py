@@ -18,7 +18,7 @@ from typing import IO
 from .. import __version__
 from ..ide.codes import info
 from ..ide.diagnostics import Diagnostic
-from ..syntax.text import LineIndex
+from ..syntax.text import LineIndex, TextRange
 
 OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github")
 TAB_WIDTH = 4  # a tab in a source line is shown as this many spaces
@@ -83,6 +83,9 @@ class Finding:
     diag: Diagnostic
     root: Path
     text: str | None  # None when the file could not be read
+    # what converts the finding's offsets, and each related row's (SARIF counts UTF-16)
+    index: LineIndex | None = None
+    related_at: tuple[tuple[LineIndex, TextRange], ...] = ()
     helps: list[Help] = dataclasses.field(default_factory=list)
     # which fix --fix would apply: "safe", "unsafe" (only with --unsafe-fixes) or None
     fix: str | None = None
@@ -117,10 +120,12 @@ def make_finding(
         line, col = index.position(d.range.start)
         eline, ecol = index.position(d.range.end)
     related = []
+    related_at = []
     for r in d.related:
         rindex = index if r.location.path == d.path else (index_of and index_of(r.location.path))
         if rindex is None:
             continue
+        related_at.append((rindex, r.location.range))
         rl, rc = rindex.position(r.location.range.start)
         rel, rec = rindex.position(r.location.range.end)
         related.append(
@@ -138,7 +143,7 @@ def make_finding(
         d.engine_code if d.engine_code != d.code else None,
         tuple(related),
     )
-    return Finding(row, d, root, text)
+    return Finding(row, d, root, text, index, tuple(related_at))
 
 
 # ---------------------------------------------------------------------------------------
@@ -440,28 +445,59 @@ def _level(severity: str) -> str:
 FINGERPRINT_KEY = "mantleFingerprint/v1"
 
 
-def _physical(r: Row | RelatedRow) -> dict[str, object]:
+_REGION = ("startLine", "startColumn", "endLine", "endColumn")
+
+
+def _physical(
+    r: Row | RelatedRow, index: LineIndex | None, rng: TextRange | None
+) -> dict[str, object]:
+    """A SARIF location; columns in UTF-16 code units (the run's ``columnKind``, what
+    GitHub code scanning reads), converted by the file's index."""
+    if index is not None and rng is not None:
+        (sl, sc), (el, ec) = index.utf16_position(rng.start), index.utf16_position(rng.end)
+        region = (sl + 1, sc + 1, el + 1, ec + 1)
+    else:  # a file that could not be read: line 1, column 1 (no characters to count)
+        region = (r.line, r.column, r.end_line, r.end_column)
     return {
         "artifactLocation": {"uri": r.path.replace(os.sep, "/")},
-        "region": {
-            "startLine": r.line,
-            "startColumn": r.column,
-            "endLine": r.end_line,
-            "endColumn": r.end_column,
-        },
+        "region": dict(zip(_REGION, region, strict=True)),
     }
 
 
-def sarif(findings: Sequence[Finding]) -> dict[str, object]:
+def _related_at(f: Finding, i: int) -> tuple[LineIndex | None, TextRange | None]:
+    return f.related_at[i] if i < len(f.related_at) else (None, None)
+
+
+def _rule(code: str, docs: str | None) -> dict[str, object]:
+    """A SARIF rule: the code's summary, its explanation (the page's "What it means"), and
+    with a documentation address, the address of its page."""
+    from .code_docs import explanation
+
+    c = info(code)
+    rule: dict[str, object] = {
+        "id": code,
+        "shortDescription": {"text": c.summary or code},
+    }
+    full = explanation(code)
+    if full is not None:
+        rule["fullDescription"] = full
+    if docs and full is not None:
+        rule["helpUri"] = page_address(docs, code)
+    rule["defaultConfiguration"] = {"level": _level(c.severity)}
+    return rule
+
+
+def page_address(docs: str, code: str) -> str:
+    """The address of a code's page on the documentation site at ``docs`` (mkdocs.yml:
+    ``diagnostics/<code>.html``)."""
+    return f"{docs.rstrip('/')}/diagnostics/{code}.html"
+
+
+def sarif(findings: Sequence[Finding], docs: str | None = None) -> dict[str, object]:
+    """SARIF 2.1.0. ``docs``: the documentation site's address (each rule's ``helpUri``
+    and the driver's ``informationUri``), or None."""
     rows = [f.row for f in findings]
-    rules = [
-        {
-            "id": code,
-            "shortDescription": {"text": info(code).summary or code},
-            "defaultConfiguration": {"level": _level(info(code).severity)},
-        }
-        for code in sorted({r.code for r in rows})
-    ]
+    rules = [_rule(code, docs) for code in sorted({r.code for r in rows})]
     # Identical fingerprints in one file get their occurrence number (as CodeQL's
     # primaryLocationLineHash does), so each result keeps its own alert.
     from .fingerprint import occurrences
@@ -474,11 +510,15 @@ def sarif(findings: Sequence[Finding]) -> dict[str, object]:
             "message": {"text": r.message},
             **({"properties": {"engine_code": r.engine_code}} if r.engine_code else {}),
             "partialFingerprints": {FINGERPRINT_KEY: f"{f.fingerprint}:{n}"},
-            "locations": [{"physicalLocation": _physical(r)}],
+            "locations": [{"physicalLocation": _physical(r, f.index, f.diag.range)}],
             **(
                 {
                     "relatedLocations": [
-                        {"id": i, "physicalLocation": _physical(x), "message": {"text": x.message}}
+                        {
+                            "id": i,
+                            "physicalLocation": _physical(x, *_related_at(f, i)),
+                            "message": {"text": x.message},
+                        }
                         for i, x in enumerate(r.related)
                     ]
                 }
@@ -488,12 +528,17 @@ def sarif(findings: Sequence[Finding]) -> dict[str, object]:
         }
         for f, r, n in zip(findings, rows, nth, strict=True)
     ]
+    driver: dict[str, object] = {"name": "mantle-lsp", "version": __version__}
+    if docs:
+        driver["informationUri"] = docs
+    driver["rules"] = rules
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "mantle-lsp", "version": __version__, "rules": rules}},
+                "tool": {"driver": driver},
+                "columnKind": "utf16CodeUnits",
                 "results": results,
             }
         ],

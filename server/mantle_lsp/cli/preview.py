@@ -41,7 +41,10 @@ def render_text(pv: Preview) -> str:
 def cmd_preview(args: argparse.Namespace) -> int:
     from ..ide.preview import parse_state, preview_skill  # only this command
 
-    path = Path(args.skill).resolve()
+    path = Path(args.skill)
+    if not path.exists():
+        return _error(f"{args.skill}: no such file or directory")
+    path = path.resolve()
     folder = path if path.is_dir() else path.parent
     root = layout.find_project_for(folder / "skill.md")
     if root is None or folder.parent.name != "skills":
@@ -53,9 +56,16 @@ def cmd_preview(args: argparse.Namespace) -> int:
     if args.memory:
         try:
             state = parse_state(Path(args.memory).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            print(f"mantle-lsp: error: {args.memory}: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+        except FileNotFoundError:
+            return _error(f"{args.memory}: no such file or directory")
+        except IsADirectoryError:
+            return _error(f"{args.memory}: a folder, not a state file")
+        except UnicodeDecodeError:
+            return _error(f"{args.memory}: not UTF-8 text")
+        except OSError as exc:
+            return _error(f"{args.memory}: cannot read it ({exc.strerror or exc})")
+        except ValueError as exc:
+            return _error(f"{args.memory}: {exc}")
     pv = preview_skill(Project.load(root), folder.name, state)
     if pv is None:
         print(f"mantle-lsp: error: no skill.md in {folder}", file=sys.stderr)
@@ -65,3 +75,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_text(pv))
     return EXIT_OK
+
+
+def _error(message: str) -> int:
+    print(f"mantle-lsp: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
