@@ -45,12 +45,12 @@ from ..syntax.conditions import (
     parse_condition,
 )
 from ..syntax.errors import C_LEGACY
-from ..syntax.memory_yml import MemoryDoc, MemoryField, Scope
+from ..syntax.memory_yml import MemoryDoc, MemoryField, Scope, parse_memory_yml
 from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.sites import ConditionSite
 from ..syntax.skill_md import FRONTMATTER_KEYS, SkillDoc
 from ..syntax.text import TextRange
-from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq
+from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq, to_python
 from .codes import REGISTRY
 from .diagnostics import Diagnostic
 from .suppression import MARK, find_suppressions
@@ -550,6 +550,7 @@ class _Fixer:
         code = d.code
         if code in DECLARE_CODES:
             yield from self.declare(d)
+            yield from self.make_public(d)
         if code == C_SESSION_IN_PROSE:
             yield from self.session_to_memory(d)
         if code == C_MISSING_ELSE:
@@ -966,6 +967,28 @@ class _Fixer:
                     title = f"Declare `{entry}` in skills/{ns}/memory.yml ({scope})"
                     yield self.action(title, d, edit)
 
+    def make_public(self, d: Diagnostic) -> Iterator[CodeAction]:
+        """Another skill's private field read here (data ``why: private``): move its
+        declaration from ``private:`` to ``public:`` in that skill's memory.yml. Not for a
+        write (a button ``set:``): a skill may not write another skill's field, public or
+        not. Unsafe: every other skill may then read the field (private may be on purpose,
+        for PII say)."""
+        data = d.data or {}
+        key = data.get("key")
+        if data.get("why") != "private" or not isinstance(key, list) or len(key) != 2:
+            return
+        ns, entry = key
+        if not isinstance(ns, str) or not isinstance(entry, str):
+            return
+        for ref in self.p.index.references_in(self.path):
+            here = ref.key == ("field", ns, entry) and _inside(ref.range, d.range)
+            if here and ref.form in WRITE_FORMS:
+                return
+        sk = self.p.skill(ns)
+        edit = make_field_public(sk, entry) if sk is not None else None
+        if edit is not None:
+            yield self.action(f"Make `{entry}` public in skills/{ns}/memory.yml", d, edit)
+
     def read_elsewhere(self, key: SymbolKey, sid: str) -> bool:
         return any(r.skill != sid for r in self.p.index.references_to(key))
 
@@ -1287,6 +1310,151 @@ def declare_skill_field(
     col = _column(text, section.items[0][0].range.start)
     block = _field_block(name, lines, col, _attr_step(text, section, unit))
     return _ws_edit(pf.path, _insert_lines(text, _content_end(text, section), block))
+
+
+def make_field_public(sk: Skill, name: str) -> WorkspaceEdit | None:
+    """Move the private field ``name`` of ``sk`` from ``schema: private:`` to ``public:``
+    (created before ``private:`` when missing; ``private:`` itself goes when it held only
+    this field, or is renamed to ``public:`` when there was none). The field's lines move
+    whole — the comment lines right above it, its attributes, block scalars and trailing
+    comments — re-indented to the column of the public fields. None for flow mappings,
+    a name declared more than once, or a file that does not parse; the edited file is
+    parsed back and must declare the same field, public, and the others as before."""
+    pf = sk.memory
+    md = pf.doc if pf is not None and isinstance(pf.doc, MemoryDoc) else None
+    if pf is None or md is None or not pf.source.analyzable:
+        return None
+    decls = md.declarations(name)
+    if len(decls) != 1 or decls[0].scope != "private" or not isinstance(decls[0].node, YMap):
+        return None
+    f = decls[0]
+    text = pf.text
+    root = md.root
+    schema = root.get("schema") if isinstance(root, YMap) else None
+    if not isinstance(root, YMap) or not isinstance(schema, YMap):
+        return None
+    priv_key, priv = schema.key_node("private"), schema.get("private")
+    pub_key, pub = schema.key_node("public"), schema.get("public")
+    if priv_key is None or not isinstance(priv, YMap):
+        return None
+    flows: list[YNode] = [root, schema, priv, decls[0].node]
+    if isinstance(pub, YMap):
+        flows.append(pub)
+    if any(_is_flow(text, n) for n in flows):
+        return None
+    # the field's lines, with the comment lines right above it at its column (after the
+    # field before; a comment indented deeper ends the field before)
+    index = next(i for i, (k, _) in enumerate(priv.items) if k is f.key)
+    floor = _content_end(text, priv.items[index - 1][1]) if index else priv_key.range.end
+    start = _line_start(text, f.key.range.start)
+    pad = text[start : f.key.range.start]
+    if pad.strip():
+        return None
+    while start > 0:
+        above = _line_start(text, start - 1)
+        line = text[above : start - 1]
+        if above < floor or not line.startswith(pad + "#"):
+            break
+        start = above
+    end = _after_line(text, max(_content_end(text, f.node), f.key.range.end) - 1)
+    lines = text[start:end].splitlines()
+    only = len(priv.items) == 1
+    edits: list[TextEdit] = []
+    if pub_key is None and only:
+        edits.append(TextEdit(priv_key.range, "public"))  # the section changes its name
+    else:
+        field_col = _column(text, f.key.range.start)
+        priv_col = _column(text, priv_key.range.start)
+        if isinstance(pub, YMap) and pub.items:
+            col = _column(text, pub.items[0][0].range.start)
+            at = _content_end(text, pub)
+        elif pub_key is not None and isinstance(pub, YScalar) and pub.range.length == 0:
+            col = field_col - priv_col + _column(text, pub_key.range.start)
+            at = pub_key.range.end
+        elif pub_key is None:
+            col, at = field_col, -1
+        else:
+            return None
+        moved = _reindent(lines, col - field_col)
+        if at < 0:  # a new `public:` section before `private:`
+            pos = _line_start(text, priv_key.range.start)
+            body = [" " * priv_col + "public:", *moved]
+            edits.append(TextEdit(TextRange(pos, pos), "".join(x + "\n" for x in body)))
+        else:
+            edits.append(_insert_lines(text, at, moved))
+        if only:  # an empty `private:` fails to load: it goes, a comment on it stays
+            ls = _line_start(text, priv_key.range.start)
+            le = _after_line(text, priv_key.range.start)
+            note = re.search(r"\s#.*", text[priv_key.range.end : le])
+            keep = f"{' ' * priv_col}{note.group(0).strip()}\n" if note else ""
+            # with it the blank lines that set it apart (above it, else below the field)
+            above = _blank_lines_before(text, ls)
+            if above < ls:
+                ls = above
+            else:
+                end = _blank_lines_after(text, end)
+            edits.append(TextEdit(TextRange(ls, le), keep))
+        edits.append(TextEdit(TextRange(start, end), ""))
+    edit = _one_edit(text, edits)
+    after = text[: edit.range.start] + edit.new_text + text[edit.range.end :]
+    check = parse_memory_yml(after, "skill")
+    now = check.declarations(name)
+    if (
+        (md.loads and not check.loads)
+        or len(now) != 1
+        or now[0].scope != "public"
+        or to_python(now[0].node) != to_python(f.node)
+        or [(x.name, x.scope) for x in check.fields if x.name != name]
+        != [(x.name, x.scope) for x in md.fields if x.name != name]
+    ):
+        return None
+    return _ws_edit(pf.path, edit)
+
+
+def _blank_lines_before(text: str, line_start: int) -> int:
+    """The start of the blank lines right above the line starting at ``line_start``."""
+    while line_start > 0:
+        prev = _line_start(text, line_start - 1)
+        if text[prev:line_start].strip():
+            break
+        line_start = prev
+    return line_start
+
+
+def _blank_lines_after(text: str, line_start: int) -> int:
+    """The end of the blank lines from the line starting at ``line_start``."""
+    while line_start < len(text):
+        nxt = _after_line(text, line_start)
+        if text[line_start:nxt].strip():
+            break
+        line_start = nxt
+    return line_start
+
+
+def _reindent(lines: list[str], delta: int) -> list[str]:
+    """``lines`` shifted right by ``delta`` columns (left when negative; blank lines stay)."""
+    out = []
+    for line in lines:
+        if not line.strip():
+            out.append(line)
+        elif delta >= 0:
+            out.append(" " * delta + line)
+        else:
+            pad = len(line) - len(line.lstrip(" "))
+            out.append(line[min(pad, -delta) :])
+    return out
+
+
+def _one_edit(text: str, edits: list[TextEdit]) -> TextEdit:
+    """One edit doing all of ``edits`` (none overlapping; an insertion may touch a
+    deletion), from the first to the last place they change."""
+    ordered = sorted(edits, key=lambda e: (e.range.start, e.range.end))
+    new = text
+    for e in reversed(ordered):
+        new = new[: e.range.start] + e.new_text + new[e.range.end :]
+    lo = ordered[0].range.start
+    hi = max(e.range.end for e in ordered)
+    return TextEdit(TextRange(lo, hi), new[lo : len(new) - (len(text) - hi)])
 
 
 def declare_project_field(project: Project, name: str, lines: list[str]) -> WorkspaceEdit | None:
