@@ -1845,6 +1845,161 @@ steps:
     assert action.safe  # the fence says the same
 
 
+AGENT_HEAD = """\
+//- agent.yml
+agent:
+  id: test-agent
+  persona: A careful test assistant.
+orchestrator:
+  model_group: main
+"""
+
+
+def test_legacy_ack_enabled_becomes_fillers_enabled(tmp_path: Path) -> None:
+    """Issue 29: 3.21 ignores `prompts.ack_enabled` and reads `fillers.enabled`. With
+    only that key under `prompts:`, the section is renamed: comments stay as written."""
+    action = check_code_action(
+        tmp_path,
+        AGENT_HEAD + "prompts:  # acknowledgements\n  ack_enabled$0: true  # on for text too\n",
+        "Move `prompts.ack_enabled` to `fillers.enabled`",
+        AGENT_HEAD + "fillers:  # acknowledgements\n  enabled: true  # on for text too\n",
+    )
+    assert action.diagnostic_codes == ("lsp.legacy.syntax",)
+    assert action.preferred and not action.safe  # the agent starts acknowledging
+
+
+def test_legacy_ack_rule_joins_the_fillers_section(tmp_path: Path) -> None:
+    """`prompts.ack_rule` is the rule `fillers.instructions` holds: the entry (its comment,
+    its block scalar) moves to the end of `fillers:`, re-indented to its keys; `prompts:`
+    keeps its other key."""
+    check_code_action(
+        tmp_path,
+        AGENT_HEAD
+        + """\
+fillers:
+    reminder: Keep it short.
+prompts:
+  routing_no_active_skill: Ask what they need.
+  # the line before a tool runs
+  ack_r$0ule: |
+    Say one short line.
+      Never two.
+""",
+        "Move `prompts.ack_rule` to `fillers.instructions`",
+        AGENT_HEAD
+        + """\
+fillers:
+    reminder: Keep it short.
+    # the line before a tool runs
+    instructions: |
+      Say one short line.
+        Never two.
+prompts:
+  routing_no_active_skill: Ask what they need.
+""",
+    )
+
+
+def test_legacy_ack_key_creates_fillers_and_drops_an_emptied_prompts(tmp_path: Path) -> None:
+    fixture = (
+        AGENT_HEAD
+        + """\
+
+prompts:
+  ack_enabled: false
+  ack_rule$0: Say "one moment".
+
+rules:
+  - Be kind.
+"""
+    )
+    check_code_action(
+        tmp_path / "a",
+        fixture,
+        "Move `prompts.ack_rule` to `fillers.instructions`",
+        AGENT_HEAD
+        + """\
+
+fillers:
+  instructions: Say "one moment".
+prompts:
+  ack_enabled: false
+
+rules:
+  - Be kind.
+""",
+    )
+    # the second one fills the section the first made; `prompts:` goes (empty, it is an
+    # error), the blank line that set `rules:` apart stays
+    fixed = (
+        AGENT_HEAD
+        + """\
+
+fillers:
+  instructions: Say "one moment".
+prompts:
+  ack_enabled$0: false
+
+rules:
+  - Be kind.
+"""
+    )
+    check_code_action(
+        tmp_path / "b",
+        fixed,
+        "Move `prompts.ack_enabled` to `fillers.enabled`",
+        AGENT_HEAD
+        + """\
+
+fillers:
+  instructions: Say "one moment".
+  enabled: false
+
+rules:
+  - Be kind.
+""",
+    )
+
+
+def test_legacy_ack_key_already_set_in_fillers_is_only_removed(tmp_path: Path) -> None:
+    """`fillers.enabled` decides; moving would overwrite it: the legacy key can only go."""
+    action = check_code_action(
+        tmp_path,
+        AGENT_HEAD
+        + "fillers:\n  enabled: false\nprompts:\n  ack_enabled$0: true\n"
+        + "  routing_no_active_skill: Ask.\n",
+        "Remove `prompts.ack_enabled` (`fillers.enabled` is set)",
+        AGENT_HEAD + "fillers:\n  enabled: false\nprompts:\n  routing_no_active_skill: Ask.\n",
+    )
+    assert not action.safe
+
+
+def test_legacy_ack_enabled_without_a_boolean_is_left_to_the_author(tmp_path: Path) -> None:
+    """A value `fillers.enabled` would not take as it is has no exact counterpart."""
+    fixture = AGENT_HEAD + "prompts:\n  ack_enabled$0: sometimes\n"
+    assert titles_at(tmp_path, fixture) == []
+
+
+def test_check_fix_moves_legacy_ack_keys_only_with_unsafe_fixes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both keys, in rounds (each fix edits `fillers:`): `--fix` leaves them."""
+    fx = write_fixture(
+        tmp_path,
+        AGENT_HEAD + "prompts:\n  ack_enabled: true\n  ack_rule: Say one line.\n",
+    )
+    agent = fx.root / "agent.yml"
+    before = agent.read_text(encoding="utf-8")
+    cli_main(["check", str(fx.root), "--fix"])
+    assert agent.read_text(encoding="utf-8") == before
+    assert cli_main(["check", str(fx.root), "--fix", "--unsafe-fixes"]) == 0
+    after = agent.read_text(encoding="utf-8")
+    assert after.startswith(AGENT_HEAD.split("\n", 1)[1] + "fillers:\n")
+    assert "prompts" not in after
+    assert sorted(after.splitlines()[-2:]) == ["  enabled: true", "  instructions: Say one line."]
+    capsys.readouterr()
+
+
 def test_remove_access_but_not_a_misspelt_section(tmp_path: Path) -> None:
     check_code_action(
         tmp_path,

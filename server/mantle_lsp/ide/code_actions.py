@@ -44,6 +44,8 @@ from ..syntax.conditions import (
     RefExpr,
     parse_condition,
 )
+from ..syntax.config_tables import LEGACY_PROMPT_KEYS
+from ..syntax.config_yml import AgentDoc, parse_agent_yml
 from ..syntax.errors import C_LEGACY
 from ..syntax.memory_yml import MemoryDoc, MemoryField, Scope, parse_memory_yml
 from ..syntax.responses_yml import ResponsesDoc
@@ -563,6 +565,8 @@ class _Fixer:
             yield from self.remove_attribute(d)
         if code in (C_LEGACY, C_UNKNOWN_ATTR, C_FORCE):
             yield from self.rename_key(d)
+        if code == C_LEGACY:
+            yield from self.legacy_prompt(d)
         if code == C_UNKNOWN_ATTR:
             yield from self.remove_unknown_attribute(d)
         if code == C_BARE_MENTION:
@@ -1171,6 +1175,129 @@ class _Fixer:
         safe = new == "ask_before_filling"
         yield self.action(f"Rename `{written}` to `{new}`", d, edit, preferred=True, safe=safe)
 
+    # -- agent.yml `prompts.ack_enabled` / `prompts.ack_rule` (3.20) -------------------------
+    def legacy_prompt(self, d: Diagnostic) -> Iterator[CodeAction]:
+        """Move `prompts.ack_enabled` to `fillers.enabled`, `prompts.ack_rule` to
+        `fillers.instructions` (3.21 reads only those; `fillers.instructions` is the rule of
+        the acknowledgement section, empty for the built-in one, exactly what `ack_rule`
+        was). Only a boolean `ack_enabled` and a string `ack_rule` (the values the new
+        keys take as they are). When `fillers` already sets the key, it decides: the legacy
+        key can only be removed. Unsafe either way: the engine ignores the legacy key
+        today, so moving it changes what the agent does (acknowledgements start or stop),
+        and removing it loses what it says."""
+        doc = self.pf.doc
+        text = self.text
+        if not isinstance(doc, AgentDoc) or doc.root is None or _is_flow(text, doc.root):
+            return
+        root = doc.root
+        prompts_key, prompts = root.key_node("prompts"), root.get("prompts")
+        if prompts_key is None or not isinstance(prompts, YMap) or _is_flow(text, prompts):
+            return
+        hit = next(((k, v) for k, v in prompts.pairs() if k.range == d.range), None)
+        if hit is None or hit[0].value not in LEGACY_PROMPT_KEYS:
+            return
+        k, v = hit
+        legacy = str(k.value)
+        target = LEGACY_PROMPT_KEYS[legacy]
+        attr = target.split(".", 1)[1]
+        kind = bool if attr == "enabled" else str
+        if not isinstance(v, YScalar) or not isinstance(v.value, kind):
+            return  # no exact counterpart: left to the author
+        span = _entry_lines(text, prompts, k, prompts_key.range.end)
+        if span is None:
+            return
+        start, end = span
+        fillers_key, fillers = root.key_node("fillers"), root.get("fillers")
+        only = len(prompts.items) == 1
+        move = not (isinstance(fillers, YMap) and fillers.has(attr))
+        if move:
+            title = f"Move `prompts.{legacy}` to `{target}`"
+        else:
+            title = f"Remove `prompts.{legacy}` (`{target}` is set)"
+        edits: list[TextEdit] = []
+        if move and fillers_key is None and only:  # `prompts:` becomes `fillers:`
+            edits += [
+                TextEdit(content_range(prompts_key), "fillers"),
+                TextEdit(content_range(k), attr),
+            ]
+        else:
+            if move:
+                name = content_range(k)  # the quotes of a quoted key stay
+                lines = (text[start : name.start] + attr + text[name.end : end]).splitlines()
+                col = _column(text, k.range.start)
+                added = self.fillers_entry(root, prompts_key, col, lines, attr, v)
+                if added is None:
+                    return
+                edits.append(added)
+            if only:  # `prompts:` with nothing under it is an error: it goes, a comment stays
+                ls = _line_start(text, prompts_key.range.start)
+                le = _after_line(text, prompts_key.range.start)
+                note = re.search(r"\s#.*", text[prompts_key.range.end : le])
+                col = _column(text, prompts_key.range.start)
+                keep = f"{' ' * col}{note.group(0).strip()}\n" if note else ""
+                first = root.items[0][0] is prompts_key
+                ls, end = _drop_separator(text, ls, end, first)
+                edits.append(TextEdit(TextRange(ls, le), keep))
+            edits.append(TextEdit(TextRange(start, end), ""))
+        edit = _one_edit(text, edits)
+        after = text[: edit.range.start] + edit.new_text + text[edit.range.end :]
+        if not _moved_to_fillers(doc, after, legacy, attr, v if move else None):
+            return
+        yield self.action(title, d, _ws_edit(self.path, edit), preferred=True)
+
+    def fillers_entry(
+        self, root: YMap, prompts_key: YScalar, key_col: int, lines: list[str], attr: str,
+        value: YScalar,
+    ) -> TextEdit | None:  # fmt: skip
+        """The insertion of ``lines`` (the entry ``attr: …``, at column ``key_col``) into
+        `fillers:`: at the end of its block, into a `{…}` (a one-line value), under an
+        empty `fillers:`, or as a new `fillers:` section right before `prompts:`."""
+        text = self.text
+        fillers_key, fillers = root.key_node("fillers"), root.get("fillers")
+        if isinstance(fillers, YMap) and _is_flow(text, fillers):
+            close = fillers.range.end - 1
+            raw = text[value.range.start : value.range.end]
+            if text[close] != "}" or "\n" in raw or "#" in "".join(lines):
+                return None
+            sep = ", " if fillers.items else ""
+            return TextEdit(TextRange(close, close), f"{sep}{attr}: {raw}")
+        if isinstance(fillers, YMap) and fillers.items:
+            col = _column(text, fillers.items[0][0].range.start)
+            return _insert_lines(text, _content_end(text, fillers), _reindent(lines, col - key_col))
+        if fillers_key is not None:
+            if not (isinstance(fillers, YScalar) and fillers.range.length == 0):
+                return None  # `fillers: ~` or another value: left to the author
+            base = _column(text, fillers_key.range.start)
+            delta = base - _column(text, prompts_key.range.start)
+            return _insert_lines(text, fillers_key.range.end, _reindent(lines, delta))
+        pos = _line_start(text, prompts_key.range.start)
+        head = " " * _column(text, prompts_key.range.start) + "fillers:"
+        return TextEdit(TextRange(pos, pos), "".join(x + "\n" for x in [head, *lines]))
+
+
+def _moved_to_fillers(
+    doc: AgentDoc, after: str, legacy: str, attr: str, value: YScalar | None
+) -> bool:
+    """Whether ``after`` (agent.yml once fixed) no longer has ``prompts.<legacy>``, has
+    ``fillers.<attr>`` (with ``value``'s value, when given), and no finding the file did
+    not have."""
+    new = parse_agent_yml(after)
+    if new.root is None:
+        return False
+    prompts, fillers = new.root.get("prompts"), new.root.get("fillers")
+    if isinstance(prompts, YMap) and prompts.has(legacy):
+        return False
+    if not isinstance(fillers, YMap) or not fillers.has(attr):
+        return False
+    if value is not None and to_python(fillers.get(attr)) != to_python(value):
+        return False
+    was = [i.code for i in doc.issues]
+    for issue in new.issues:
+        if issue.code not in was:
+            return False
+        was.remove(issue.code)
+    return True
+
 
 def _inside_line_comment(text: str, offset: int) -> bool:
     """Whether ``offset`` falls after a `#` comment start on its line (an insertion
@@ -1342,21 +1469,10 @@ def make_field_public(sk: Skill, name: str) -> WorkspaceEdit | None:
         flows.append(pub)
     if any(_is_flow(text, n) for n in flows):
         return None
-    # the field's lines, with the comment lines right above it at its column (after the
-    # field before; a comment indented deeper ends the field before)
-    index = next(i for i, (k, _) in enumerate(priv.items) if k is f.key)
-    floor = _content_end(text, priv.items[index - 1][1]) if index else priv_key.range.end
-    start = _line_start(text, f.key.range.start)
-    pad = text[start : f.key.range.start]
-    if pad.strip():
+    span = _entry_lines(text, priv, f.key, priv_key.range.end)
+    if span is None:
         return None
-    while start > 0:
-        above = _line_start(text, start - 1)
-        line = text[above : start - 1]
-        if above < floor or not line.startswith(pad + "#"):
-            break
-        start = above
-    end = _after_line(text, max(_content_end(text, f.node), f.key.range.end) - 1)
+    start, end = span
     lines = text[start:end].splitlines()
     only = len(priv.items) == 1
     edits: list[TextEdit] = []
@@ -1387,12 +1503,7 @@ def make_field_public(sk: Skill, name: str) -> WorkspaceEdit | None:
             le = _after_line(text, priv_key.range.start)
             note = re.search(r"\s#.*", text[priv_key.range.end : le])
             keep = f"{' ' * priv_col}{note.group(0).strip()}\n" if note else ""
-            # with it the blank lines that set it apart (above it, else below the field)
-            above = _blank_lines_before(text, ls)
-            if above < ls:
-                ls = above
-            else:
-                end = _blank_lines_after(text, end)
+            ls, end = _drop_separator(text, ls, end, schema.items[0][0] is priv_key)
             edits.append(TextEdit(TextRange(ls, le), keep))
         edits.append(TextEdit(TextRange(start, end), ""))
     edit = _one_edit(text, edits)
@@ -1409,6 +1520,42 @@ def make_field_public(sk: Skill, name: str) -> WorkspaceEdit | None:
     ):
         return None
     return _ws_edit(pf.path, edit)
+
+
+def _entry_lines(text: str, mapping: YMap, key: YScalar, after: int) -> tuple[int, int] | None:
+    """The whole lines of the entry at ``key`` of the block ``mapping``: with the comment
+    lines right above it at its column (after the entry before it, else after offset
+    ``after``; a comment indented deeper ends the entry before), its value and a comment
+    on its last line. None when something else starts the key's line."""
+    index = next((i for i, (k, _) in enumerate(mapping.items) if k is key), None)
+    if index is None:
+        return None
+    floor = _content_end(text, mapping.items[index - 1][1]) if index else after
+    start = _line_start(text, key.range.start)
+    pad = text[start : key.range.start]
+    if pad.strip():
+        return None
+    while start > 0:
+        above = _line_start(text, start - 1)
+        if above < floor or not text[above : start - 1].startswith(pad + "#"):
+            break
+        start = above
+    end = _after_line(text, max(_content_end(text, mapping.items[index][1]), key.range.end) - 1)
+    return start, end
+
+
+def _drop_separator(text: str, start: int, end: int, first: bool) -> tuple[int, int]:
+    """A section that goes (its lines from ``start`` to ``end``) takes one run of the
+    blank lines that set it apart with it: those above when blank lines (or the end of the
+    file) follow too, those below when it is the first entry of its mapping; else none,
+    so that what was apart stays apart."""
+    above = _blank_lines_before(text, start)
+    below = _blank_lines_after(text, end)
+    if above < start and (below > end or below == len(text)):
+        return above, end
+    if first:
+        return start, below
+    return start, end
 
 
 def _blank_lines_before(text: str, line_start: int) -> int:
