@@ -879,20 +879,6 @@ def test_backticked_mentions_of_a_field_in_other_skills_are_offered(tmp_path: Pa
     assert len(hard) == 1  # the declaration; its description's mention is to confirm
 
 
-def test_mention_rename_and_back_is_byte_identical(tmp_path: Path) -> None:
-    fx = write_fixture(tmp_path, USER_COUNTRY)
-    original = snapshot(fx.root)
-    key = ("field", "project", "user_country")
-    there = rename_symbol(Project.load(fx.root), key, "country")
-    assert isinstance(there, WorkspaceEdit), there
-    apply_edit(fx.root, there)
-    assert b"set `country`" in (fx.root / "skills/profile/skill.md").read_bytes()
-    back = rename_symbol(Project.load(fx.root), ("field", "project", "country"), "user_country")
-    assert isinstance(back, WorkspaceEdit), back
-    apply_edit(fx.root, back)
-    assert snapshot(fx.root) == original
-
-
 def test_a_mention_the_new_name_would_give_to_another_field_is_left(tmp_path: Path) -> None:
     """In `profile`, which declares its own `country`, `` `user_country` `` renamed to
     `country` would name profile's field: it is not offered (the hard references are)."""
@@ -909,11 +895,7 @@ def test_a_mention_the_new_name_would_give_to_another_field_is_left(tmp_path: Pa
     assert desc.note == MENTIONS
 
 
-def test_mentions_of_another_skills_field(tmp_path: Path) -> None:
-    """`card_status` belongs to `card`; `support` has no field or tool of that name, so a
-    backticked `card_status` there probably means card's field (an id-like name), and
-    `card.card_status` certainly does."""
-    fixture = """\
+CARD_STATUS = """\
 //- skills/card/memory.yml
 schema:
   public:
@@ -930,7 +912,13 @@ description: Help; look at `card.«r:card_status»` first.
 ---
 If `«r:card_status»` is blocked, say so; the `status` word stays.
 """
-    check_rename(tmp_path, fixture, "card_state")
+
+
+def test_mentions_of_another_skills_field(tmp_path: Path) -> None:
+    """`card_status` belongs to `card`; `support` has no field or tool of that name, so a
+    backticked `card_status` there probably means card's field (an id-like name), and
+    `card.card_status` certainly does."""
+    check_rename(tmp_path, CARD_STATUS, "card_state")
 
 
 def test_a_plain_word_of_another_skill_is_not_guessed(tmp_path: Path) -> None:
@@ -956,8 +944,7 @@ If the `status` is blocked, say so.
     check_rename(tmp_path, fixture, "state")
 
 
-def test_skill_rename_offers_backticked_mentions_of_its_id(tmp_path: Path) -> None:
-    fixture = """\
+SKILL_MENTIONS = """\
 //- skills/card_replace/memory.yml
 schema:
   public:
@@ -979,8 +966,11 @@ description: Help.
 ---
 Hand over to `«r:card_replace»` when the card is lost; it reads `«r:card_replace».reason`.
 """
+
+
+def test_skill_rename_offers_backticked_mentions_of_its_id(tmp_path: Path) -> None:
     edit = check_rename(
-        tmp_path, fixture, "card_swap", moved=("skills/card_replace", "skills/card_swap")
+        tmp_path, SKILL_MENTIONS, "card_swap", moved=("skills/card_replace", "skills/card_swap")
     )
     support = tmp_path / "skills/support/skill.md"
     assert [e.note for e in edit.edits[support]] == [MENTIONS, MENTIONS]
@@ -1007,8 +997,7 @@ Hand over to @skill.card_replace or `card_replace`.
     assert only.note is None and edit.notes == {}
 
 
-def test_shared_tool_rename_offers_backticked_mentions(tmp_path: Path) -> None:
-    fixture = """\
+SHARED_TOOL_MENTIONS = """\
 //- tools/shared.py
 from rasa.mantle.tools.decorator import ToolContext, tool
 
@@ -1024,4 +1013,35 @@ import_tools:
 ---
 Call `«r:lookup_customer»` before anything else.
 """
-    check_rename(tmp_path, fixture, "find_customer")
+
+
+def test_shared_tool_rename_offers_backticked_mentions(tmp_path: Path) -> None:
+    check_rename(tmp_path, SHARED_TOOL_MENTIONS, "find_customer")
+
+
+MENTION_ROUND_TRIPS = [
+    (USER_COUNTRY, ("field", "project", "user_country"), "country"),
+    (CARD_STATUS, ("field", "card", "card_status"), "card_state"),
+    (CARD_STATUS, ("field", "card", "card_status"), "state"),
+    (SKILL_MENTIONS, ("skill", "card_replace"), "card_swap"),
+    (SHARED_TOOL_MENTIONS, ("tool", "", "lookup_customer"), "find_customer"),
+]
+
+
+@pytest.mark.parametrize(("fixture", "key", "new"), MENTION_ROUND_TRIPS)
+def test_mention_rename_and_back_is_byte_identical(
+    tmp_path: Path, fixture: str, key: SymbolKey, new: str
+) -> None:
+    """With every mention ticked, a rename and its inverse restore every byte (a guessed
+    mention of another skill's field included: id-like on one side is enough both ways)."""
+    fx = write_fixture(tmp_path, fixture)
+    original = snapshot(fx.root)
+    there = rename_symbol(Project.load(fx.root), key, new)
+    assert isinstance(there, WorkspaceEdit), there
+    assert MENTIONS in there.notes
+    apply_edit(fx.root, there)
+    assert snapshot(fx.root) != original
+    back = rename_symbol(Project.load(fx.root), (*key[:-1], new), key[-1])
+    assert isinstance(back, WorkspaceEdit), back
+    apply_edit(fx.root, back)
+    assert snapshot(fx.root) == original
