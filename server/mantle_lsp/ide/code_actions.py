@@ -1229,15 +1229,11 @@ class _Fixer:
                 if added is None:
                     return
                 edits.append(added)
-            if only:  # `prompts:` with nothing under it is an error: it goes, a comment stays
-                ls = _line_start(text, prompts_key.range.start)
-                le = _after_line(text, prompts_key.range.start)
-                note = re.search(r"\s#.*", text[prompts_key.range.end : le])
-                col = _column(text, prompts_key.range.start)
-                keep = f"{' ' * col}{note.group(0).strip()}\n" if note else ""
-                first = root.items[0][0] is prompts_key
-                ls, end = _drop_separator(text, ls, end, first)
-                edits.append(TextEdit(TextRange(ls, le), keep))
+            if only:  # `prompts:` with nothing under it is an error: it goes
+                gone, end = _drop_section_key(
+                    text, prompts_key, root.items[0][0] is prompts_key, end
+                )
+                edits.append(gone)
             edits.append(TextEdit(TextRange(start, end), ""))
         edit = _one_edit(text, edits)
         after = text[: edit.range.start] + edit.new_text + text[edit.range.end :]
@@ -1498,13 +1494,9 @@ def make_field_public(sk: Skill, name: str) -> WorkspaceEdit | None:
             edits.append(TextEdit(TextRange(pos, pos), "".join(x + "\n" for x in body)))
         else:
             edits.append(_insert_lines(text, at, moved))
-        if only:  # an empty `private:` fails to load: it goes, a comment on it stays
-            ls = _line_start(text, priv_key.range.start)
-            le = _after_line(text, priv_key.range.start)
-            note = re.search(r"\s#.*", text[priv_key.range.end : le])
-            keep = f"{' ' * priv_col}{note.group(0).strip()}\n" if note else ""
-            ls, end = _drop_separator(text, ls, end, schema.items[0][0] is priv_key)
-            edits.append(TextEdit(TextRange(ls, le), keep))
+        if only:  # an empty `private:` fails to load: it goes
+            gone, end = _drop_section_key(text, priv_key, schema.items[0][0] is priv_key, end)
+            edits.append(gone)
         edits.append(TextEdit(TextRange(start, end), ""))
     edit = _one_edit(text, edits)
     after = text[: edit.range.start] + edit.new_text + text[edit.range.end :]
@@ -1542,6 +1534,19 @@ def _entry_lines(text: str, mapping: YMap, key: YScalar, after: int) -> tuple[in
         start = above
     end = _after_line(text, max(_content_end(text, mapping.items[index][1]), key.range.end) - 1)
     return start, end
+
+
+def _drop_section_key(text: str, key: YScalar, first: bool, end: int) -> tuple[TextEdit, int]:
+    """The removal of the line of ``key``, a section the fix leaves empty (whose last
+    entry's lines end at ``end``; ``first``: the first entry of its mapping): a comment on
+    the line stays, as a line of its own at the key's column, and one run of the blank
+    lines that set the section apart goes with it (:func:`_drop_separator`). Returns the
+    edit, and where the removal of the entry's lines should end."""
+    ls, le = _line_start(text, key.range.start), _after_line(text, key.range.start)
+    note = re.search(r"\s#.*", text[key.range.end : le])
+    keep = f"{' ' * _column(text, key.range.start)}{note.group(0).strip()}\n" if note else ""
+    ls, end = _drop_separator(text, ls, end, first)
+    return TextEdit(TextRange(ls, le), keep), end
 
 
 def _drop_separator(text: str, start: int, end: int, first: bool) -> tuple[int, int]:
