@@ -6,6 +6,9 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+import pytest
+
+from mantle_lsp.cli.main import main as cli_main
 from mantle_lsp.ide.code_actions import CodeAction, code_actions, yaml_scalar
 from mantle_lsp.ide.diagnostics import Diagnostic, project_diagnostics
 from mantle_lsp.ide.fixes import fix_all
@@ -489,7 +492,11 @@ Go.
     assert titles_at(tmp_path, fixture) == []
 
 
-def test_no_declare_for_a_private_field_of_another_skill(tmp_path: Path) -> None:
+def test_a_private_field_of_another_skill_is_made_public_not_declared(tmp_path: Path) -> None:
+    """Issue 29: the message says "make it public in that skill's memory.yml"; the fix
+    does that: the field moves to the end of `public:`, its comment with it, and the
+    `private:` section it leaves empty goes with the blank line that set it apart (an
+    empty section fails to load)."""
     fixture = (
         CARD_MEMORY
         + """\
@@ -506,9 +513,328 @@ if: session.card.card_id$0 == "x"
 Go.
 """
     )
-    _proj, diags, actions = actions_at(tmp_path, fixture)
-    assert [d.code for d in diags] == ["mantle.validation.prose.unknown_memory_key"]
-    assert actions == []
+    assert titles_at(tmp_path / "a", fixture) == ["Make `card_id` public in skills/card/memory.yml"]
+    action = check_code_action(
+        tmp_path / "b",
+        fixture.replace("    card_id:\n", "    # the card being replaced\n    card_id:  # an id\n"),
+        "Make `card_id` public in skills/card/memory.yml",
+        """\
+//- skills/card/memory.yml
+# Card replacement memory.
+schema:
+  public:
+    reason:
+      type: text   # why the card is replaced
+    # the card being replaced
+    card_id:  # an id
+      type: text
+""",
+    )
+    assert action.diagnostic_codes == ("mantle.validation.prose.unknown_memory_key",)
+    assert not action.safe and not action.preferred
+
+
+MOVE_READER = """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help.
+//- skills/billing/skill.md
+---
+description: Billing.
+---
+Use @memory.card.pin$0 now.
+"""
+
+
+def test_make_public_creates_the_section_by_renaming_private(tmp_path: Path) -> None:
+    """A lone private field and no `public:`: the section becomes `public:` (comments,
+    indentation and the order of lines stay exactly)."""
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+   private:   # kept from the customer
+      pin:
+         type: text
+         description: |
+            The PIN.
+            Never say it.
+"""
+        + MOVE_READER,
+        "Make `pin` public in skills/card/memory.yml",
+        """\
+//- skills/card/memory.yml
+schema:
+   public:   # kept from the customer
+      pin:
+         type: text
+         description: |
+            The PIN.
+            Never say it.
+""",
+    )
+
+
+def test_make_public_creates_the_section_before_private(tmp_path: Path) -> None:
+    """A comment at the field's column above it moves with it; one indented deeper ends
+    the field before and stays."""
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  private:
+    card_id:
+      type: text
+      # ends card_id: stays
+    # the PIN: moves with it
+    pin:
+      type: text
+      description: >-
+        The PIN,
+        folded.
+    tries:
+      type: int
+"""
+        + MOVE_READER,
+        "Make `pin` public in skills/card/memory.yml",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    # the PIN: moves with it
+    pin:
+      type: text
+      description: >-
+        The PIN,
+        folded.
+  private:
+    card_id:
+      type: text
+      # ends card_id: stays
+    tries:
+      type: int
+""",
+    )
+
+
+def test_make_public_reindents_to_the_public_fields(tmp_path: Path) -> None:
+    """`private:` before `public:`, indented differently: the field takes the column of
+    the public fields (its block scalar with it); `private:` goes, its comment stays."""
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  private:  # internal
+      pin:
+          type: text
+          description: |
+            The PIN.
+              Indented line.
+
+  public:
+    reason:
+      type: text
+"""
+        + MOVE_READER,
+        "Make `pin` public in skills/card/memory.yml",
+        """\
+//- skills/card/memory.yml
+schema:
+  # internal
+  public:
+    reason:
+      type: text
+    pin:
+        type: text
+        description: |
+          The PIN.
+            Indented line.
+""",
+    )
+
+
+def test_make_public_fills_an_empty_public_section(tmp_path: Path) -> None:
+    """An empty `public:` (the skill fails to load on it) receives the field."""
+    check_code_action(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+  private:
+    card_id:
+      type: text
+    pin:
+      type: text
+"""
+        + MOVE_READER,
+        "Make `pin` public in skills/card/memory.yml",
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    pin:
+      type: text
+  private:
+    card_id:
+      type: text
+""",
+    )
+
+
+def test_make_public_from_a_placeholder_a_tool_and_an_execute_parameter(tmp_path: Path) -> None:
+    memory = """\
+//- skills/lookup/memory.yml
+schema:
+  private:
+    card_id:
+      type: text
+//- skills/lookup/skill.md
+---
+description: Find the user's cards.
+---
+Ask which card.
+"""
+    after = """\
+//- skills/lookup/memory.yml
+schema:
+  public:
+    card_id:
+      type: text
+"""
+    title = "Make `card_id` public in skills/lookup/memory.yml"
+    responses = """\
+//- skills/card/responses.yml
+responses:
+  utter_card:
+    - text: "Card {session.lookup.card_id$0}."
+//- skills/card/skill.md
+---
+description: Block a card.
+---
+Say utter_card.
+"""
+    check_code_action(tmp_path / "a", memory + responses, title, after)
+    tools = """\
+//- skills/card/tools.py
+from rasa.mantle.tools.decorator import ToolContext, tool
+
+
+@tool(description="Block the card.")
+async def block_card(context: ToolContext = None):
+    return context.memory.get("lookup.card_id$0")
+//- skills/card/skill.md
+---
+description: Block a card.
+---
+Use @tool.block_card.
+"""
+    check_code_action(tmp_path / "b", memory + tools, title, after)
+    execute = """\
+//- skills/card/tools.py
+from rasa.mantle.tools.decorator import ToolContext, tool
+
+
+@tool(description="Block the card.")
+async def block_card(card_id: str, context: ToolContext = None):
+    return None
+//- skills/card/skill.md
+---
+description: Block a stolen card.
+---
+:::ordered_block id=main
+steps:
+  - id: block
+    execute_tool: block_card
+    parameters:
+      card_id: session.lookup.card_id$0
+:::
+"""
+    check_code_action(tmp_path / "c", memory + execute, title, after)
+
+
+def test_no_make_public_for_a_write_or_a_flow_section(tmp_path: Path) -> None:
+    """A button `set:` writes: public or not, another skill's field stays unwritable. A
+    `{…}` section is left to the author."""
+    fixture = """\
+//- skills/lookup/memory.yml
+schema:
+  private:
+    card_id:
+      type: text
+//- skills/lookup/skill.md
+---
+description: Find cards.
+---
+Ask.
+//- skills/card/responses.yml
+responses:
+  utter_pick:
+    - text: Pick one.
+      buttons:
+        - title: First
+          payload: "set:session.lookup.card_id$0=1"
+//- skills/card/skill.md
+---
+description: Block a card.
+---
+Say utter_pick.
+"""
+    assert titles_at(tmp_path / "a", fixture) == []
+    flow = """\
+//- skills/lookup/memory.yml
+schema:
+  private: {card_id: {type: text}}
+//- skills/lookup/skill.md
+---
+description: Find cards.
+---
+Ask.
+//- skills/card/skill.md
+---
+description: Block a card.
+---
+Use @memory.lookup.card_id$0.
+"""
+    assert titles_at(tmp_path / "b", flow) == []
+
+
+def test_check_fix_makes_a_field_public_only_with_unsafe_fixes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Who may read the field changes: `--fix` leaves it, `--unsafe-fixes` moves it."""
+    fx = write_fixture(
+        tmp_path,
+        """\
+//- skills/lookup/memory.yml
+schema:
+  private:
+    card_id:
+      type: text
+//- skills/lookup/skill.md
+---
+description: Find cards.
+---
+Ask.
+//- skills/card/skill.md
+---
+description: Block a card.
+---
+Use @memory.lookup.card_id.
+""",
+    )
+    memory = fx.root / "skills/lookup/memory.yml"
+    before = memory.read_text(encoding="utf-8")
+    assert cli_main(["check", str(fx.root), "--fix"]) == 1
+    assert memory.read_text(encoding="utf-8") == before
+    assert cli_main(["check", str(fx.root), "--fix", "--unsafe-fixes"]) == 0
+    assert memory.read_text(encoding="utf-8") == before.replace("private:", "public:")
+    capsys.readouterr()
 
 
 # ---------------------------------------------------------------------------------------
@@ -1517,6 +1843,161 @@ steps:
 """,
     )
     assert action.safe  # the fence says the same
+
+
+AGENT_HEAD = """\
+//- agent.yml
+agent:
+  id: test-agent
+  persona: A careful test assistant.
+orchestrator:
+  model_group: main
+"""
+
+
+def test_legacy_ack_enabled_becomes_fillers_enabled(tmp_path: Path) -> None:
+    """Issue 29: 3.21 ignores `prompts.ack_enabled` and reads `fillers.enabled`. With
+    only that key under `prompts:`, the section is renamed: comments stay as written."""
+    action = check_code_action(
+        tmp_path,
+        AGENT_HEAD + "prompts:  # acknowledgements\n  ack_enabled$0: true  # on for text too\n",
+        "Move `prompts.ack_enabled` to `fillers.enabled`",
+        AGENT_HEAD + "fillers:  # acknowledgements\n  enabled: true  # on for text too\n",
+    )
+    assert action.diagnostic_codes == ("lsp.legacy.syntax",)
+    assert action.preferred and not action.safe  # the agent starts acknowledging
+
+
+def test_legacy_ack_rule_joins_the_fillers_section(tmp_path: Path) -> None:
+    """`prompts.ack_rule` is the rule `fillers.instructions` holds: the entry (its comment,
+    its block scalar) moves to the end of `fillers:`, re-indented to its keys; `prompts:`
+    keeps its other key."""
+    check_code_action(
+        tmp_path,
+        AGENT_HEAD
+        + """\
+fillers:
+    reminder: Keep it short.
+prompts:
+  routing_no_active_skill: Ask what they need.
+  # the line before a tool runs
+  ack_r$0ule: |
+    Say one short line.
+      Never two.
+""",
+        "Move `prompts.ack_rule` to `fillers.instructions`",
+        AGENT_HEAD
+        + """\
+fillers:
+    reminder: Keep it short.
+    # the line before a tool runs
+    instructions: |
+      Say one short line.
+        Never two.
+prompts:
+  routing_no_active_skill: Ask what they need.
+""",
+    )
+
+
+def test_legacy_ack_key_creates_fillers_and_drops_an_emptied_prompts(tmp_path: Path) -> None:
+    fixture = (
+        AGENT_HEAD
+        + """\
+
+prompts:
+  ack_enabled: false
+  ack_rule$0: Say "one moment".
+
+rules:
+  - Be kind.
+"""
+    )
+    check_code_action(
+        tmp_path / "a",
+        fixture,
+        "Move `prompts.ack_rule` to `fillers.instructions`",
+        AGENT_HEAD
+        + """\
+
+fillers:
+  instructions: Say "one moment".
+prompts:
+  ack_enabled: false
+
+rules:
+  - Be kind.
+""",
+    )
+    # the second one fills the section the first made; `prompts:` goes (empty, it is an
+    # error), the blank line that set `rules:` apart stays
+    fixed = (
+        AGENT_HEAD
+        + """\
+
+fillers:
+  instructions: Say "one moment".
+prompts:
+  ack_enabled$0: false
+
+rules:
+  - Be kind.
+"""
+    )
+    check_code_action(
+        tmp_path / "b",
+        fixed,
+        "Move `prompts.ack_enabled` to `fillers.enabled`",
+        AGENT_HEAD
+        + """\
+
+fillers:
+  instructions: Say "one moment".
+  enabled: false
+
+rules:
+  - Be kind.
+""",
+    )
+
+
+def test_legacy_ack_key_already_set_in_fillers_is_only_removed(tmp_path: Path) -> None:
+    """`fillers.enabled` decides; moving would overwrite it: the legacy key can only go."""
+    action = check_code_action(
+        tmp_path,
+        AGENT_HEAD
+        + "fillers:\n  enabled: false\nprompts:\n  ack_enabled$0: true\n"
+        + "  routing_no_active_skill: Ask.\n",
+        "Remove `prompts.ack_enabled` (`fillers.enabled` is set)",
+        AGENT_HEAD + "fillers:\n  enabled: false\nprompts:\n  routing_no_active_skill: Ask.\n",
+    )
+    assert not action.safe
+
+
+def test_legacy_ack_enabled_without_a_boolean_is_left_to_the_author(tmp_path: Path) -> None:
+    """A value `fillers.enabled` would not take as it is has no exact counterpart."""
+    fixture = AGENT_HEAD + "prompts:\n  ack_enabled$0: sometimes\n"
+    assert titles_at(tmp_path, fixture) == []
+
+
+def test_check_fix_moves_legacy_ack_keys_only_with_unsafe_fixes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both keys, in rounds (each fix edits `fillers:`): `--fix` leaves them."""
+    fx = write_fixture(
+        tmp_path,
+        AGENT_HEAD + "prompts:\n  ack_enabled: true\n  ack_rule: Say one line.\n",
+    )
+    agent = fx.root / "agent.yml"
+    before = agent.read_text(encoding="utf-8")
+    cli_main(["check", str(fx.root), "--fix"])
+    assert agent.read_text(encoding="utf-8") == before
+    assert cli_main(["check", str(fx.root), "--fix", "--unsafe-fixes"]) == 0
+    after = agent.read_text(encoding="utf-8")
+    assert after.startswith(AGENT_HEAD.split("\n", 1)[1] + "fillers:\n")
+    assert "prompts" not in after
+    assert sorted(after.splitlines()[-2:]) == ["  enabled: true", "  instructions: Say one line."]
+    capsys.readouterr()
 
 
 def test_remove_access_but_not_a_misspelt_section(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mantle_lsp.ide.rename import prepare_rename, rename, rename_files, rename_symbol
+from mantle_lsp.ide.rename import MENTIONS, prepare_rename, rename, rename_files, rename_symbol
 from mantle_lsp.ide.types import FeatureError, WorkspaceEdit
 from mantle_lsp.model.project import Project
 from mantle_lsp.model.symbols import SymbolKey
@@ -808,3 +808,240 @@ Check the balance with @tool.get_balance.
     assert "not a valid MCP server name" in rename_error(
         tmp_path / "c", config, "_bank", ("mcp", 0)
     )
+
+
+# -- backticked mentions in model-facing text (issue 29) ---------------------------------------
+
+# `user_country` is a project field; other skills tell the model to set it in prose, step
+# instructions, descriptions and response texts. `shadow` has a field of the same name:
+# there the backticked name means its own field.
+USER_COUNTRY = """\
+//- memory.yml
+«r:user_country»:
+  type: text
+  description: The country, as `«r:user_country»` holds it (an ISO code).
+//- responses.yml
+responses:
+  utter_country:
+    - text: "Your `«r:user_country»` is {«r:user_country»}."
+//- skills/travel/skill.md
+---
+description: Plan a trip; reads `project.«r:user_country»`.
+---
+Read @memory.project.«r:user_country»$0 before you plan.
+//- skills/profile/memory.yml
+schema:
+  public:
+    home_city:
+      type: text
+      description: The city, in the country of `session.project.«r:user_country»`.
+//- skills/profile/responses.yml
+responses:
+  utter_saved:
+    - text: Saved `«r:user_country»`.
+//- skills/profile/skill.md
+---
+description: Keep the user's profile.
+---
+When the user moves, set `«r:user_country»` and `home_city`.
+
+:::ordered_block id=main
+steps:
+  - id: ask
+    instructions: Ask for the new country, then set `«r:user_country»`.
+:::
+//- skills/shadow/memory.yml
+schema:
+  private:
+    user_country:
+      type: text
+      description: Its own `user_country`.
+//- skills/shadow/skill.md
+---
+description: Has a field of the same name.
+---
+Set `user_country` and read @memory.shadow.user_country.
+"""
+
+
+def test_backticked_mentions_of_a_field_in_other_skills_are_offered(tmp_path: Path) -> None:
+    """The issue's case: renaming `user_country` left ``set `user_country` `` in another
+    skill's prose. Every backticked mention that means the field — bare where it resolves
+    to it, `project.` / `session.project.` qualified — in prose, step instructions,
+    frontmatter and memory.yml descriptions and response texts is in the group to
+    confirm; the skill with its own `user_country` keeps its mentions."""
+    edit = check_rename(tmp_path, USER_COUNTRY, "home_country")
+    profile = tmp_path / "skills/profile/skill.md"
+    notes = [e.note for e in edit.edits[profile]]
+    assert notes == [MENTIONS, MENTIONS]
+    assert edit.notes[MENTIONS].needs_confirmation
+    hard = [e for e in edit.edits[tmp_path / "memory.yml"] if e.note is None]
+    assert len(hard) == 1  # the declaration; its description's mention is to confirm
+
+
+def test_a_mention_the_new_name_would_give_to_another_field_is_left(tmp_path: Path) -> None:
+    """In `profile`, which declares its own `country`, `` `user_country` `` renamed to
+    `country` would name profile's field: it is not offered (the hard references are)."""
+    fixture = USER_COUNTRY.replace(
+        "    home_city:\n", "    country:\n      type: text\n    home_city:\n"
+    )
+    fx = write_fixture(tmp_path, fixture)
+    edit = rename_symbol(Project.load(fx.root), ("field", "project", "user_country"), "country")
+    assert isinstance(edit, WorkspaceEdit), edit
+    assert tmp_path / "skills/profile/skill.md" not in edit.edits
+    assert tmp_path / "skills/profile/responses.yml" not in edit.edits
+    # the qualified mention in its memory.yml still means the project field
+    (desc,) = edit.edits[tmp_path / "skills/profile/memory.yml"]
+    assert desc.note == MENTIONS
+
+
+CARD_STATUS = """\
+//- skills/card/memory.yml
+schema:
+  public:
+    «r:card_status»:
+      type: text
+//- skills/card/skill.md
+---
+description: Cards.
+---
+Check @memory.card.«r:card_status»$0.
+//- skills/support/skill.md
+---
+description: Help; look at `card.«r:card_status»` first.
+---
+If `«r:card_status»` is blocked, say so; the `status` word stays.
+"""
+
+
+def test_mentions_of_another_skills_field(tmp_path: Path) -> None:
+    """`card_status` belongs to `card`; `support` has no field or tool of that name, so a
+    backticked `card_status` there probably means card's field (an id-like name), and
+    `card.card_status` certainly does."""
+    check_rename(tmp_path, CARD_STATUS, "card_state")
+
+
+def test_a_plain_word_of_another_skill_is_not_guessed(tmp_path: Path) -> None:
+    """`status` → `state`: in `support` a backticked `status` may be anything (neither name
+    is id-like); the qualified `card.status` is renamed."""
+    fixture = """\
+//- skills/card/memory.yml
+schema:
+  public:
+    «r:status»:
+      type: text
+//- skills/card/skill.md
+---
+description: Cards.
+---
+Check @memory.card.«r:status»$0 and `«r:status»`.
+//- skills/support/skill.md
+---
+description: Help; look at `card.«r:status»` first.
+---
+If the `status` is blocked, say so.
+"""
+    check_rename(tmp_path, fixture, "state")
+
+
+SKILL_MENTIONS = """\
+//- skills/card_replace/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+      description: Why; `«r:card_replace»` asks for it.
+//- skills/card_replace/skill.md
+---
+description: Replace a card.
+---
+Ask for @memory.«r:card_replace»$0.reason.
+//- skills/support/responses.yml
+responses:
+  utter_handover:
+    - text: Handing over to `«r:card_replace»`.
+//- skills/support/skill.md
+---
+description: Help.
+---
+Hand over to `«r:card_replace»` when the card is lost; it reads `«r:card_replace».reason`.
+"""
+
+
+def test_skill_rename_offers_backticked_mentions_of_its_id(tmp_path: Path) -> None:
+    edit = check_rename(
+        tmp_path, SKILL_MENTIONS, "card_swap", moved=("skills/card_replace", "skills/card_swap")
+    )
+    support = tmp_path / "skills/support/skill.md"
+    assert [e.note for e in edit.edits[support]] == [MENTIONS, MENTIONS]
+
+
+def test_a_folder_move_never_applies_mentions_unasked(tmp_path: Path) -> None:
+    """willRenameFiles edits are applied with the move, without a preview: no mentions."""
+    fixture = """\
+//- skills/card_replace/skill.md
+---
+description: Replace a card.
+---
+Replace it.
+//- skills/support/skill.md
+---
+description: Help.
+---
+Hand over to @skill.card_replace or `card_replace`.
+"""
+    fx = write_fixture(tmp_path, fixture)
+    skills = fx.root / "skills"
+    edit = rename_files(Project.load(fx.root), [(skills / "card_replace", skills / "card_swap")])
+    (only,) = edit.edits[skills / "support/skill.md"]
+    assert only.note is None and edit.notes == {}
+
+
+SHARED_TOOL_MENTIONS = """\
+//- tools/shared.py
+from rasa.mantle.tools.decorator import ToolContext, tool
+
+
+@tool(description="Look up the customer.")
+async def «r:lookup_customer»(context: ToolContext = None):
+    return None
+//- skills/card/skill.md
+---
+description: Replace a card; calls `«r:lookup_customer»` first.
+import_tools:
+  - «r:lookup_customer»$0
+---
+Call `«r:lookup_customer»` before anything else.
+"""
+
+
+def test_shared_tool_rename_offers_backticked_mentions(tmp_path: Path) -> None:
+    check_rename(tmp_path, SHARED_TOOL_MENTIONS, "find_customer")
+
+
+MENTION_ROUND_TRIPS = [
+    (USER_COUNTRY, ("field", "project", "user_country"), "country"),
+    (CARD_STATUS, ("field", "card", "card_status"), "card_state"),
+    (CARD_STATUS, ("field", "card", "card_status"), "state"),
+    (SKILL_MENTIONS, ("skill", "card_replace"), "card_swap"),
+    (SHARED_TOOL_MENTIONS, ("tool", "", "lookup_customer"), "find_customer"),
+]
+
+
+@pytest.mark.parametrize(("fixture", "key", "new"), MENTION_ROUND_TRIPS)
+def test_mention_rename_and_back_is_byte_identical(
+    tmp_path: Path, fixture: str, key: SymbolKey, new: str
+) -> None:
+    """With every mention ticked, a rename and its inverse restore every byte (a guessed
+    mention of another skill's field included: id-like on one side is enough both ways)."""
+    fx = write_fixture(tmp_path, fixture)
+    original = snapshot(fx.root)
+    there = rename_symbol(Project.load(fx.root), key, new)
+    assert isinstance(there, WorkspaceEdit), there
+    assert MENTIONS in there.notes
+    apply_edit(fx.root, there)
+    assert snapshot(fx.root) != original
+    back = rename_symbol(Project.load(fx.root), (*key[:-1], new), key[-1])
+    assert isinstance(back, WorkspaceEdit), back
+    apply_edit(fx.root, back)
+    assert snapshot(fx.root) == original

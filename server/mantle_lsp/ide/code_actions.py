@@ -44,13 +44,15 @@ from ..syntax.conditions import (
     RefExpr,
     parse_condition,
 )
+from ..syntax.config_tables import LEGACY_PROMPT_KEYS
+from ..syntax.config_yml import AgentDoc, parse_agent_yml
 from ..syntax.errors import C_LEGACY
-from ..syntax.memory_yml import MemoryDoc, MemoryField, Scope
+from ..syntax.memory_yml import MemoryDoc, MemoryField, Scope, parse_memory_yml
 from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.sites import ConditionSite
 from ..syntax.skill_md import FRONTMATTER_KEYS, SkillDoc
 from ..syntax.text import TextRange
-from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq
+from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq, to_python
 from .codes import REGISTRY
 from .diagnostics import Diagnostic
 from .suppression import MARK, find_suppressions
@@ -550,6 +552,7 @@ class _Fixer:
         code = d.code
         if code in DECLARE_CODES:
             yield from self.declare(d)
+            yield from self.make_public(d)
         if code == C_SESSION_IN_PROSE:
             yield from self.session_to_memory(d)
         if code == C_MISSING_ELSE:
@@ -562,6 +565,8 @@ class _Fixer:
             yield from self.remove_attribute(d)
         if code in (C_LEGACY, C_UNKNOWN_ATTR, C_FORCE):
             yield from self.rename_key(d)
+        if code == C_LEGACY:
+            yield from self.legacy_prompt(d)
         if code == C_UNKNOWN_ATTR:
             yield from self.remove_unknown_attribute(d)
         if code == C_BARE_MENTION:
@@ -966,6 +971,28 @@ class _Fixer:
                     title = f"Declare `{entry}` in skills/{ns}/memory.yml ({scope})"
                     yield self.action(title, d, edit)
 
+    def make_public(self, d: Diagnostic) -> Iterator[CodeAction]:
+        """Another skill's private field read here (data ``why: private``): move its
+        declaration from ``private:`` to ``public:`` in that skill's memory.yml. Not for a
+        write (a button ``set:``): a skill may not write another skill's field, public or
+        not. Unsafe: every other skill may then read the field (private may be on purpose,
+        for PII say)."""
+        data = d.data or {}
+        key = data.get("key")
+        if data.get("why") != "private" or not isinstance(key, list) or len(key) != 2:
+            return
+        ns, entry = key
+        if not isinstance(ns, str) or not isinstance(entry, str):
+            return
+        for ref in self.p.index.references_in(self.path):
+            here = ref.key == ("field", ns, entry) and _inside(ref.range, d.range)
+            if here and ref.form in WRITE_FORMS:
+                return
+        sk = self.p.skill(ns)
+        edit = make_field_public(sk, entry) if sk is not None else None
+        if edit is not None:
+            yield self.action(f"Make `{entry}` public in skills/{ns}/memory.yml", d, edit)
+
     def read_elsewhere(self, key: SymbolKey, sid: str) -> bool:
         return any(r.skill != sid for r in self.p.index.references_to(key))
 
@@ -1148,6 +1175,125 @@ class _Fixer:
         safe = new == "ask_before_filling"
         yield self.action(f"Rename `{written}` to `{new}`", d, edit, preferred=True, safe=safe)
 
+    # -- agent.yml `prompts.ack_enabled` / `prompts.ack_rule` (3.20) -------------------------
+    def legacy_prompt(self, d: Diagnostic) -> Iterator[CodeAction]:
+        """Move `prompts.ack_enabled` to `fillers.enabled`, `prompts.ack_rule` to
+        `fillers.instructions` (3.21 reads only those; `fillers.instructions` is the rule of
+        the acknowledgement section, empty for the built-in one, exactly what `ack_rule`
+        was). Only a boolean `ack_enabled` and a string `ack_rule` (the values the new
+        keys take as they are). When `fillers` already sets the key, it decides: the legacy
+        key can only be removed. Unsafe either way: the engine ignores the legacy key
+        today, so moving it changes what the agent does (acknowledgements start or stop),
+        and removing it loses what it says."""
+        doc = self.pf.doc
+        text = self.text
+        if not isinstance(doc, AgentDoc) or doc.root is None or _is_flow(text, doc.root):
+            return
+        root = doc.root
+        prompts_key, prompts = root.key_node("prompts"), root.get("prompts")
+        if prompts_key is None or not isinstance(prompts, YMap) or _is_flow(text, prompts):
+            return
+        hit = next(((k, v) for k, v in prompts.pairs() if k.range == d.range), None)
+        if hit is None or hit[0].value not in LEGACY_PROMPT_KEYS:
+            return
+        k, v = hit
+        legacy = str(k.value)
+        target = LEGACY_PROMPT_KEYS[legacy]
+        attr = target.split(".", 1)[1]
+        kind = bool if attr == "enabled" else str
+        if not isinstance(v, YScalar) or not isinstance(v.value, kind):
+            return  # no exact counterpart: left to the author
+        span = _entry_lines(text, prompts, k, prompts_key.range.end)
+        if span is None:
+            return
+        start, end = span
+        fillers_key, fillers = root.key_node("fillers"), root.get("fillers")
+        only = len(prompts.items) == 1
+        move = not (isinstance(fillers, YMap) and fillers.has(attr))
+        if move:
+            title = f"Move `prompts.{legacy}` to `{target}`"
+        else:
+            title = f"Remove `prompts.{legacy}` (`{target}` is set)"
+        edits: list[TextEdit] = []
+        if move and fillers_key is None and only:  # `prompts:` becomes `fillers:`
+            edits += [
+                TextEdit(content_range(prompts_key), "fillers"),
+                TextEdit(content_range(k), attr),
+            ]
+        else:
+            if move:
+                name = content_range(k)  # the quotes of a quoted key stay
+                lines = (text[start : name.start] + attr + text[name.end : end]).splitlines()
+                col = _column(text, k.range.start)
+                added = self.fillers_entry(root, prompts_key, col, lines, attr, v)
+                if added is None:
+                    return
+                edits.append(added)
+            if only:  # `prompts:` with nothing under it is an error: it goes
+                gone, end = _drop_section_key(
+                    text, prompts_key, root.items[0][0] is prompts_key, end
+                )
+                edits.append(gone)
+            edits.append(TextEdit(TextRange(start, end), ""))
+        edit = _one_edit(text, edits)
+        after = text[: edit.range.start] + edit.new_text + text[edit.range.end :]
+        if not _moved_to_fillers(doc, after, legacy, attr, v if move else None):
+            return
+        yield self.action(title, d, _ws_edit(self.path, edit), preferred=True)
+
+    def fillers_entry(
+        self, root: YMap, prompts_key: YScalar, key_col: int, lines: list[str], attr: str,
+        value: YScalar,
+    ) -> TextEdit | None:  # fmt: skip
+        """The insertion of ``lines`` (the entry ``attr: …``, at column ``key_col``) into
+        `fillers:`: at the end of its block, into a `{…}` (a one-line value), under an
+        empty `fillers:`, or as a new `fillers:` section right before `prompts:`."""
+        text = self.text
+        fillers_key, fillers = root.key_node("fillers"), root.get("fillers")
+        if isinstance(fillers, YMap) and _is_flow(text, fillers):
+            close = fillers.range.end - 1
+            raw = text[value.range.start : value.range.end]
+            if text[close] != "}" or "\n" in raw or "#" in "".join(lines):
+                return None
+            sep = ", " if fillers.items else ""
+            return TextEdit(TextRange(close, close), f"{sep}{attr}: {raw}")
+        if isinstance(fillers, YMap) and fillers.items:
+            col = _column(text, fillers.items[0][0].range.start)
+            return _insert_lines(text, _content_end(text, fillers), _reindent(lines, col - key_col))
+        if fillers_key is not None:
+            if not (isinstance(fillers, YScalar) and fillers.range.length == 0):
+                return None  # `fillers: ~` or another value: left to the author
+            base = _column(text, fillers_key.range.start)
+            delta = base - _column(text, prompts_key.range.start)
+            return _insert_lines(text, fillers_key.range.end, _reindent(lines, delta))
+        pos = _line_start(text, prompts_key.range.start)
+        head = " " * _column(text, prompts_key.range.start) + "fillers:"
+        return TextEdit(TextRange(pos, pos), "".join(x + "\n" for x in [head, *lines]))
+
+
+def _moved_to_fillers(
+    doc: AgentDoc, after: str, legacy: str, attr: str, value: YScalar | None
+) -> bool:
+    """Whether ``after`` (agent.yml once fixed) no longer has ``prompts.<legacy>``, has
+    ``fillers.<attr>`` (with ``value``'s value, when given), and no finding the file did
+    not have."""
+    new = parse_agent_yml(after)
+    if new.root is None:
+        return False
+    prompts, fillers = new.root.get("prompts"), new.root.get("fillers")
+    if isinstance(prompts, YMap) and prompts.has(legacy):
+        return False
+    if not isinstance(fillers, YMap) or not fillers.has(attr):
+        return False
+    if value is not None and to_python(fillers.get(attr)) != to_python(value):
+        return False
+    was = [i.code for i in doc.issues]
+    for issue in new.issues:
+        if issue.code not in was:
+            return False
+        was.remove(issue.code)
+    return True
+
 
 def _inside_line_comment(text: str, offset: int) -> bool:
     """Whether ``offset`` falls after a `#` comment start on its line (an insertion
@@ -1287,6 +1433,180 @@ def declare_skill_field(
     col = _column(text, section.items[0][0].range.start)
     block = _field_block(name, lines, col, _attr_step(text, section, unit))
     return _ws_edit(pf.path, _insert_lines(text, _content_end(text, section), block))
+
+
+def make_field_public(sk: Skill, name: str) -> WorkspaceEdit | None:
+    """Move the private field ``name`` of ``sk`` from ``schema: private:`` to ``public:``
+    (created before ``private:`` when missing; ``private:`` itself goes when it held only
+    this field, or is renamed to ``public:`` when there was none). The field's lines move
+    whole — the comment lines right above it, its attributes, block scalars and trailing
+    comments — re-indented to the column of the public fields. None for flow mappings,
+    a name declared more than once, or a file that does not parse; the edited file is
+    parsed back and must declare the same field, public, and the others as before."""
+    pf = sk.memory
+    md = pf.doc if pf is not None and isinstance(pf.doc, MemoryDoc) else None
+    if pf is None or md is None or not pf.source.analyzable:
+        return None
+    decls = md.declarations(name)
+    if len(decls) != 1 or decls[0].scope != "private" or not isinstance(decls[0].node, YMap):
+        return None
+    f = decls[0]
+    text = pf.text
+    root = md.root
+    schema = root.get("schema") if isinstance(root, YMap) else None
+    if not isinstance(root, YMap) or not isinstance(schema, YMap):
+        return None
+    priv_key, priv = schema.key_node("private"), schema.get("private")
+    pub_key, pub = schema.key_node("public"), schema.get("public")
+    if priv_key is None or not isinstance(priv, YMap):
+        return None
+    flows: list[YNode] = [root, schema, priv, decls[0].node]
+    if isinstance(pub, YMap):
+        flows.append(pub)
+    if any(_is_flow(text, n) for n in flows):
+        return None
+    span = _entry_lines(text, priv, f.key, priv_key.range.end)
+    if span is None:
+        return None
+    start, end = span
+    lines = text[start:end].splitlines()
+    only = len(priv.items) == 1
+    edits: list[TextEdit] = []
+    if pub_key is None and only:
+        edits.append(TextEdit(priv_key.range, "public"))  # the section changes its name
+    else:
+        field_col = _column(text, f.key.range.start)
+        priv_col = _column(text, priv_key.range.start)
+        if isinstance(pub, YMap) and pub.items:
+            col = _column(text, pub.items[0][0].range.start)
+            at = _content_end(text, pub)
+        elif pub_key is not None and isinstance(pub, YScalar) and pub.range.length == 0:
+            col = field_col - priv_col + _column(text, pub_key.range.start)
+            at = pub_key.range.end
+        elif pub_key is None:
+            col, at = field_col, -1
+        else:
+            return None
+        moved = _reindent(lines, col - field_col)
+        if at < 0:  # a new `public:` section before `private:`
+            pos = _line_start(text, priv_key.range.start)
+            body = [" " * priv_col + "public:", *moved]
+            edits.append(TextEdit(TextRange(pos, pos), "".join(x + "\n" for x in body)))
+        else:
+            edits.append(_insert_lines(text, at, moved))
+        if only:  # an empty `private:` fails to load: it goes
+            gone, end = _drop_section_key(text, priv_key, schema.items[0][0] is priv_key, end)
+            edits.append(gone)
+        edits.append(TextEdit(TextRange(start, end), ""))
+    edit = _one_edit(text, edits)
+    after = text[: edit.range.start] + edit.new_text + text[edit.range.end :]
+    check = parse_memory_yml(after, "skill")
+    now = check.declarations(name)
+    if (
+        (md.loads and not check.loads)
+        or len(now) != 1
+        or now[0].scope != "public"
+        or to_python(now[0].node) != to_python(f.node)
+        or [(x.name, x.scope) for x in check.fields if x.name != name]
+        != [(x.name, x.scope) for x in md.fields if x.name != name]
+    ):
+        return None
+    return _ws_edit(pf.path, edit)
+
+
+def _entry_lines(text: str, mapping: YMap, key: YScalar, after: int) -> tuple[int, int] | None:
+    """The whole lines of the entry at ``key`` of the block ``mapping``: with the comment
+    lines right above it at its column (after the entry before it, else after offset
+    ``after``; a comment indented deeper ends the entry before), its value and a comment
+    on its last line. None when something else starts the key's line."""
+    index = next((i for i, (k, _) in enumerate(mapping.items) if k is key), None)
+    if index is None:
+        return None
+    floor = _content_end(text, mapping.items[index - 1][1]) if index else after
+    start = _line_start(text, key.range.start)
+    pad = text[start : key.range.start]
+    if pad.strip():
+        return None
+    while start > 0:
+        above = _line_start(text, start - 1)
+        if above < floor or not text[above : start - 1].startswith(pad + "#"):
+            break
+        start = above
+    end = _after_line(text, max(_content_end(text, mapping.items[index][1]), key.range.end) - 1)
+    return start, end
+
+
+def _drop_section_key(text: str, key: YScalar, first: bool, end: int) -> tuple[TextEdit, int]:
+    """The removal of the line of ``key``, a section the fix leaves empty (whose last
+    entry's lines end at ``end``; ``first``: the first entry of its mapping): a comment on
+    the line stays, as a line of its own at the key's column, and one run of the blank
+    lines that set the section apart goes with it (:func:`_drop_separator`). Returns the
+    edit, and where the removal of the entry's lines should end."""
+    ls, le = _line_start(text, key.range.start), _after_line(text, key.range.start)
+    note = re.search(r"\s#.*", text[key.range.end : le])
+    keep = f"{' ' * _column(text, key.range.start)}{note.group(0).strip()}\n" if note else ""
+    ls, end = _drop_separator(text, ls, end, first)
+    return TextEdit(TextRange(ls, le), keep), end
+
+
+def _drop_separator(text: str, start: int, end: int, first: bool) -> tuple[int, int]:
+    """A section that goes (its lines from ``start`` to ``end``) takes one run of the
+    blank lines that set it apart with it: those above when blank lines (or the end of the
+    file) follow too, those below when it is the first entry of its mapping; else none,
+    so that what was apart stays apart."""
+    above = _blank_lines_before(text, start)
+    below = _blank_lines_after(text, end)
+    if above < start and (below > end or below == len(text)):
+        return above, end
+    if first:
+        return start, below
+    return start, end
+
+
+def _blank_lines_before(text: str, line_start: int) -> int:
+    """The start of the blank lines right above the line starting at ``line_start``."""
+    while line_start > 0:
+        prev = _line_start(text, line_start - 1)
+        if text[prev:line_start].strip():
+            break
+        line_start = prev
+    return line_start
+
+
+def _blank_lines_after(text: str, line_start: int) -> int:
+    """The end of the blank lines from the line starting at ``line_start``."""
+    while line_start < len(text):
+        nxt = _after_line(text, line_start)
+        if text[line_start:nxt].strip():
+            break
+        line_start = nxt
+    return line_start
+
+
+def _reindent(lines: list[str], delta: int) -> list[str]:
+    """``lines`` shifted right by ``delta`` columns (left when negative; blank lines stay)."""
+    out = []
+    for line in lines:
+        if not line.strip():
+            out.append(line)
+        elif delta >= 0:
+            out.append(" " * delta + line)
+        else:
+            pad = len(line) - len(line.lstrip(" "))
+            out.append(line[min(pad, -delta) :])
+    return out
+
+
+def _one_edit(text: str, edits: list[TextEdit]) -> TextEdit:
+    """One edit doing all of ``edits`` (none overlapping; an insertion may touch a
+    deletion), from the first to the last place they change."""
+    ordered = sorted(edits, key=lambda e: (e.range.start, e.range.end))
+    new = text
+    for e in reversed(ordered):
+        new = new[: e.range.start] + e.new_text + new[e.range.end :]
+    lo = ordered[0].range.start
+    hi = max(e.range.end for e in ordered)
+    return TextEdit(TextRange(lo, hi), new[lo : len(new) - (len(text) - hi)])
 
 
 def declare_project_field(project: Project, name: str, lines: list[str]) -> WorkspaceEdit | None:

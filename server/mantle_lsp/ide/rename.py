@@ -8,7 +8,10 @@ a reference of that symbol:
 * a skill: the folder (``WorkspaceEdit.renames``), the ``<skill>__<block>`` prefix of
   its own ``call:``/``link:`` targets, project ``writable_by`` lists, and exact mentions
   of an id-like skill id (one with ``_`` or ``-``) in skill descriptions;
-* a block: ``ActivateSkill(skill_id=…, ordered_block=…)`` in tool code.
+* a block: ``ActivateSkill(skill_id=…, ordered_block=…)`` in tool code;
+* a field, a skill or a tool: its backticked mentions in model-facing text (prose, step
+  instructions, descriptions, response texts), as edits the user confirms
+  (:func:`_prose_mentions`).
 
 A rename is refused (:class:`FeatureError`) when the new name is invalid, collides with
 a symbol of the same kind in the same scope, would change what an unchanged bare name
@@ -20,12 +23,14 @@ from __future__ import annotations
 import functools
 import keyword
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model.defaults import DEFAULT_SKILLS, RESERVED_SKILL_IDS, RESERVED_TOOL_NAMES
 from ..model.layout import FileKind, inside
 from ..model.project import Project
+from ..model.semantics import Semantics
 from ..model.symbols import (
     Reference,
     SymbolKey,
@@ -34,6 +39,8 @@ from ..model.symbols import (
     qualified_name,
     resolve_imported,
 )
+from ..syntax.memory_yml import MemoryDoc
+from ..syntax.responses_yml import ResponsesDoc
 from ..syntax.text import TextRange
 from ..syntax.tools_py import (
     ToolDef,
@@ -409,9 +416,11 @@ def _plan(plan: _Plan, key: SymbolKey, new: str) -> FeatureError | None:
                 return FeatureError(f"tool `{new_hook}` already exists in skill `{key[1]}`")
             _symbol_edits(plan, hook, new_hook)
         _symbol_edits(plan, key, new)
+        _prose_mentions(plan, key, new)
     elif kind == "skill":
         sid = key[1]
         _skill_edits(plan, sid, new)
+        _prose_mentions(plan, key, new)
         root = plan.project.root / "skills"
         plan.renames.append((root / sid, root / new))
     elif kind == "block":
@@ -428,6 +437,7 @@ def _plan(plan: _Plan, key: SymbolKey, new: str) -> FeatureError | None:
         if err is not None:
             return err
         _symbol_edits(plan, key, new)
+        _prose_mentions(plan, key, new)
     elif kind == "response" and not new.startswith("utter_"):
         for ref in plan.project.index.references_to(key):
             if ref.form in ("action", "utterance"):
@@ -471,11 +481,126 @@ def _symbol_edits(plan: _Plan, key: SymbolKey, new: str) -> None:
 def _mentions(plan: _Plan, key: SymbolKey) -> str:
     plan.notes[MENTIONS] = ChangeNote(
         f"Mentions of `{key[-1]}` in prose",
-        "backticked names in instructions: they may name something else (a tool parameter, "
-        "a word); tick the ones that mean this symbol",
+        "backticked names in instructions, descriptions and response texts: they may name "
+        "something else (a tool parameter, a word); tick the ones that mean this symbol",
         needs_confirmation=True,
     )
     return MENTIONS
+
+
+# -- backticked mentions in model-facing text -------------------------------------------------
+
+_BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
+_MENTION_PART = re.compile(r"[A-Za-z_][\w-]*\Z")
+
+
+def _prose_mentions(plan: _Plan, key: SymbolKey, new: str) -> None:
+    """Backticked mentions of ``key`` in model-facing text (:func:`_prose_regions`), in
+    the group the user confirms: `` `card.reason` `` / `` `project.user_country` `` (the
+    field, or the skill's part), and a bare `` `user_country` `` where it denotes the
+    symbol (``Semantics.mention_denotes``: the skill's own field or tool, a project field,
+    a shared tool, a skill). A bare name that denotes nothing where it is written may
+    still mean another skill's field: offered when the old or the new name is id-like
+    (``_`` or ``-``), so that a rename and its inverse offer the same places. A mention
+    that the new name would make denote something else there is left alone."""
+    p = plan.project
+    kind = key[0]
+    if kind not in ("field", "skill", "tool"):
+        return
+    old = key[-1]
+    sem = Semantics(p)
+    guess = kind == "field" and (_id_like(old) or _id_like(new))
+    verdicts: dict[str | None, bool] = {}  # a bare `old` in a context: a mention of key?
+    for path, start, end, sid in _prose_regions(p):
+        text = _file_text(p, path)
+        for m in _BACKTICKED.finditer(text, start, end):
+            parts = m.group(1).split(".")
+            at = m.start(1)
+            if len(parts) == 3 and parts[0] == "session":
+                at += len("session.")
+                parts = parts[1:]
+            if not all(_MENTION_PART.match(x) for x in parts):
+                continue
+            if len(parts) == 1:
+                if parts[0] != old:
+                    continue
+                if sid not in verdicts:
+                    verdicts[sid] = _bare_mention_of(sem, sid, key, new, guess)
+                if verdicts[sid]:
+                    rng = TextRange(at, at + len(old))
+                    plan.replace(path, rng, old, new, _mentions(plan, key))
+            elif len(parts) == 2:
+                ns, entry = parts
+                if kind == "field" and (ns, entry) == (key[1], old):
+                    rng = TextRange(at + len(ns) + 1, at + len(ns) + 1 + len(old))
+                    plan.replace(path, rng, old, new, _mentions(plan, key))
+                elif kind == "skill" and ns == old:
+                    plan.replace(path, TextRange(at, at + len(old)), old, new, _mentions(plan, key))
+
+
+def _bare_mention_of(
+    sem: Semantics, sid: str | None, key: SymbolKey, new: str, guess: bool
+) -> bool:
+    """Whether a backticked bare `` `<old name>` `` in text of skill ``sid`` is a mention
+    of ``key`` that still means it once renamed to ``new``."""
+    old = key[-1]
+    denoted = sem.mention_denotes(sid, old)
+    order = sem.mention_order(sid, old)
+    if denoted is None:  # another skill's field, perhaps
+        if not (guess and key[0] == "field" and key[1] not in ("project", sid)):
+            return False
+        rank = len(order)
+    elif denoted != key:
+        return False
+    else:
+        rank = order.index(key)
+    # after the rename, `new` there denotes the nearest of what it denotes today and the
+    # renamed symbol (at the rank the old name had)
+    now = sem.mention_denotes(sid, new)
+    return now is None or sem.mention_order(sid, new).index(now) > rank
+
+
+def _prose_regions(project: Project) -> Iterator[tuple[Path, int, int, str | None]]:
+    """The model-facing text of the project, with the skill whose text it is (None: a
+    project-level file): each skill's prose paragraphs, its steps' ``instructions`` and
+    ``description``, its frontmatter ``description``; the field descriptions of every
+    memory.yml and the variant texts of every responses.yml. Only files inside the
+    project (a mention is never worth refusing the rename for)."""
+    root = project.root
+    for sk in project.skills.values():
+        if not inside(root, sk.dir):
+            continue
+        doc = sk.doc
+        if doc is not None and sk.skill_md is not None and inside(root, sk.skill_md.path):
+            path = sk.skill_md.path
+            for para in doc.paragraphs:
+                rng = para.body_range or para.range
+                yield path, rng.start, rng.end, sk.id
+            scalars = [doc.fm("description")]
+            for _, st in doc.steps():
+                scalars += [st.get("instructions"), st.get("description")]
+            for node in scalars:
+                if isinstance(node, YScalar) and isinstance(node.value, str):
+                    yield path, node.range.start, node.range.end, sk.id
+        for pf in (sk.memory, sk.responses):
+            if pf is not None and inside(root, pf.path):
+                yield from _yaml_texts(pf.path, pf.doc, sk.id)
+    for pf in (project.project_memory_file(), project.project_responses):
+        if pf is not None and inside(root, pf.path):
+            yield from _yaml_texts(pf.path, pf.doc, None)
+
+
+def _yaml_texts(
+    path: Path, doc: object, sid: str | None
+) -> Iterator[tuple[Path, int, int, str | None]]:
+    nodes: list[object] = []
+    if isinstance(doc, MemoryDoc):
+        nodes = [f.attrs.get("description") for f in doc.fields]
+    elif isinstance(doc, ResponsesDoc):
+        nodes = [v.text_node for r in doc.responses for v in r.variants]
+    for node in nodes:
+        if isinstance(node, YScalar) and isinstance(node.value, str):
+            yield path, node.range.start, node.range.end, sid
 
 
 # -- memory keys in code that come through constants ---------------------------------------

@@ -27,7 +27,7 @@ from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YScalar
 from .defaults import DEFAULT_SKILLS, DefaultField
 from .project import ParsedFile, Project, Skill
-from .symbols import READ_FORMS, WRITE_FORMS, code_memory
+from .symbols import READ_FORMS, WRITE_FORMS, SymbolKey, code_memory
 
 __all__ = [
     "READ_FORMS",
@@ -310,6 +310,39 @@ class Semantics:
         md = sk.memdoc
         names = {f.name for f in md.fields if f.llm_settable} if md else set()
         return names | (set(self.collect_steps(sk)) & set(sk.field_names()))
+
+    # -- backticked names in model-facing text ------------------------------------------
+    def mention_order(self, sid: str | None, name: str) -> list[SymbolKey]:
+        """What a backticked bare `` `name` `` in model-facing text of skill ``sid`` (None:
+        a project-level file) may denote, nearest first: the skill's own field, its own
+        tool, a project field, a shared tool, a skill of that id. The first that exists
+        is what the mention denotes there (:meth:`mention_denotes`)."""
+        out: list[SymbolKey] = []
+        if sid is not None:
+            out += [("field", sid, name), ("tool", sid, name)]
+        out += [("field", "project", name), ("tool", "", name), ("skill", name)]
+        return out
+
+    def mention_denotes(self, sid: str | None, name: str) -> SymbolKey | None:
+        """The symbol a backticked bare `` `name` `` denotes in model-facing text of skill
+        ``sid`` (see :meth:`mention_order`); None when it denotes none of them (it may
+        then name another skill's field, a tool parameter, or anything else)."""
+        for key in self.mention_order(sid, name):
+            if self._exists(key):
+                return key
+        return None
+
+    def _exists(self, key: SymbolKey) -> bool:
+        p = self.p
+        kind = key[0]
+        if kind == "field":
+            if key[1] == "project":
+                return p.project_field(key[2]) is not None
+            sk = p.skill(key[1])
+            return sk is not None and sk.field(key[2]) is not None
+        if kind == "skill":
+            return p.has_skill(key[1])
+        return bool(p.index.lookup(key))
 
     # -- readers and writers ---------------------------------------------------------------
     def field_writers(self, ns: str, entry: str) -> list[str]:
