@@ -1234,6 +1234,44 @@ async function callsAndHints() {
     }, 20000);
     return line.trim();
   }, { retries: 1 });
+
+  await check('a `set_memory` hint follows the value and names the type only; the hover lists the values', async () => {
+    const rel = 'skills/roaming_pass/skill.md';
+    const lines = fs.readFileSync(path.join(EXAMPLE, rel), 'utf8').split('\n');
+    const at = lines.findIndex((l) => l.trim() === 'pass_active: false') + 1;
+    assert(at > 0, `no pass_active: false in ${rel}`);
+    await openFile(rel);
+    await goTo(at, lines[at - 1].length + 1);
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('customer_tier: business', { delay: 20 }); // a project field, 3 values
+    await page.keyboard.press('Escape'); // the suggestions
+    const lineText = (needle) =>
+      page.evaluate((n) =>
+        [...document.querySelectorAll('.editor-group-container.active .monaco-editor .view-line')]
+          .map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ').trim())
+          .find((l) => l.startsWith(n)), needle);
+    let shown;
+    try {
+      shown = await until('the hints after the values', async () => {
+        const a = await lineText('pass_active');
+        const b = await lineText('customer_tier');
+        return a && b && /^pass_active: false\s+bool$/.test(a) && /^customer_tier: business\s+project · categorical$/.test(b) ? [a, b] : false;
+      }, 20000);
+      // the values are in the hover of the key
+      await goTo(at + 1, 10);
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+I');
+      await until('the hover to list the values', async () => {
+        const t = await page.locator('.monaco-hover').filter({ hasText: 'customer_tier' }).first().textContent({ timeout: 1000 });
+        return t && /prepaid.*postpaid.*business/.test(t);
+      }, 15000);
+      await page.keyboard.press('Escape');
+    } finally {
+      await runCommand('File: Revert File');
+      await sleep(500);
+    }
+    return shown.join(' / ');
+  }, { retries: 1 });
 }
 
 // ---- issue 15: the flow and agent map webviews ------------------------------------------
