@@ -23,7 +23,7 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const SHOTS = path.resolve(process.env.E2E_SHOTS || path.join(REPO, '.cache', 'e2e', 'screenshots'));
 const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 const EXAMPLE = path.join(REPO, 'examples', 'telecom-broken');
-const WATCHDOG_MS = 8 * 60 * 1000;
+const WATCHDOG_MS = 10 * 60 * 1000; // two more code-server starts (trust, no Python) on a busy machine
 
 function need(name) {
   const v = process.env[name];
