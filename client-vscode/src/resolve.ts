@@ -217,7 +217,15 @@ function setting(key: string): string {
 /** Decide how to run the server; throws ResolveError with a user-facing message. */
 export async function resolveServer(opts: ResolveOptions): Promise<ServerCommand> {
   const notes: string[] = [];
-  return withNotes(await resolveIn(opts, notes), notes);
+  try {
+    return withNotes(await resolveIn(opts, notes), notes);
+  } catch (e) {
+    if (e instanceof ResolveError && notes.length) {
+      // what Restricted Mode skipped may be why nothing was found
+      throw new ResolveError(`${e.message} (${notes.join('; ')}; trust the workspace to use it)`);
+    }
+    throw e;
+  }
 }
 
 async function resolveIn(opts: ResolveOptions, notes: string[]): Promise<ServerCommand> {
