@@ -52,8 +52,23 @@ async def test_a_config_file_change_is_picked_up_and_diagnostics_follow(tmp_path
         assert "unknown setting `min_severity`" in d.message
         assert d.range.start == lsp.Position(line=1, character=0)
         assert d.range.end == lsp.Position(line=1, character=len("min_severity"))
-        await s.until(lambda: any("min_severity" in m.message for m in s.client.messages))
+        said = (
+            "mantle-lsp: mantle-lsp.toml:2:1: error: unknown setting `min_severity`; "
+            "did you mean `min-severity`? (known: select, extend-select, ignore, "
+            "per-file-ignores, exclude, extend-exclude, include, engine, min-severity). "
+            "Left out: `min_severity`; the file's other settings apply (`ignore`)."
+        )
+        await s.until(lambda: any(m.message.endswith(said[12:]) for m in s.client.messages))
         assert UNKNOWN_KEY not in s.codes(skill)
+        # the same text stays in the log (VS Code's output channel)
+        await s.until(lambda: any(m.endswith(said[12:]) for m in s.logs()), what="logged")
+        # invalid TOML: the message says that nothing of the file applies, and nothing does
+        cfg.write_text('ignore = ["mantle.validation.prose"\n', "utf-8")
+        s.client.workspace_did_change_watched_files(changed(cfg))
+        whole = "None of the file's settings apply until it is fixed: the defaults do."
+        await s.until(lambda: any(m.message.endswith(whole) for m in s.client.messages))
+        await s.until(lambda: UNKNOWN_KEY in s.codes(skill), what="the file no longer applies")
+        assert not any("other settings apply" in m.message for m in s.client.messages[1:])
         # deleted: the diagnostics come back, the file's own are cleared
         cfg.unlink()
         s.client.workspace_did_change_watched_files(changed(cfg, lsp.FileChangeType.Deleted))

@@ -11,7 +11,7 @@ import pytest
 
 from mantle_lsp.cli.main import main
 from mantle_lsp.ide.codes import REGISTRY
-from mantle_lsp.model.settings import Overrides, discover, glob_match, load
+from mantle_lsp.model.settings import Overrides, discover, effect, glob_match, load
 from support import shown, write_fixture
 
 # A project with one warning in agent.yml, one in a skill and a hint (unused field).
@@ -246,6 +246,47 @@ def test_the_documented_example_is_an_error(project: Path) -> None:
     cfg.write_text('ignore = ["lsp.legacy.syntax"]\nmin-severity = "warning"\n')
     assert load(project, REGISTRY)[1] == []
     shown(fired=["lsp.config.invalid_settings_file"], silent=["lsp.config.invalid_settings_file"])
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # invalid TOML: nothing of the file is read
+        (
+            'ignore = ["lsp.condition"]\nengine = \n',
+            "None of the file's settings apply until it is fixed: the defaults do.",
+        ),
+        # the bad key is left out, the good ones apply
+        (
+            'ignore = ["lsp.condition"]\nmin_severity = "hint"\n',
+            "Left out: `min_severity`; the file's other settings apply (`ignore`).",
+        ),
+        # one bad code of a list: the rest of the list applies
+        (
+            'ignore = ["lsp.condition", "lsp.conditon"]\nengine = "3.30"\n',
+            "Left out: 'lsp.conditon' in `ignore`, `engine`; the file's other settings "
+            "apply (`ignore`).",
+        ),
+        # every key bad: nothing else is set
+        (
+            'min_severity = "hint"\n',
+            "Left out: `min_severity`; the file sets nothing else, so the defaults apply.",
+        ),
+    ],
+)
+def test_what_a_malformed_file_still_does_is_said_exactly(
+    project: Path, text: str, said: str
+) -> None:
+    """The language server keeps going with a malformed file; its message says what
+    applies (docs/lsp.md)."""
+    (project / "mantle-lsp.toml").write_text(text)
+    st, errors = load(project, REGISTRY)
+    assert errors
+    assert effect(errors, st.file_keys) == said
+    # what the sentence claims
+    ignored = not st.enabled("lsp.condition.unknown_memory_key")
+    assert ignored == ("(`ignore`)" in said)
+    assert st.engine == "auto" and st.min_severity == "information"
 
 
 def test_unknown_code_on_the_command_line_is_a_usage_error(

@@ -60,6 +60,8 @@ let extensionUri: vscode.Uri;
 let watchingPython = false;
 let crashes: number[] = [];
 let extensionContext: vscode.ExtensionContext | undefined;
+/** Fired when a server has indexed the workspace: the views ask it again (restored views first get an answer here). */
+const serverReady = new vscode.EventEmitter<void>();
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   extensionContext = context;
@@ -86,11 +88,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.workspace.onDidOpenTextDocument((doc) => void handBack(doc)),
+    // Restricted Mode skipped any program inside the workspace (and the workspace's
+    // mantle.* path settings): now they count
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      output.info('the workspace is trusted now: finding the server again');
+      void restart();
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      if (!vscode.workspace.isTrusted) {
+        output.info('workspace folders changed in an untrusted workspace: finding the server again');
+        void restart();
+      }
+    }),
+    serverReady,
     { dispose: () => void stop() },
   );
-  registerGraphViews(context, () => client, (m) => output.info(m));
-  registerPromptPreview(context, () => client, (m) => output.info(m));
-  registerLayersManifest(context, () => client, (m) => output.info(m));
+  registerGraphViews(context, () => client, (m) => output.info(m), serverReady.event);
+  registerPromptPreview(context, () => client, (m) => output.info(m), serverReady.event);
+  registerLayersManifest(context, () => client, (m) => output.info(m), serverReady.event);
   vscode.workspace.textDocuments.forEach((doc) => void handBack(doc));
   void start(); // resolving may take a few seconds (probing Pythons): do not hold activation
 }
@@ -137,7 +152,11 @@ async function doStart(): Promise<void> {
   status.starting();
   const libs = vscode.Uri.joinPath(extensionUri, 'server', 'libs').fsPath;
   try {
-    current = await resolveServer({ bundledLibs: libs, log: (m) => output.info(m) });
+    current = await resolveServer({
+      bundledLibs: libs,
+      log: (m) => output.info(m),
+      trusted: vscode.workspace.isTrusted,
+    });
   } catch (e) {
     current = undefined;
     const message = e instanceof ResolveError ? e.message : `Mantle: ${e}`;
@@ -372,6 +391,7 @@ function afterIndex(c: LanguageClient, watch: IndexWatch, message?: string): voi
       status.setProfiles(st.profiles);
     }
   });
+  serverReady.fire();
 }
 
 /**

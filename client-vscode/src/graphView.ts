@@ -1,6 +1,9 @@
 // "Mantle: Show Flow" and "Mantle: Show Agent Map": a webview beside the editor that
 // draws the server's `mantle/flowGraph` / `mantle/agentMap` (docs/features/graphs.md),
-// follows edits as they are typed, and reveals a node's source when it is clicked.
+// follows edits as they are typed, and reveals a node's source when it is clicked. A view
+// comes back after a window reload (a WebviewPanelSerializer, activation
+// `onWebviewPanel:mantle.graph`): the webview keeps what it shows (its Target) in its
+// state, and the view asks the server again once it has indexed.
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
 import { LanguageClient, State } from 'vscode-languageclient/node';
@@ -8,6 +11,7 @@ import { LanguageClient, State } from 'vscode-languageclient/node';
 export const FLOW_GRAPH = 'mantle/flowGraph';
 export const AGENT_MAP = 'mantle/agentMap';
 const REFRESH_MS = 300;
+export const VIEW_TYPE = 'mantle.graph';
 
 type Kind = 'flow' | 'map';
 interface Position {
@@ -38,13 +42,43 @@ interface Target {
 
 const panels = new Map<string, GraphPanel>();
 
+/** The saved state of a view (what the webview keeps): a Target, checked. */
+export function targetOf(state: unknown): Target | undefined {
+  const t = (state as { target?: Partial<Target> } | undefined)?.target;
+  if (!t || typeof t.uri !== 'string' || (t.kind !== 'flow' && t.kind !== 'map')) {
+    return undefined;
+  }
+  if (t.kind === 'flow' && (typeof t.skill !== 'string' || typeof t.block !== 'string')) {
+    return undefined;
+  }
+  return { kind: t.kind, uri: t.uri, skill: t.skill, block: t.block };
+}
+
+function keyOf(t: Target): string {
+  return t.kind === 'flow' ? `flow:${t.uri}#${t.block}` : `map:${t.uri}`;
+}
+
 export function registerGraphViews(
   context: vscode.ExtensionContext,
   getClient: () => LanguageClient | undefined,
   log: (message: string) => void,
+  serverReady: vscode.Event<void>,
 ): void {
   const refreshAll = (): void => panels.forEach((p) => p.schedule());
   context.subscriptions.push(
+    vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
+      async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
+        const target = targetOf(state);
+        if (!target || panels.has(keyOf(target))) {
+          log(`a graph view from before the reload could not be restored (state ${JSON.stringify(state)})`);
+          panel.dispose();
+          return;
+        }
+        log(`restoring the ${target.kind === 'flow' ? `flow of ${target.skill}/${target.block}` : 'agent map'} from before the reload`);
+        panels.set(keyOf(target), new GraphPanel(context, getClient, log, target, panel, vscode.ViewColumn.One));
+      },
+    }),
+    serverReady(refreshAll),
     vscode.commands.registerCommand('mantle.showFlow', () => showFlow(context, getClient, log)),
     vscode.commands.registerCommand('mantle.showAgentMap', () => showAgentMap(context, getClient, log)),
     vscode.workspace.onDidChangeTextDocument((e) => {
@@ -149,14 +183,22 @@ function open(
   graph: GraphJson,
   column: vscode.ViewColumn | undefined,
 ): void {
-  const key = target.kind === 'flow' ? `flow:${target.uri}#${target.block}` : `map:${graph.title}:${target.uri}`;
+  const key = keyOf(target);
   const existing = panels.get(key);
   if (existing) {
     existing.panel.reveal(vscode.ViewColumn.Beside, true);
     existing.show(graph);
     return;
   }
-  panels.set(key, new GraphPanel(context, getClient, log, key, target, graph, column ?? vscode.ViewColumn.One));
+  const panel = vscode.window.createWebviewPanel(
+    VIEW_TYPE,
+    panelTitle(graph),
+    { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+    { enableScripts: true, retainContextWhenHidden: true },
+  );
+  const p = new GraphPanel(context, getClient, log, target, panel, column ?? vscode.ViewColumn.One);
+  p.show(graph);
+  panels.set(key, p);
 }
 
 function request(c: LanguageClient, t: Target): Promise<GraphJson | null> {
@@ -173,40 +215,38 @@ function errorText(e: unknown): string {
 }
 
 class GraphPanel {
-  readonly panel: vscode.WebviewPanel;
   private timer: NodeJS.Timeout | undefined;
   private ready = false;
-  private latest: GraphJson;
+  private latest: GraphJson | undefined;
 
+  /** `panel`: a new one, or one VS Code restored after a reload (then the graph is asked for). */
   constructor(
     context: vscode.ExtensionContext,
     private readonly getClient: () => LanguageClient | undefined,
     private readonly log: (message: string) => void,
-    private readonly key: string,
     private readonly target: Target,
-    graph: GraphJson,
+    readonly panel: vscode.WebviewPanel,
     private readonly sourceColumn: vscode.ViewColumn,
   ) {
-    this.latest = graph;
     const dist = vscode.Uri.joinPath(context.extensionUri, 'dist');
-    this.panel = vscode.window.createWebviewPanel(
-      'mantle.graph',
-      panelTitle(graph),
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      { enableScripts: true, localResourceRoots: [dist], retainContextWhenHidden: true },
-    );
+    this.panel.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     this.panel.webview.html = html(this.panel.webview, vscode.Uri.joinPath(dist, 'graph.js'));
     this.panel.webview.onDidReceiveMessage((m: { type: string; location?: { uri: string; range: Range } }) => {
       if (m.type === 'ready') {
         this.ready = true;
-        this.show(this.latest);
+        if (this.latest) {
+          this.show(this.latest);
+        } else {
+          void this.panel.webview.postMessage({ type: 'status', message: 'waiting for the Mantle server…' });
+          void this.refresh(); // restored: ask (the server may not be running yet: then on ready)
+        }
       } else if (m.type === 'reveal' && m.location) {
         void this.reveal(m.location.uri, m.location.range);
       }
     });
     this.panel.onDidDispose(() => {
       clearTimeout(this.timer);
-      panels.delete(this.key);
+      panels.delete(keyOf(this.target));
     });
   }
 
@@ -214,7 +254,7 @@ class GraphPanel {
     this.latest = graph;
     this.panel.title = panelTitle(graph);
     if (this.ready) {
-      void this.panel.webview.postMessage({ type: 'graph', graph });
+      void this.panel.webview.postMessage({ type: 'graph', graph, state: { target: this.target } });
     }
   }
 

@@ -47,10 +47,11 @@ export function registerLayersManifest(
   context: vscode.ExtensionContext,
   getClient: () => LanguageClient | undefined,
   log: (message: string) => void,
+  serverReady: vscode.Event<void>,
 ): void {
   const provider = new ManifestProvider(MANIFEST_SCHEME, getClient, log);
   context.subscriptions.push(
-    ...provider.register(),
+    ...provider.register(serverReady),
     vscode.commands.registerCommand('mantle.previewMemoryManifest', async (uri?: vscode.Uri) => {
       const c = runningClient(getClient);
       if (!c) {

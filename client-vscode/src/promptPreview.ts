@@ -109,10 +109,11 @@ export function registerPromptPreview(
   context: vscode.ExtensionContext,
   getClient: () => LanguageClient | undefined,
   log: (message: string) => void,
+  serverReady: vscode.Event<void>,
 ): void {
   const provider = new PreviewProvider(SCHEME, getClient, log);
   context.subscriptions.push(
-    ...provider.register(),
+    ...provider.register(serverReady),
     vscode.commands.registerCommand('mantle.previewPrompt', async (uri?: vscode.Uri) => {
       const target = uri ?? vscode.window.activeTextEditor?.document.uri;
       const folder = target?.scheme === 'file' ? skillFolder(target.fsPath) : undefined;

@@ -5,6 +5,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { untrustedReason } from './trust';
 
 /** A resolved way to run `mantle-lsp`: `command args... serve` or `command args... check`. */
 export interface ServerCommand {
@@ -186,6 +187,27 @@ export interface ResolveOptions {
   /** the folder with the bundled server (`<extension>/server/libs`) */
   bundledLibs: string;
   log: Log;
+  /** `vscode.workspace.isTrusted`: when false, no program inside a workspace folder runs */
+  trusted: boolean;
+}
+
+/**
+ * In an untrusted workspace, a program inside a workspace folder is skipped (trust.ts):
+ * logged, and noted in the server's source (the status tooltip). True when skipped.
+ */
+function skipped(opts: ResolveOptions, exe: string, what: string, notes: string[]): boolean {
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  const why = untrustedReason(exe, what, opts.trusted, folders, process.env.PATH ?? '', SAFE_CWD);
+  if (!why) {
+    return false;
+  }
+  opts.log(why);
+  notes.push(`not run: ${exe} (${what}), inside the untrusted workspace`);
+  return true;
+}
+
+function withNotes(cmd: ServerCommand, notes: string[]): ServerCommand {
+  return notes.length ? { ...cmd, source: `${cmd.source}; ${notes.join('; ')}` } : cmd;
 }
 
 function setting(key: string): string {
@@ -194,11 +216,25 @@ function setting(key: string): string {
 
 /** Decide how to run the server; throws ResolveError with a user-facing message. */
 export async function resolveServer(opts: ResolveOptions): Promise<ServerCommand> {
+  const notes: string[] = [];
+  try {
+    return withNotes(await resolveIn(opts, notes), notes);
+  } catch (e) {
+    if (e instanceof ResolveError && notes.length) {
+      // what Restricted Mode skipped may be why nothing was found
+      throw new ResolveError(`${e.message} (${notes.join('; ')}; trust the workspace to use it)`);
+    }
+    throw e;
+  }
+}
+
+async function resolveIn(opts: ResolveOptions, notes: string[]): Promise<ServerCommand> {
   const { log } = opts;
   // 1. mantle.server.path: a mantle-lsp executable
   const serverPath = setting('server.path');
-  if (serverPath) {
-    const exe = expandPath(serverPath);
+  const pathExe = serverPath ? expandPath(serverPath) : '';
+  if (serverPath && !skipped(opts, pathExe, 'the program in "mantle.server.path"', notes)) {
+    const exe = pathExe;
     if (path.isAbsolute(exe) && !fs.existsSync(exe)) {
       throw new ResolveError(
         `Mantle: the setting "mantle.server.path" points to ${exe}, which does not exist. ` +
@@ -209,8 +245,9 @@ export async function resolveServer(opts: ResolveOptions): Promise<ServerCommand
   }
   // 2. mantle.interpreter: a Python that has mantle-lsp installed
   const interpreter = setting('interpreter');
-  if (interpreter) {
-    const exe = expandPath(interpreter);
+  const interpreterExe = interpreter ? expandPath(interpreter) : '';
+  if (interpreter && !skipped(opts, interpreterExe, 'the Python in "mantle.interpreter"', notes)) {
+    const exe = interpreterExe;
     const info = await probePython(exe);
     if (!info) {
       throw new ResolveError(
@@ -234,7 +271,9 @@ export async function resolveServer(opts: ResolveOptions): Promise<ServerCommand
   }
   // 3. the Python extension's active environment, when mantle_lsp is importable there
   const fromExt = await pythonExtensionInterpreter(log);
-  if (fromExt) {
+  // (an execCommand such as `conda run -p <env> python` names its environment in an argument)
+  const extParts = fromExt?.filter((p, i) => i === 0 || /[\\/]/.test(p)) ?? [];
+  if (fromExt && !extParts.some((p) => skipped(opts, p, "the Python extension's interpreter", notes))) {
     const [exe, ...prefix] = fromExt;
     const info = await probePython(exe, prefix);
     if (info?.ok && info.mantle) {
@@ -262,6 +301,9 @@ export async function resolveServer(opts: ResolveOptions): Promise<ServerCommand
   const env = { PYTHONPATH: opts.bundledLibs };
   const tried: string[] = [];
   for (const [exe, prefix] of pythonCandidates()) {
+    if (skipped(opts, exe, 'the Python', notes)) {
+      continue;
+    }
     const info = await probePython(exe, prefix, env);
     if (!info) {
       continue;

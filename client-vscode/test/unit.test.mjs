@@ -1,5 +1,5 @@
-// Unit tests of the extension's pure helpers (src/text.ts), bundled with esbuild and run
-// by `node --test` (`npm test`; `make client-check` runs them after tsc).
+// Unit tests of the extension's pure helpers (src/text.ts, src/trust.ts), bundled with
+// esbuild and run by `node --test` (`npm test`; `make client-check` runs them after tsc).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,9 +9,14 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mantle-unit-')), 'text.mjs');
-await build({ entryPoints: [path.join(here, '..', 'src', 'text.ts')], outfile: out, format: 'esm', platform: 'node', logLevel: 'warning' });
-const { stderrLevel, exitSummary, toTerminal } = await import(out);
+const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mantle-unit-'));
+async function load(name) {
+  const out = path.join(outDir, `${name}.mjs`);
+  await build({ entryPoints: [path.join(here, '..', 'src', `${name}.ts`)], outfile: out, format: 'esm', platform: 'node', logLevel: 'warning' });
+  return import(out);
+}
+const { stderrLevel, exitSummary, toTerminal } = await load('text');
+const { folderHolding, whichProgram, untrustedReason } = await load('trust');
 
 test('a server log record keeps its level in the output channel', () => {
   // what pygls logged for every cancelled pull (shown as 125 [error] lines before)
@@ -35,4 +40,70 @@ test('the check terminal says what the exit status means; problems found are not
   assert.match(exitSummary(2, null), /could not run/);
   assert.match(exitSummary(null, 'SIGTERM'), /stopped \(SIGTERM\)/);
   assert.equal(toTerminal('a\nb\r\nc'), 'a\r\nb\r\nc');
+});
+
+// ---- workspace trust (src/trust.ts) ------------------------------------------------------
+/** A workspace `ws` with a planted `.venv/bin/python`, links to and from it, a neighbour. */
+function plantedWorkspace() {
+  const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mantle-trust-')));
+  const ws = path.join(tmp, 'ws');
+  const bin = path.join(ws, '.venv', 'bin');
+  fs.mkdirSync(bin, { recursive: true });
+  const python = path.join(bin, 'python');
+  fs.writeFileSync(python, '#!/bin/sh\n', { mode: 0o755 });
+  const outside = path.join(tmp, 'outside');
+  fs.mkdirSync(outside);
+  fs.writeFileSync(path.join(outside, 'python3'), '#!/bin/sh\n', { mode: 0o755 });
+  fs.symlinkSync(python, path.join(outside, 'python-link')); // outside, leading inside
+  fs.symlinkSync(ws, path.join(tmp, 'ws-link')); // the folder opened through a link
+  fs.symlinkSync(path.join(outside, 'python3'), path.join(bin, 'python3')); // a venv's usual link out
+  fs.mkdirSync(path.join(tmp, 'ws2'));
+  fs.writeFileSync(path.join(tmp, 'ws2', 'python'), '', { mode: 0o755 });
+  return { tmp, ws, bin, python, outside };
+}
+
+test('a program inside a workspace folder is found, links resolved on both sides', () => {
+  const { tmp, ws, bin, python, outside } = plantedWorkspace();
+  assert.equal(folderHolding(python, [ws]), ws);
+  // a link outside the folder that leads to the planted program
+  assert.equal(folderHolding(path.join(outside, 'python-link'), [ws]), ws);
+  // the folder opened through a link, the program named by its real path, and the reverse
+  assert.equal(folderHolding(python, [path.join(tmp, 'ws-link')]), path.join(tmp, 'ws-link'));
+  assert.equal(folderHolding(path.join(tmp, 'ws-link', '.venv', 'bin', 'python'), [ws]), ws);
+  // a venv's bin/python3 links to a Python outside, but run by this path it loads the
+  // folder's site-packages: the path as given counts
+  assert.equal(folderHolding(path.join(bin, 'python3'), [ws]), ws);
+  // outside, a neighbour whose name starts like the folder's, the folder itself
+  assert.equal(folderHolding(path.join(outside, 'python3'), [ws]), undefined);
+  assert.equal(folderHolding(path.join(tmp, 'ws2', 'python'), [ws]), undefined);
+  assert.equal(folderHolding(ws, [ws]), undefined);
+  assert.equal(folderHolding('/usr/bin/python3', [ws]), undefined);
+});
+
+test('case does not hide a program on case-insensitive systems', () => {
+  const host = { platform: 'darwin', realpath: () => { throw new Error('no such file'); } };
+  assert.equal(folderHolding('/Users/me/Proj/.venv/bin/python', ['/users/me/proj'], host), '/users/me/proj');
+  assert.equal(folderHolding('/Users/me/Proj/.venv/bin/python', ['/users/me/proj'], { ...host, platform: 'linux' }), undefined);
+});
+
+test('a bare name is the program PATH finds: a PATH entry inside the folder counts', () => {
+  const { ws, bin, outside } = plantedWorkspace();
+  assert.equal(whichProgram('python', `${outside}:${bin}`, '/'), path.join(bin, 'python'));
+  assert.equal(whichProgram('python3', `${outside}:${bin}`, '/'), path.join(outside, 'python3'));
+  assert.equal(whichProgram('python3', `.venv/bin:${outside}`, ws), path.join(bin, 'python3')); // relative entry
+  assert.equal(whichProgram('no-such-python', bin, '/'), undefined);
+  assert.equal(whichProgram('./x/python', '', '/'), './x/python');
+});
+
+test('untrusted: a program inside the workspace is skipped, with a reason to log; trusted: it runs', () => {
+  const { ws, bin, python, outside } = plantedWorkspace();
+  const why = untrustedReason(python, "the Python extension's interpreter", false, [ws], '', '/');
+  assert.match(why, /^skipped the Python extension's interpreter .*\.venv\/bin\/python: it is inside the workspace folder /);
+  assert.match(why, /not trusted \(Restricted Mode\)/);
+  assert.equal(untrustedReason(python, 'x', true, [ws], '', '/'), undefined); // trusted
+  assert.equal(untrustedReason(path.join(outside, 'python3'), 'x', false, [ws], '', '/'), undefined);
+  // a bare name PATH resolves inside the folder (a venv activated in the shell that started VS Code)
+  assert.match(untrustedReason('python3', 'the Python', false, [ws], `${bin}:${outside}`, '/'), /python3 \(.*\.venv\/bin\/python3\)/);
+  assert.equal(untrustedReason('python3', 'the Python', false, [ws], `${outside}:${bin}`, '/'), undefined);
+  assert.equal(untrustedReason(python, 'x', false, [], '', '/'), undefined); // no folder open
 });

@@ -23,7 +23,7 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const SHOTS = path.resolve(process.env.E2E_SHOTS || path.join(REPO, '.cache', 'e2e', 'screenshots'));
 const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 const EXAMPLE = path.join(REPO, 'examples', 'telecom-broken');
-const WATCHDOG_MS = 8 * 60 * 1000;
+const WATCHDOG_MS = 10 * 60 * 1000; // two more code-server starts (trust, no Python) on a busy machine
 
 function need(name) {
   const v = process.env[name];
@@ -259,7 +259,7 @@ async function setUp() {
   log(`install: ${out2.stdout.trim().split('\n').pop()}`);
 }
 
-async function startServer(extraEnv = {}) {
+async function startServer(extraEnv = {}, { trust = false, folder = dirs.ws } = {}) {
   const port = await freePort();
   const logFile = fs.openSync(path.join(tmp, 'code-server.log'), 'w');
   server = spawn(
@@ -269,11 +269,11 @@ async function startServer(extraEnv = {}) {
       '--auth', 'none',
       '--disable-telemetry',
       '--disable-update-check',
-      '--disable-workspace-trust',
+      ...(trust ? [] : ['--disable-workspace-trust']),
       '--disable-getting-started-override',
       '--user-data-dir', dirs.data,
       '--extensions-dir', dirs.exts,
-      dirs.ws,
+      folder,
     ],
     { env: childEnv(extraEnv), detached: true, stdio: ['ignore', logFile, logFile] },
   );
@@ -309,10 +309,14 @@ async function shot(name, failure = false) {
 function mantleLog() {
   const logs = path.join(dirs.data, 'logs');
   let text = '';
-  for (const run of fs.existsSync(logs) ? fs.readdirSync(logs) : []) {
-    const file = path.join(logs, run, 'exthost1', 'mantle-lsp.mantle', 'Mantle.log');
-    if (fs.existsSync(file)) {
-      text += fs.readFileSync(file, 'utf8');
+  for (const run of fs.existsSync(logs) ? fs.readdirSync(logs).sort() : []) {
+    // exthost1, then exthost2 … (a reload of the window starts a new extension host)
+    const hosts = fs.readdirSync(path.join(logs, run)).filter((d) => /^exthost\d+$/.test(d));
+    for (const host of hosts.sort((a, b) => Number(a.slice(7)) - Number(b.slice(7)))) {
+      const file = path.join(logs, run, host, 'mantle-lsp.mantle', 'Mantle.log');
+      if (fs.existsSync(file)) {
+        text += fs.readFileSync(file, 'utf8');
+      }
     }
   }
   return text;
@@ -925,6 +929,8 @@ async function main() {
   await graphViews(); // issue 15: flow and agent map
   await callsAndHints(); // issue 15: call hierarchy, inlay hints
   await promptPreview(); // issue 15: prompt preview
+  await configMessage(); // issue 29: a malformed configuration file
+  await viewsAfterReload(); // issue 29: the views come back after a window reload
 
   await check('without mantle.interpreter: the Python extension\'s environment (mantle_lsp importable there)', async () => {
     writeSettings({ 'fakePython.interpreter': PYTHON }, 'Machine');
@@ -1234,6 +1240,48 @@ async function callsAndHints() {
     }, 20000);
     return line.trim();
   }, { retries: 1 });
+
+  await check('a `set_memory` hint follows the value and names the type only; the hover lists the values', async () => {
+    const rel = 'skills/roaming_pass/skill.md';
+    const lines = fs.readFileSync(path.join(EXAMPLE, rel), 'utf8').split('\n');
+    const at = lines.findIndex((l) => l.trim() === 'pass_active: false') + 1;
+    assert(at > 0, `no pass_active: false in ${rel}`);
+    await openFile(rel);
+    await goTo(at, lines[at - 1].length + 1);
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('customer_tier: business', { delay: 20 }); // a project field, 3 values
+    await page.keyboard.press('Escape'); // the suggestions
+    const lineText = (needle) =>
+      page.evaluate((n) =>
+        [...document.querySelectorAll('.editor-group-container.active .monaco-editor .view-line')]
+          .map((e) => (e.textContent ?? '').replace(/\u00a0/g, ' ').trim())
+          .find((l) => l.startsWith(n)), needle);
+    let shown;
+    try {
+      shown = await until('the hints after the values', async () => {
+        const a = await lineText('pass_active');
+        const b = await lineText('customer_tier');
+        const ok = a && b && /^pass_active: false\s*bool$/.test(a) && /^customer_tier: business\s*project · categorical$/.test(b);
+        if (!ok) {
+          throw new Error(`the lines read ${JSON.stringify(a)} / ${JSON.stringify(b)}`); // shown on a time-out
+        }
+        return [a, b];
+      }, 20000);
+      // the values are in the hover of the key
+      await goTo(at + 1, 10);
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+I');
+      await until('the hover to list the values', async () => {
+        const t = await page.locator('.monaco-hover').filter({ hasText: 'customer_tier' }).first().textContent({ timeout: 1000 });
+        return t && /prepaid.*postpaid.*business/.test(t);
+      }, 15000);
+      await page.keyboard.press('Escape');
+    } finally {
+      await runCommand('File: Revert File');
+      await sleep(500);
+    }
+    return shown.join(' / ');
+  }, { retries: 1 });
 }
 
 // ---- issue 15: the flow and agent map webviews ------------------------------------------
@@ -1369,6 +1417,138 @@ async function closeOtherGraphs() {
   }
 }
 
+// ---- issue 29: a malformed configuration file ------------------------------------------
+async function configMessage() {
+  await check('a malformed .mantle-lsp.toml: the message says that none of it applies, and the output keeps it', async () => {
+    await dismissNotifications();
+    const cfg = path.join(dirs.ws, '.mantle-lsp.toml');
+    fs.writeFileSync(cfg, 'ignore = ["mantle.validation.prose"]\nmin-severity = \n'); // not TOML
+    let toast;
+    try {
+      toast = await until('the error notification about the file', async () =>
+        (await notifications()).find((t) => t.includes('.mantle-lsp.toml')), 30000);
+      assert(/None of the file's settings apply until it is fixed: the defaults do\./.test(toast), `message: ${toast}`);
+      assert(!/other settings apply/.test(toast), `message: ${toast}`);
+      const logged = await until('the message in the Mantle output', async () =>
+        mantleLog().split('\n').find((l) => /\[error\] mantle-lsp: .*\.mantle-lsp\.toml:2:\d+: error: invalid TOML.*None of the file's settings apply/.test(l)), 15000);
+      await dismissNotifications();
+      return `${toast.replace(/^.*error: /, '').slice(0, 110)}…; output: ${logged.replace(/^.*\[error\] /, '').slice(0, 40)}…`;
+    } finally {
+      fs.rmSync(cfg, { force: true });
+    }
+  }, { retries: 1 });
+}
+
+// ---- issue 29: the views come back after a window reload --------------------------------
+/** The graph webview frame whose nodes include `id`, or null. */
+async function graphFrameWith(id) {
+  for (const f of page.frames()) {
+    if (await f.$('svg#graph').catch(() => null)) {
+      const nodes = await graphNodes(f).catch(() => []);
+      if (nodes.some((n) => n.id === id)) {
+        return f;
+      }
+    }
+  }
+  return null;
+}
+
+async function clickTab(re) {
+  const i = (await tabLabels()).findIndex((t) => re.test(t));
+  assert(i >= 0, `no tab like ${re}: ${(await tabLabels()).join(' / ')}`);
+  await page.locator('.tabs-container .tab').nth(i).click();
+}
+
+async function viewsAfterReload() {
+  await check('Show Flow, Show Agent Map and Preview Prompt come back with their content after Reload Window', async () => {
+    await closePanel();
+    await runCommand('View: Close All Editors');
+    await until('no editor open', async () => (await tabLabels()).length === 0, 10000);
+    const rel = 'skills/verify_customer/skill.md';
+    const lines = fs.readFileSync(path.join(EXAMPLE, rel), 'utf8').split('\n');
+    await openFile(rel);
+    await goTo(lines.findIndex((l) => l.includes('collect: security_pin')) + 1, 5);
+    await runCommand('Mantle: Show Flow');
+    await until('the flow', () => graphFrameWith('step:ask_pin'), 30000);
+    await openFile('skills/plan_change/skill.md');
+    await runCommand('Mantle: Preview Prompt');
+    await until('the prompt preview', async () => (await tabLabels()).some((t) => t.includes('plan_change prompt.md')), 20000);
+    await openFile('skills/plan_change/skill.md');
+    await runCommand('Mantle: Show Agent Map');
+    await until('the agent map', () => graphFrameWith('skill:plan_change'), 30000);
+    const before = await tabLabels();
+    const restores = () => (mantleLog().match(/restoring the (flow|agent map)/g) ?? []).length;
+    const restored = restores();
+    await sleep(1000); // the webviews save their state
+    await runCommand('Developer: Reload Window');
+    await page.waitForLoadState('load');
+    await page.locator('.monaco-workbench').waitFor({ timeout: 120000 });
+    await until('the server to be ready again', async () => /ready/.test(await mantleStatus()), 90000);
+    const after = await until('the three views among the tabs', async () => {
+      const t = await tabLabels();
+      return [/^Flow: verify_customer\/main/, /^Agent Map/, /plan_change prompt\.md/].every((re) => t.some((l) => re.test(l))) ? t : false;
+    }, 30000);
+    // each with its content (a restored webview is revived when its tab is shown)
+    await clickTab(/^Flow: verify_customer\/main/);
+    const flow = await until('the restored flow to draw its steps', () => graphFrameWith('step:ask_pin'), 30000);
+    const flowNodes = (await graphNodes(flow)).length;
+    await clickTab(/^Agent Map/);
+    const map = await until('the restored agent map to draw the project', () => graphFrameWith('skill:plan_change'), 30000);
+    const mapNodes = (await graphNodes(map)).length;
+    await clickTab(/plan_change prompt\.md/);
+    await until('the restored prompt preview to show the instructions', async () => {
+      const t = await editorTextOf('plan_change prompt.md');
+      return t && squeeze(t).includes(squeeze('Help the customer find a monthly plan'));
+    }, 30000);
+    assert(restores() - restored >= 2, `the log does not say the graph views were restored (${restores() - restored})`);
+    await closeOtherGraphs();
+    return `${before.length} tabs before, ${after.length} after; flow ${flowNodes} nodes, map ${mapNodes} nodes, prompt text back`;
+  });
+}
+
+// ---- issue 28: workspace trust -----------------------------------------------------------
+/**
+ * An untrusted folder with a `.venv/bin/python` (a script that records each run, then runs
+ * the real Python) that the Python extension reports as its active environment: nothing
+ * from the folder runs until the folder is trusted; then that Python runs the server.
+ */
+async function untrusted() {
+  const ws = path.join(tmp, 'untrusted-telecom');
+  const planted = path.join(ws, '.venv', 'bin', 'python');
+  const marker = path.join(tmp, 'planted-python-ran');
+  await check('in an untrusted folder, its .venv Python does not run (the output says it was skipped); trusting the folder runs it', async () => {
+    await stopServer();
+    fs.cpSync(EXAMPLE, ws, { recursive: true });
+    fs.mkdirSync(path.dirname(planted), { recursive: true });
+    fs.writeFileSync(planted, `#!/bin/sh\necho "$*" >> '${marker}'\nexec '${PYTHON}' "$@"\n`, { mode: 0o755 });
+    writeSettings({ ...SETTINGS, 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never' });
+    writeSettings({ 'fakePython.interpreter': planted }, 'Machine');
+    const url = await startServer({}, { trust: true, folder: ws });
+    await page.goto(`${url}/?folder=${encodeURIComponent(ws)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 120000 });
+    const s = await until('the bundled server to be ready', async () => {
+      const v = await mantleStatus();
+      return /ready/.test(v) && v.includes('bundled server') ? v : false;
+    }, 90000);
+    const skipped = mantleLog().split('\n').find((l) => l.includes(`skipped the Python extension's interpreter ${planted}`));
+    assert(skipped && /not trusted \(Restricted Mode\)/.test(skipped), 'the output does not say the planted Python was skipped');
+    assert(!fs.existsSync(marker), `the planted Python ran: ${fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : ''}`);
+    assert(s.includes(`not run: ${planted}`), `status tooltip: ${s}`);
+    // trust the folder: the server is found again, from the Python extension's environment
+    await runCommand('Workspaces: Manage Workspace Trust');
+    const trustButton = page.locator('.workspace-trust-editor .monaco-button', { hasText: /^Trust$/ }).first();
+    await trustButton.waitFor({ timeout: 15000 });
+    await trustButton.click();
+    const t = await until('the server from the planted environment', async () => {
+      const v = await mantleStatus();
+      return /ready/.test(v) && v.includes('Python extension environment') ? v : false;
+    }, 90000);
+    assert(fs.existsSync(marker) && /-m mantle_lsp serve/.test(fs.readFileSync(marker, 'utf8')), 'the planted Python did not run the server');
+    return `${skipped.replace(/^.*\] /, '').slice(0, 90)}…; trusted: ${t.split(' | ')[0].slice(0, 60)}`;
+  });
+  writeSettings(SETTINGS); // the next phase: trust off again
+}
+
 async function noPython() {
   await check('without any Python: one error message that says what to do', async () => {
     await stopServer();
@@ -1389,6 +1569,7 @@ async function noPython() {
 let crashed;
 try {
   await main();
+  await untrusted(); // issue 28: nothing from an untrusted folder runs
   await noPython();
 } catch (e) {
   crashed = e;

@@ -33,9 +33,12 @@ interface GraphData {
   nodes: GraphNode[];
   edges: GraphEdge[];
 }
-type Message = { type: 'graph'; graph: GraphData } | { type: 'error'; message: string };
+type Message =
+  | { type: 'graph'; graph: GraphData; state?: unknown }
+  | { type: 'error'; message: string }
+  | { type: 'status'; message: string };
 
-declare function acquireVsCodeApi(): { postMessage(msg: unknown): void };
+declare function acquireVsCodeApi(): { postMessage(msg: unknown): void; setState(state: unknown): void };
 
 const vscode = acquireVsCodeApi();
 const SVG = 'http://www.w3.org/2000/svg';
@@ -287,7 +290,12 @@ window.addEventListener('message', (event: MessageEvent<Message>) => {
   const msg = event.data;
   if (msg.type === 'graph') {
     document.body.classList.remove('failed');
+    if (msg.state !== undefined) {
+      vscode.setState(msg.state); // what the view shows: VS Code gives it back after a reload
+    }
     render(msg.graph);
+  } else if (msg.type === 'status') {
+    summaryEl.textContent = msg.message;
   } else if (msg.type === 'error') {
     document.body.classList.add('failed');
     summaryEl.textContent = msg.message;

@@ -7,8 +7,10 @@
   the file's ``engine`` (the editor is a command line). Hints are shown unless the file sets
   ``min-severity``.
 - A malformed file is reported as ``lsp.config.invalid_settings_file`` diagnostics on the
-  file (pushed, whatever the client's diagnostic mode) and once in a ``window/showMessage``;
-  its valid values still apply.
+  file (pushed, whatever the client's diagnostic mode) and once in a ``window/showMessage``
+  (also logged with ``window/logMessage``, so that it stays in the editor's output) that
+  says exactly what still applies (:func:`settings.effect`): nothing of a file that cannot
+  be read (invalid TOML), else every value but the ones with errors.
 - :meth:`ProjectConfigs.reload` runs when a configuration file changes on disk (the
   watched globs in sync.py) or the editor settings change; the projects whose settings
   changed are published again.
@@ -26,7 +28,15 @@ from ..ide.diagnostics import Diagnostic
 from ..model import layout
 from ..model.engine import PROFILES
 from ..model.project import Project
-from ..model.settings import CONFIG_NAMES, Overrides, Settings, SettingsError, apply, load
+from ..model.settings import (
+    CONFIG_NAMES,
+    Overrides,
+    Settings,
+    SettingsError,
+    apply,
+    effect,
+    load,
+)
 from ..syntax.text import LineIndex, TextRange
 from . import convert
 from .base import ServerBase
@@ -104,13 +114,12 @@ class ProjectConfigs:
             if errs:
                 first = errs[0]
                 more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
+                keys = next((s.file_keys for s in self._settings.values() if s.config == path), ())
+                message = f"mantle-lsp: {first.render()}{more}. {effect(errs, keys)}"
                 self.server.window_show_message(
-                    lsp.ShowMessageParams(
-                        type=lsp.MessageType.Error,
-                        message=f"mantle-lsp: {first.render()}{more}. "
-                        "The file's other settings apply.",
-                    )
+                    lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message)
                 )
+                self.server.log(message, lsp.MessageType.Error)  # stays in the output
         self.shown = now
 
     def _push(self, path: Path, errors: tuple[SettingsError, ...]) -> None:

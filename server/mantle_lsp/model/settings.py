@@ -61,13 +61,17 @@ MAX_CONFIG_BYTES = 1024 * 1024
 
 @dataclass(frozen=True)
 class SettingsError:
-    """A problem in a configuration file: 0-based line, columns on that line."""
+    """A problem in a configuration file: 0-based line, columns on that line.
+    ``left_out``: what the problem leaves out of the settings (a key, a list entry, a code
+    in a list); None when the whole file is not read (invalid TOML, unreadable, too large,
+    not a table)."""
 
     path: Path
     line: int
     start: int
     end: int
     message: str
+    left_out: str | None
 
     def render(self, display: Callable[[Path], str] = str) -> str:
         """``path:line:col: error: message`` (1-based, like ``check``'s output)."""
@@ -108,6 +112,7 @@ class Settings:
     engine: str = "auto"
     min_severity: str = DEFAULT_MIN_SEVERITY
     origins: Mapping[str, str] = field(default_factory=dict)
+    file_keys: tuple[str, ...] = ()  # the keys the configuration file set (valid values)
 
     @property
     def engine_override(self) -> str | None:
@@ -391,9 +396,15 @@ class _File:
                 return i, line.index("["), len(line.rstrip())
         return 0, 0, len(lines[0]) if lines else 0
 
-    def error(self, key: str, message: str, needle: str | None = None) -> None:
+    def error(
+        self, key: str, message: str, needle: str | None = None, left_out: str | None = None
+    ) -> None:
+        """An error on ``key``, which is left out (or only ``left_out`` of it)."""
         line, start, end = self.locate(key, needle)
-        self.errors.append(SettingsError(self.path, line, start, max(end, start + 1), message))
+        what = left_out or f"`{key}`"
+        self.errors.append(
+            SettingsError(self.path, line, start, max(end, start + 1), message, what)
+        )
 
 
 _LINE_COL = re.compile(r"line (\d+), column (\d+)")
@@ -403,9 +414,9 @@ def read_config(path: Path) -> tuple[_File | None, list[SettingsError]]:
     """Parse one configuration file into our table (None when unreadable or broken)."""
     text = _read(path)
     if text is None:
-        return None, [SettingsError(path, 0, 0, 1, "cannot read the configuration file")]
+        return None, [SettingsError(path, 0, 0, 1, "cannot read the configuration file", None)]
     if len(text) > MAX_CONFIG_BYTES:
-        return None, [SettingsError(path, 0, 0, 1, "configuration file larger than 1 MB")]
+        return None, [SettingsError(path, 0, 0, 1, "configuration file larger than 1 MB", None)]
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -417,7 +428,7 @@ def read_config(path: Path) -> tuple[_File | None, list[SettingsError]]:
         else:
             line, col = 0, 0
         msg = re.sub(r"\s*\(at [^)]*\)\s*$", "", str(exc)) or "invalid TOML"
-        return None, [SettingsError(path, line, col, col + 1, f"invalid TOML: {msg}")]
+        return None, [SettingsError(path, line, col, col + 1, f"invalid TOML: {msg}", None)]
     in_pyproject = path.name == "pyproject.toml"
     table: Any = data
     if in_pyproject:
@@ -427,8 +438,9 @@ def read_config(path: Path) -> tuple[_File | None, list[SettingsError]]:
             return _File(path, text, {}, True), []
     f = _File(path, text, {}, in_pyproject)
     if not isinstance(table, dict):
-        f.error("", "`[tool.mantle-lsp]` must be a table")
-        return f, f.errors
+        line, start, end = f.locate("")
+        msg = "`[tool.mantle-lsp]` must be a table"
+        return f, [SettingsError(path, line, start, max(end, start + 1), msg, None)]
     f.table = table
     return f, []
 
@@ -454,7 +466,8 @@ def _check(f: _File, known: Collection[str]) -> dict[str, Any]:
                 continue
             pfi: list[tuple[str, tuple[str, ...]]] = []
             for glob, codes in value.items():
-                lst = _str_list(f, key, codes, f"`per-file-ignores` entry {glob!r}", glob)
+                what = f"`per-file-ignores` entry {glob!r}"
+                lst = _str_list(f, key, codes, what, glob)
                 if lst is not None:
                     pfi.append((glob, tuple(c for c in lst if _known_code(f, key, c, known))))
             out[key] = tuple(pfi)
@@ -479,7 +492,7 @@ def _str_list(
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        f.error(key, f"{what or f'`{key}`'} must be a list of strings", needle)
+        f.error(key, f"{what or f'`{key}`'} must be a list of strings", needle, what)
         return None
     return [v.strip() for v in value if v.strip()]
 
@@ -492,6 +505,7 @@ def _known_code(f: _File, key: str, code: str, known: Collection[str]) -> bool:
         f"`{key}`: {code!r} is no diagnostic code nor a prefix of one "
         "(`mantle-lsp explain --markdown` lists them)",
         code,
+        f"{code!r} in `{key}`",
     )
     return False
 
@@ -564,8 +578,23 @@ def load(
         engine=engine,
         min_severity=min_sev,
         origins=origins,
+        file_keys=tuple(values),
     )
     return settings, errors
+
+
+def effect(errors: Sequence[SettingsError], file_keys: Collection[str]) -> str:
+    """What the language server does with a configuration file that has ``errors`` (it
+    keeps going, unlike ``check``), in a sentence: nothing of the file when it could not be
+    read, else everything but what the errors leave out. ``file_keys``: the keys of the
+    file that do apply (:attr:`Settings.file_keys`)."""
+    if any(e.left_out is None for e in errors):
+        return "None of the file's settings apply until it is fixed: the defaults do."
+    left = ", ".join(dict.fromkeys(e.left_out for e in errors if e.left_out))
+    if not file_keys:
+        return f"Left out: {left}; the file sets nothing else, so the defaults apply."
+    keys = ", ".join(f"`{k}`" for k in file_keys)
+    return f"Left out: {left}; the file's other settings apply ({keys})."
 
 
 # -- applying ----------------------------------------------------------------------------------
