@@ -298,7 +298,7 @@ def test_pull_into_an_empty_folder_round_trips_byte_identical(
     assert (code, err) == (0, "")
     assert "wrote memory-layers/high-touch-customer/prose.md" in out
     mine = files_of(root)
-    del mine["cascades.yml"]  # the folder's own: a pull never writes it
+    del mine["cascades.yml"], mine["sync.yml"]  # the folder's own: a pull never writes them
     assert files_of(empty / "memory-layers") == mine
 
     # a second pull changes nothing, and a push of the pulled folder neither
@@ -340,10 +340,12 @@ def test_pull_never_writes_outside_the_folder(
     service.add_entry(lid, "ok.md", "Fine", "y\n")
     service.add_layer("..", "dots")
     root = tmp_path / "memory-layers"
-    code, out, _ = run(capsys, "pull", str(root))
-    assert code == 0
-    assert "skipped: layer '..': its external id cannot be a folder name" in out
-    assert "skipped: layer faq: entry '../escape.md'" in out
+    code, out, err = run(capsys, "pull", str(root))
+    assert code == 1  # something was skipped
+    assert "skipped: layer ..: its external id cannot be a folder name" in out
+    assert "skipped: entry faq/../escape.md: its key is not a plain relative path" in out
+    assert "skipped: entry faq/layer.yml: its key is the layer folder's own layer.yml" in out
+    assert err == "mantle-lsp: 3 skipped (listed above); the rest was pulled\n"
     assert files_of(tmp_path) == {"memory-layers/faq/ok.md": b"---\ndescription: Fine\n---\ny\n"}
 
 
@@ -446,18 +448,25 @@ def test_no_folder_is_one_line(tmp_path: Path, service: Service, capsys: Any) ->
     assert _one_line_error(err).endswith("no memory-layers/ folder found")
 
 
-def test_an_entry_file_that_cannot_be_read_stops_the_push(
+def test_an_entry_file_that_cannot_be_read_is_left_alone_and_the_rest_is_pushed(
     tmp_path: Path, service: Service, capsys: pytest.CaptureFixture[str]
 ) -> None:
     service.add_agent("support-agent", ["vip"])
     root = folder(tmp_path)
     assert run(capsys, "push", str(root))[0] == 0
     (root / "faq" / "refunds.md").write_bytes(b"---\ndescription: x\n---\n\x00\x01binary")
+    prose = root / "base-customer" / "prose.md"
+    prose.write_text(prose.read_text().replace("Short", "Brief"))
     service.calls.clear()
-    code, out, _ = run(capsys, "push", str(root))
+    code, out, err = run(capsys, "push", "--prune", str(root))
     assert code == 1
-    assert "problem: entry faq/refunds.md: this file contains NUL bytes" in out
-    assert service.writes == []  # the entry on the service is not emptied
+    assert (
+        "skipped: entry faq/refunds.md: it has a NUL byte (binary data), which an entry "
+        "cannot hold" in out
+    )
+    assert err == "mantle-lsp: 1 skipped (listed above); the rest was pushed\n"
+    assert [m for m, _ in service.writes] == ["PATCH"]  # prose.md; refunds.md not emptied
+    assert service.entries_of("faq")["refunds.md"] == ("Refund rules", "Refunds within 30 days.\n")
 
 
 def test_layers_alone_is_the_diff_of_the_current_folder(
