@@ -182,8 +182,10 @@ def plan(
         why = None
         if layer is None:
             why = "the workspace has no such layer"
-        elif lid in local.layers or lid in skips.layers:
+        elif lid in local.layers:
             why = "the layer is in the folder"
+        elif lid in skips.layers:
+            why = f"the layer is skipped: {skips.layers[lid]}"
         elif not layer.managed:
             why = "the layer was not made by mantle-lsp (delete it in Cadenya)"
         elif not prune:
