@@ -285,8 +285,9 @@ def cmd_pull(args: argparse.Namespace) -> int:
             print(f"would delete {shown(f'{where}/{rel}')}")
         if not _confirm(len(plan.deletes), "files in the folder", "pull", args.yes):
             return EXIT_PROBLEMS
+    failed: list[tuple[str, str, str]] = []
     if dry:
-        written, deleted, failed = [rel for rel, _ in plan.writes], plan.deletes, []
+        written, deleted = [rel for rel, _ in plan.writes], plan.deletes
     else:
         from .. import atomic
 
@@ -307,8 +308,11 @@ def cmd_pull(args: argparse.Namespace) -> int:
         print("Not on the service (pull --prune deletes them):")
         for rel in plan.kept:
             print(f"  {shown(f'{where}/{rel}')}")
-    for why in failed:
-        print(f"mantle-lsp: error: could not write {shown(f'{where}/{why}')}", file=sys.stderr)
+    for what, rel, why in failed:
+        print(
+            f"mantle-lsp: error: could not {what} {shown(f'{where}/{rel}')}: {shown(why)}",
+            file=sys.stderr,
+        )
     n = len(written) + len(deleted)
     files = f"{n} file{'s' if n != 1 else ''}"
     if dry:

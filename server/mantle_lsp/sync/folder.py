@@ -44,7 +44,7 @@ class PullPlan:
 class PullResult:
     written: list[str] = field(default_factory=list)  # paths relative to the root, POSIX
     deleted: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)  # "path: why"
+    failed: list[tuple[str, str, str]] = field(default_factory=list)  # (verb, path, why)
 
 
 def pull_files(remote: Remote, local: Desired, skips: Skips) -> dict[str, str]:
@@ -129,14 +129,14 @@ def apply_pull(root: Path, plan: PullPlan) -> PullResult:
             atomic.make_dirs(path.parent, within=root)
             atomic.write_text(path, text, within=root)
         except (OSError, UnicodeError) as exc:
-            out.failed.append(f"{rel}: {_why(exc)}")
+            out.failed.append(("write", rel, _why(exc)))
             continue
         out.written.append(rel)
     for rel in plan.deletes:
         try:
             os.remove(root.joinpath(*rel.split("/")))
         except OSError as exc:
-            out.failed.append(f"{rel}: {_why(exc)}")
+            out.failed.append(("delete", rel, _why(exc)))
             continue
         out.deleted.append(rel)
     return out
