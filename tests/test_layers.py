@@ -20,6 +20,7 @@ from mantle_lsp.model.layers import (
     find_layer_roots,
     load_layer_set,
     resolve,
+    scan_layer_folder,
     standings,
 )
 from mantle_lsp.syntax.layers import parse_cascades, parse_entry, render_entry
@@ -657,3 +658,44 @@ def test_check_counts_layer_folders_apart_from_projects(
     assert capsys.readouterr().out.endswith("All checks passed (1 memory-layers folder).\n")
     main(["check", str(examples)])
     assert "(2 projects, 1 memory-layers folder)." in capsys.readouterr().out
+
+
+def test_inside_a_layer_folder_every_file_is_read_as_the_format_says(tmp_path: Path) -> None:
+    """The folder format decides what a layer folder holds, not git's ignore rules or the
+    dependency-folder names the search for layer folders skips: a layer named `build`, an
+    entry under a git-ignored `tmp/` are entries (as `layers pull` writes them). Links
+    to folders are not followed, links out of the folder not read; neither is hidden."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("tmp/\nbuild/\n", encoding="utf-8")
+    root = tmp_path / "memory-layers"
+    for rel in ("build/a.md", "faq/tmp/notes.md", "faq/node_modules/x.md", "faq/.hidden.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("---\ndescription: d\n---\nc\n", encoding="utf-8")
+    (tmp_path / "secret").write_text("private", encoding="utf-8")
+    (root / "faq" / "key.md").symlink_to(tmp_path / "secret")
+    (root / "faq" / "alias.md").symlink_to("tmp/notes.md")
+    (root / "faq" / "linked").symlink_to(root / "build")
+    deep = root / "faq" / "/".join(f"d{i}" for i in range(12))
+    deep.mkdir(parents=True)
+    (deep / "too-deep.md").write_text("x", encoding="utf-8")
+    (deep.parent / "deepest.md").write_text("x", encoding="utf-8")
+
+    scan = scan_layer_folder(root)
+    assert sorted(p.relative_to(root).as_posix() for p in scan.files) == [
+        "build/a.md",
+        "faq/alias.md",
+        "faq/" + "/".join(f"d{i}" for i in range(11)) + "/deepest.md",
+        "faq/node_modules/x.md",
+        "faq/tmp/notes.md",
+    ]
+    assert [(b.rel, b.kind, b.why) for b in scan.blind] == [
+        (
+            "faq/" + "/".join(f"d{i}" for i in range(12)),
+            "folder",
+            "memory-layers/faq/" + "/".join(f"d{i}" for i in range(12)) + " is deeper than "
+            "the 12 levels a layer folder is read",
+        ),
+        ("faq/key.md", "file", "a symbolic link that leads out of the folder"),
+        ("faq/linked", "folder", "memory-layers/faq/linked is a symbolic link (not followed)"),
+    ]
+    assert sorted(load_layer_set(root).layers) == ["build", "faq"]

@@ -1,333 +1,35 @@
 """``mantle-lsp layers diff|push|pull`` end to end: the command line, the official SDK
-(``cadenya``) and a stand-in Cadenya on 127.0.0.1 (stdlib ``http.server`` in a thread)
-that serves the routes the SDK calls with the JSON shapes of the SDK's own types, its
-state in memory. Every write the SDK makes is counted, so "nothing to do" means no write.
+(``cadenya``) and the stand-in Cadenya of tests/cadenya_standin.py on 127.0.0.1 (in a
+thread), its state in memory. Every write the SDK makes is counted, so "nothing to do"
+means no write. The faults the stand-in injects are tested in test_layers_sync_safety.py.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sys
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 
+from cadenya_standin import KEY, WS, Service, running
 from mantle_lsp.cli.main import main
 from support import write_fixture
 
 pytest.importorskip("cadenya")
-
-KEY = "test-key"
-WS = "ws_test"
-PAGE = 2  # small pages, so the SDK's paging is exercised
-
-
-def _meta(id_: str, name: str, external_id: str = "", labels: dict[str, str] | None = None) -> Any:
-    return {
-        "id": id_,
-        "accountId": "acct_1",
-        "workspaceId": WS,
-        "name": name,
-        "externalId": external_id,
-        "labels": labels or {},
-        "profileId": "prof_1",
-        "createdAt": "2026-12-01T12:00:00Z",
-    }
-
-
-@dataclass
-class Service:
-    """The stand-in's state: layers (with their entries), agents and variations."""
-
-    layers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    entries: dict[str, dict[str, dict[str, Any]]] = field(
-        default_factory=dict
-    )  # layer -> id -> entry
-    contents: dict[str, str] = field(default_factory=dict)  # entry id -> content
-    agents: dict[str, dict[str, Any]] = field(default_factory=dict)
-    variations: dict[str, dict[str, dict[str, Any]]] = field(
-        default_factory=dict
-    )  # agent -> id -> var
-    calls: list[tuple[str, str]] = field(default_factory=list)
-    fail: int | None = None  # answer every request with this status
-    refuse_after_writes: int | None = None  # answer 403 to writes after this many
-    next_id: int = 0
-
-    def new_id(self, prefix: str) -> str:
-        self.next_id += 1
-        return f"{prefix}_{self.next_id:04d}"
-
-    @property
-    def writes(self) -> list[tuple[str, str]]:
-        return [c for c in self.calls if c[0] != "GET"]
-
-    # -- seeding ---------------------------------------------------------------------------
-
-    def add_agent(self, external_id: str, variations: list[str]) -> str:
-        aid = self.new_id("agt")
-        self.agents[aid] = {
-            "metadata": _meta(aid, external_id, external_id),
-            "spec": {},
-            "info": {"variationCount": len(variations)},
-            "state": "STATE_PUBLISHED",
-        }
-        self.variations[aid] = {}
-        for v in variations:
-            vid = self.new_id("var")
-            self.variations[aid][vid] = {
-                "metadata": _meta(vid, v, v),
-                "spec": {"memoryLayerAssignments": []},
-                "info": {
-                    "toolCount": 0,
-                    "toolSetCount": 0,
-                    "subAgentCount": 0,
-                    "score": 0.0,
-                    "feedbackCount": 0,
-                    "memoryLayerCount": 0,
-                    "effectiveToolCount": 0,
-                    "assignmentMetadata": {},
-                    "agentPoolCount": 0,
-                },
-            }
-        return aid
-
-    def add_layer(
-        self, external_id: str, name: str, *, system: bool = False, labels: Any = None
-    ) -> str:
-        lid = self.new_id("memlyr")
-        self.layers[lid] = {
-            "metadata": _meta(lid, name, external_id, labels),
-            "spec": {
-                "type": "MEMORY_LAYER_TYPE_EPISODIC" if system else "MEMORY_LAYER_TYPE_SKILLS",
-                "systemManaged": system,
-                "agentId": "",
-                "episodicKey": "",
-            },
-            "info": {"entryCount": 0},
-        }
-        self.entries[lid] = {}
-        return lid
-
-    def add_entry(self, layer_id: str, key: str, description: str, content: str) -> str:
-        eid = self.new_id("mement")
-        self.entries[layer_id][eid] = {
-            "metadata": _meta(eid, key),
-            "spec": {"key": key, "description": description},
-            "info": {},
-        }
-        self.contents[eid] = content
-        self.layers[layer_id]["info"]["entryCount"] = len(self.entries[layer_id])
-        return eid
-
-    # -- reading, for the tests ----------------------------------------------------------
-
-    def layer_by_external_id(self, ext: str) -> dict[str, Any]:
-        return next(v for v in self.layers.values() if v["metadata"]["externalId"] == ext)
-
-    def entries_of(self, ext: str) -> dict[str, tuple[str, str]]:
-        lid = self.layer_by_external_id(ext)["metadata"]["id"]
-        return {
-            e["spec"]["key"]: (e["spec"]["description"], self.contents[eid])
-            for eid, e in self.entries[lid].items()
-        }
-
-    def assignments(self, agent: str, variation: str) -> list[tuple[str, int]]:
-        aid = next(k for k, a in self.agents.items() if a["metadata"]["externalId"] == agent)
-        var = next(
-            v for v in self.variations[aid].values() if v["metadata"]["externalId"] == variation
-        )
-        names = {k: v["metadata"]["externalId"] for k, v in self.layers.items()}
-        return sorted(
-            (
-                (names[a["memoryLayerId"]], a["position"])
-                for a in var["spec"]["memoryLayerAssignments"]
-            ),
-            key=lambda t: t[1],
-        )
-
-    # -- the routes ------------------------------------------------------------------------
-
-    def handle(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
-        prefix = f"/v1/workspaces/{WS}/"
-        if not path.startswith(prefix):
-            return 404, {"code": 5, "message": f"no route {path}"}
-        parts = [unquote(p) for p in path[len(prefix) :].split("/")]
-        if parts[0] == "memory_layers":
-            return self._layers(method, parts[1:], query, body)
-        if parts[0] == "agents":
-            return self._agents(method, parts[1:], query, body)
-        return 404, {"code": 5, "message": f"no route {path}"}
-
-    def _page(self, items: list[Any], query: dict[str, str]) -> tuple[int, Any]:
-        start = int(query.get("cursor") or 0)
-        nxt = start + PAGE
-        return 200, {
-            "items": items[start:nxt],
-            "pagination": {"nextCursor": str(nxt) if nxt < len(items) else ""},
-        }
-
-    def _detail(self, lid: str, eid: str) -> Any:
-        return {**self.entries[lid][eid], "content": self.contents[eid]}
-
-    def _layers(self, method: str, parts: list[str], query: Any, body: Any) -> tuple[int, Any]:
-        if not parts:
-            if method == "GET":
-                return self._page(list(self.layers.values()), query)
-            meta, spec = body["metadata"], body["spec"]
-            ext = meta.get("externalId", "")
-            if ext and any(v["metadata"]["externalId"] == ext for v in self.layers.values()):
-                return 409, {"code": 6, "message": f"external id {ext} exists"}
-            lid = self.add_layer(ext, meta["name"], labels=meta.get("labels"))
-            self.layers[lid]["spec"]["type"] = spec["type"]
-            if spec.get("description"):
-                self.layers[lid]["spec"]["description"] = spec["description"]
-            return 200, self.layers[lid]
-        lid = parts[0]
-        if lid not in self.layers:
-            return 404, {"code": 5, "message": f"layer {lid} not found"}
-        if len(parts) == 1:
-            layer = self.layers[lid]
-            if method == "GET":
-                return 200, layer
-            if method == "DELETE":
-                del self.layers[lid]
-                return 200, {}
-            for path in body["updateMask"].split(","):
-                section, name = path.split(".")
-                wire = {"name": "name", "description": "description"}[name]
-                layer[section][wire] = body[section][wire]
-            return 200, layer
-        if len(parts) == 2:  # entries
-            if method == "GET":
-                return self._page(list(self.entries[lid].values()), query)
-            spec = body["spec"]
-            assert spec["type"] == "content"
-            if any(e["spec"]["key"] == spec["key"] for e in self.entries[lid].values()):
-                return 409, {"code": 6, "message": "key exists"}
-            eid = self.add_entry(lid, spec["key"], spec.get("description", ""), spec["content"])
-            return 200, self._detail(lid, eid)
-        eid = parts[2]
-        if eid not in self.entries[lid]:
-            return 404, {"code": 5, "message": f"entry {eid} not found"}
-        if method == "GET":
-            return 200, self._detail(lid, eid)
-        if method == "DELETE":
-            del self.entries[lid][eid]
-            self.layers[lid]["info"]["entryCount"] = len(self.entries[lid])
-            return 200, {}
-        for path in body["updateMask"].split(","):
-            name = path.split(".")[1]
-            if name == "content":
-                self.contents[eid] = body["spec"]["content"]
-            else:
-                self.entries[lid][eid]["spec"][name] = body["spec"][name]
-        return 200, self._detail(lid, eid)
-
-    def _agents(self, method: str, parts: list[str], query: Any, body: Any) -> tuple[int, Any]:
-        if not parts:
-            return self._page(list(self.agents.values()), query)
-        aid = parts[0]
-        if aid not in self.agents:
-            return 404, {"code": 5, "message": "agent not found"}
-        if len(parts) == 2:
-            return self._page(list(self.variations[aid].values()), query)
-        vid, _, action = parts[2].partition(":")
-        var = self.variations[aid].get(vid)
-        if var is None:
-            return 404, {"code": 5, "message": "variation not found"}
-        held = var["spec"]["memoryLayerAssignments"]
-        layer_id = body["memoryLayerId"]
-        mine = next((a for a in held if a["memoryLayerId"] == layer_id), None)
-        taken = {a["position"] for a in held if a is not mine}
-        if action == "addMemoryLayer":
-            if mine is not None:
-                return 409, {"code": 6, "message": "already assigned"}
-            if body["position"] in taken:
-                return 400, {"code": 3, "message": "position in use"}
-            if len(held) >= 10:
-                return 400, {"code": 9, "message": "10-assignment cap"}
-            held.append({"memoryLayerId": layer_id, "position": body["position"]})
-        elif mine is None:
-            return 404, {"code": 5, "message": "layer not assigned"}
-        elif action == "updateMemoryLayer":
-            if body["position"] in taken:
-                return 400, {"code": 3, "message": "position in use"}
-            mine["position"] = body["position"]
-        elif action == "removeMemoryLayer":
-            held.remove(mine)
-        var["info"]["memoryLayerCount"] = len(held)
-        return 200, var
-
-
-def _handler(service: Service) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _serve(self, method: str) -> None:
-            url = urlsplit(self.path)
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            service.calls.append((method, url.path))
-            if self.headers.get("Authorization") != f"Bearer {KEY}":
-                status, payload = 401, {"code": 16, "message": "invalid API key"}
-            elif service.fail is not None:
-                status, payload = service.fail, {"code": 13, "message": "internal error"}
-            elif (
-                service.refuse_after_writes is not None
-                and len(service.writes) > service.refuse_after_writes
-            ):
-                status, payload = 403, {"code": 7, "message": "permission denied"}
-            else:
-                query = {k: v[0] for k, v in parse_qs(url.query).items()}
-                status, payload = service.handle(
-                    method, url.path, query, json.loads(raw) if raw else None
-                )
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            self._serve("GET")
-
-        def do_POST(self) -> None:
-            self._serve("POST")
-
-        def do_PATCH(self) -> None:
-            self._serve("PATCH")
-
-        def do_DELETE(self) -> None:
-            self._serve("DELETE")
-
-    return Handler
 
 
 @pytest.fixture
 def service(monkeypatch: pytest.MonkeyPatch) -> Iterator[Service]:
     """The stand-in Cadenya, and the environment pointing the CLI at it."""
     state = Service()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("CADENYA_API_KEY", KEY)
-    monkeypatch.setenv("CADENYA_WORKSPACE_ID", WS)
-    monkeypatch.setenv("CADENYA_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}")
-    try:
+    with running(state) as url:
+        monkeypatch.setenv("CADENYA_API_KEY", KEY)
+        monkeypatch.setenv("CADENYA_WORKSPACE_ID", WS)
+        monkeypatch.setenv("CADENYA_BASE_URL", url)
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -596,7 +298,7 @@ def test_pull_into_an_empty_folder_round_trips_byte_identical(
     assert (code, err) == (0, "")
     assert "wrote memory-layers/high-touch-customer/prose.md" in out
     mine = files_of(root)
-    del mine["cascades.yml"]  # the folder's own: a pull never writes it
+    del mine["cascades.yml"], mine["sync.yml"]  # the folder's own: a pull never writes them
     assert files_of(empty / "memory-layers") == mine
 
     # a second pull changes nothing, and a push of the pulled folder neither
@@ -638,10 +340,12 @@ def test_pull_never_writes_outside_the_folder(
     service.add_entry(lid, "ok.md", "Fine", "y\n")
     service.add_layer("..", "dots")
     root = tmp_path / "memory-layers"
-    code, out, _ = run(capsys, "pull", str(root))
-    assert code == 0
-    assert "skipped: layer '..': its external id cannot be a folder name" in out
-    assert "skipped: layer faq: entry '../escape.md'" in out
+    code, out, err = run(capsys, "pull", str(root))
+    assert code == 1  # something was skipped
+    assert "skipped: layer ..: its external id cannot be a folder name" in out
+    assert "skipped: entry faq/../escape.md: its key is not a plain relative path" in out
+    assert "skipped: entry faq/layer.yml: its key is the layer folder's own layer.yml" in out
+    assert err == "mantle-lsp: 3 skipped (listed above); the rest was pulled\n"
     assert files_of(tmp_path) == {"memory-layers/faq/ok.md": b"---\ndescription: Fine\n---\ny\n"}
 
 
@@ -744,18 +448,25 @@ def test_no_folder_is_one_line(tmp_path: Path, service: Service, capsys: Any) ->
     assert _one_line_error(err).endswith("no memory-layers/ folder found")
 
 
-def test_an_entry_file_that_cannot_be_read_stops_the_push(
+def test_an_entry_file_that_cannot_be_read_is_left_alone_and_the_rest_is_pushed(
     tmp_path: Path, service: Service, capsys: pytest.CaptureFixture[str]
 ) -> None:
     service.add_agent("support-agent", ["vip"])
     root = folder(tmp_path)
     assert run(capsys, "push", str(root))[0] == 0
     (root / "faq" / "refunds.md").write_bytes(b"---\ndescription: x\n---\n\x00\x01binary")
+    prose = root / "base-customer" / "prose.md"
+    prose.write_text(prose.read_text().replace("Short", "Brief"))
     service.calls.clear()
-    code, out, _ = run(capsys, "push", str(root))
+    code, out, err = run(capsys, "push", "--prune", str(root))
     assert code == 1
-    assert "problem: entry faq/refunds.md: this file contains NUL bytes" in out
-    assert service.writes == []  # the entry on the service is not emptied
+    assert (
+        "skipped: entry faq/refunds.md: it has a NUL byte (binary data), which an entry "
+        "cannot hold" in out
+    )
+    assert err == "mantle-lsp: 1 skipped (listed above); the rest was pushed\n"
+    assert [m for m, _ in service.writes] == ["PATCH"]  # prose.md; refunds.md not emptied
+    assert service.entries_of("faq")["refunds.md"] == ("Refund rules", "Refunds within 30 days.\n")
 
 
 def test_layers_alone_is_the_diff_of_the_current_folder(

@@ -10,6 +10,7 @@ from mantle_lsp.model.layers import load_layer_set
 from mantle_lsp.sync.plan import (
     Assign,
     CreateLayer,
+    DeleteLayer,
     Move,
     Unassign,
     UpdateLayer,
@@ -146,9 +147,11 @@ description: B
     want = desired(load_layer_set(tmp_path / "memory-layers"))
     assert sorted(want.layers) == ["base", "other"]
     assert want.variations == {"agent/v": ["base"]}
+    # an entry that cannot be read is skipped (left alone on the service), not a problem
+    assert want.skipped == {
+        "other/broken.md": "the frontmatter is never closed: add a `---` line after `description:`"
+    }
     assert want.problems == [
-        "entry other/broken.md: the frontmatter is never closed: add a `---` line after "
-        "`description:`",
         "cascades one and two both assign layers to agent/v, in different orders: keep one",
         "cascade three: variation `no-slash` should be `agent/variation` (their external "
         "ids or ids)",
@@ -187,3 +190,61 @@ def test_no_module_of_the_editor_reaches_the_sync_package_or_the_sdk() -> None:
                         name,
                     )
                     assert not name.startswith("cadenya"), (path, name)
+
+
+def test_prune_deletes_whole_layers_of_this_folder_only_and_named_legacy_ones() -> None:
+    """The layers a prune may delete, as docs/memory-layers.md "What prune deletes" says:
+    this folder's (its sync.yml id), an earlier mantle-lsp's only when named, never
+    another repository's or one made by hand."""
+
+    def layer(lid: str, managed: bool, repository: str = "") -> LayerState:
+        return LayerState(lid, lid, "", id=f"id-{lid}", managed=managed, repository=repository)
+
+    remote = Remote(
+        layers={
+            "ours": layer("ours", True, "repo-a-0001"),
+            "theirs": layer("theirs", True, "repo-b-0002"),
+            "legacy": layer("legacy", True),
+            "by-hand": layer("by-hand", False),
+        }
+    )
+    want = Desired(repository="repo-a-0001")
+    deleted = [op.layer for op in plan(want, remote, prune=True).ops if isinstance(op, DeleteLayer)]
+    assert deleted == ["ours"]
+    p = plan(want, remote, prune=False)
+    assert p.ops == []
+    assert p.kept == [
+        "layer legacy (made by an earlier mantle-lsp, with no repository id: "
+        "--prune-layer legacy deletes it)",
+        "layer ours (made by a push from this folder, no longer in it)",
+    ]
+    p = plan(want, remote, prune=True, prune_layers=["legacy", "by-hand"])
+    assert [op.layer for op in p.ops if isinstance(op, DeleteLayer)] == ["legacy", "ours"]
+    assert p.problems == [
+        "--prune-layer by-hand: the layer was not made by mantle-lsp (delete it in Cadenya)"
+    ]
+    # a folder with no id (no sync.yml yet) owns no layer
+    assert plan(Desired(), remote, prune=True).ops == []
+
+
+def test_a_key_that_would_share_a_file_with_one_in_the_folder_is_left_alone() -> None:
+    """The folder has `faq/a.md` and `faq/x` (files); the service has `faq/A.md` (one file
+    with `a.md` on macOS) and `faq/x/y.md` (needs `x` to be a folder): all four are left
+    alone by a push (and skipped by a pull), even with --prune."""
+    remote = _remote(layers=("faq",))
+    for key in ("A.md", "x/y.md", "ok.md"):
+        remote.layers["faq"].entries[key] = EntryState(key, "D", "c\n", f"e-{key}")
+    want = Desired(layers={"faq": LayerState("faq", None, None)})
+    want.paths = {"faq/a.md", "faq/x", "faq/ok.md"}
+    for key in ("a.md", "x", "ok.md"):
+        want.layers["faq"].entries[key] = EntryState(key, "D", "c\n")
+    p = plan(want, remote, prune=True)
+    assert p.ops == []
+    assert p.skipped == [
+        "entry faq/A.md: its key and faq/a.md differ only in case or Unicode normalisation "
+        "(one file on macOS and Windows)",
+        "entry faq/a.md: its key and faq/A.md differ only in case or Unicode normalisation "
+        "(one file on macOS and Windows)",
+        "entry faq/x: a file and a folder of the layer (faq/x/y.md) cannot share a name",
+        "entry faq/x/y.md: a file and a folder of the layer (faq/x) cannot share a name",
+    ]

@@ -4,6 +4,7 @@ project, without the layer files' parsers (most projects have no layer folder)."
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -15,8 +16,74 @@ if TYPE_CHECKING:
 LAYERS_DIR = "memory-layers"
 CASCADES_FILE = "cascades.yml"
 LAYER_META = "layer.yml"
+# this folder's id on Cadenya (`layers push` writes it, nothing else does): the layers a
+# push creates carry it, and `push --prune` deletes only those (docs/memory-layers.md)
+SYNC_FILE = "sync.yml"
+# skipped when looking for memory-layers/ folders (never inside one: a layer named
+# `build` is a layer)
 _SKIP_DIRS = {"node_modules", "__pycache__", ".git", ".venv", "venv", "build", "dist"}
 _MAX_DEPTH = 12
+# a layer folder is read this deep: an entry key has at most this many parts
+MAX_KEY_PARTS = 12
+MAX_NAME_BYTES = 255  # a file name's limit on the common file systems
+
+
+def _plain_part(part: str) -> bool:
+    return (
+        bool(part)
+        and part not in (".", "..")
+        and not part.startswith(".")
+        and "\\" not in part
+        and "\0" not in part
+        and part.strip() == part
+    )
+
+
+def _unicode(text: str) -> bool:
+    """``text`` is valid Unicode (no lone surrogate): it can be a UTF-8 file name."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def key_problem(key: str) -> str | None:
+    """Why an entry key cannot be a file inside its layer folder that the folder walk
+    reads back as that key (:func:`~.layers.scan_layer_folder`), or None."""
+    if not _unicode(key):
+        return "its key is not valid Unicode (a lone surrogate)"
+    parts = key.split("/")
+    if not all(_plain_part(p) for p in parts):
+        return (
+            "its key is not a plain relative path (an empty part, `.`, `..`, a leading "
+            "`.`, a `\\`, or spaces around a part)"
+        )
+    if parts == [LAYER_META]:
+        return "its key is the layer folder's own layer.yml"
+    if len(parts) > MAX_KEY_PARTS:
+        return f"its key has {len(parts)} parts; a layer folder is read {MAX_KEY_PARTS} deep"
+    if any(len(p.encode("utf-8")) > MAX_NAME_BYTES for p in parts):
+        return f"a part of its key is over {MAX_NAME_BYTES} bytes (too long for a file name)"
+    return None
+
+
+def layer_id_problem(ext: str) -> str | None:
+    """Why a layer's external id cannot be the name of its folder, or None."""
+    if not _unicode(ext):
+        return "its external id is not valid Unicode (a lone surrogate)"
+    if "/" in ext or not _plain_part(ext):
+        return "its external id cannot be a folder name"
+    if ext in (CASCADES_FILE, SYNC_FILE):
+        return f"its external id is the name of the folder's own {ext}"
+    if len(ext.encode("utf-8")) > MAX_NAME_BYTES:
+        return f"its external id is over {MAX_NAME_BYTES} bytes (too long for a folder name)"
+    return None
+
+
+def inside(real: str, real_root: str) -> bool:
+    """Is the resolved path ``real`` the resolved folder ``real_root`` or below it?"""
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def classify(root: Path, path: Path) -> tuple[str | None, str | None, str | None]:

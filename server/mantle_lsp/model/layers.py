@@ -33,10 +33,10 @@ from ..syntax.layers import (
     parse_layer_yml,
 )
 from ..syntax.text import TextRange
-from .layer_paths import _MAX_DEPTH, _SKIP_DIRS
 from .layer_paths import CASCADES_FILE as CASCADES_FILE
 from .layer_paths import LAYER_META as LAYER_META
 from .layer_paths import LAYERS_DIR as LAYERS_DIR
+from .layer_paths import MAX_KEY_PARTS, inside
 from .layer_paths import classify as classify
 from .layer_paths import find_layer_roots as find_layer_roots
 from .layer_paths import layer_root_of as layer_root_of
@@ -110,46 +110,129 @@ class LayerSet:
 # -- where files belong ------------------------------------------------------------------
 
 
-def layer_files(root: Path) -> list[Path]:
-    """Every file of the layer set on disk (cascades.yml, layer.yml files, entry files)."""
-    from .ignore import IgnoreRules
+@dataclass
+class Blind:
+    """A place the folder walk did not read: ``rel`` (POSIX, relative to the layer
+    folder's root) is a ``"file"`` or a ``"folder"``; ``why`` says why, in words."""
 
-    rules = IgnoreRules(root) if root.is_dir() else None
-    out: list[Path] = []
-    c = root / CASCADES_FILE
-    if c.is_file():
-        out.append(c)
+    rel: str
+    kind: str
+    why: str
+
+
+@dataclass
+class LayerScan:
+    files: list[Path]  # cascades.yml, layer.yml files, entry files
+    folders: list[Path]  # the layer folders (those with no file yet too)
+    blind: list[Blind]
+
+
+def scan_layer_folder(root: Path) -> LayerScan:
+    """The files of the layer set in the ``memory-layers/`` folder ``root``, read as the
+    folder format says and nothing else: every file of a layer folder, at most
+    :data:`MAX_KEY_PARTS` deep, is an entry; names starting with a dot are not part of the
+    set. Git's ignore rules and the dependency-folder names that the search for layer
+    folders skips do not apply inside one (a layer named ``build`` is a layer).
+
+    Symbolic links: a link to a file inside ``root`` is read; a link to a folder is not
+    followed, and a link that leads out of ``root`` is not read. Those, a folder that
+    cannot be listed and folders deeper than the limit are ``blind``: what they hold is
+    unknown, so ``layers push`` and ``pull`` leave it alone (sync/holdable.py)."""
+    out = LayerScan([], [], [])
+    try:
+        real_root = os.path.realpath(root)
+    except (OSError, ValueError):
+        return out
+
+    def rel(path: str) -> str:
+        return Path(path).relative_to(root).as_posix()
+
+    def shown(path: str) -> str:
+        return f"{root.name}/{rel(path)}"
+
+    def take_file(e: os.DirEntry[str]) -> None:
+        try:
+            if not e.is_symlink():
+                if e.is_file(follow_symlinks=False):
+                    out.files.append(Path(e.path))
+                return
+            real = os.path.realpath(e.path)
+            if os.path.isdir(real):
+                out.blind.append(
+                    Blind(
+                        rel(e.path), "folder", f"{shown(e.path)} is a symbolic link (not followed)"
+                    )
+                )
+            elif not inside(real, real_root):
+                out.blind.append(
+                    Blind(rel(e.path), "file", "a symbolic link that leads out of the folder")
+                )
+            elif os.path.isfile(real):
+                out.files.append(Path(e.path))
+            else:
+                out.blind.append(Blind(rel(e.path), "file", "a symbolic link to nothing"))
+        except (OSError, ValueError):
+            return
 
     def walk(d: str, depth: int) -> None:
         try:
             entries = sorted(listing(d), key=lambda e: e.name)
-        except OSError:
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+            out.blind.append(Blind(rel(d), "folder", f"{shown(d)} cannot be read: {why}"))
             return
         for e in entries:
             if e.name.startswith("."):
                 continue
             try:
-                if e.is_dir(follow_symlinks=False):
-                    if depth < _MAX_DEPTH and not (rules and rules.ignored_dir(e.path)):
-                        walk(e.path, depth + 1)
-                elif e.is_file():
-                    out.append(Path(e.path))
+                is_dir = e.is_dir(follow_symlinks=False) and not e.is_symlink()
             except OSError:
                 continue
+            if not is_dir:
+                take_file(e)
+            elif depth < MAX_KEY_PARTS:
+                walk(e.path, depth + 1)
+            else:
+                out.blind.append(
+                    Blind(
+                        rel(e.path),
+                        "folder",
+                        f"{shown(e.path)} is deeper than the {MAX_KEY_PARTS} levels a "
+                        "layer folder is read",
+                    )
+                )
 
     try:
         tops = sorted(os.scandir(root), key=lambda e: e.name)
     except OSError:
         return out
     for e in tops:
-        if e.name.startswith(".") or e.name in _SKIP_DIRS:
+        if e.name.startswith("."):
             continue
         try:
-            if e.is_dir(follow_symlinks=False) and not (rules and rules.ignored_dir(e.path)):
+            if e.is_symlink():
+                if e.name == CASCADES_FILE:
+                    take_file(e)
+                elif os.path.isdir(e.path):
+                    out.blind.append(
+                        Blind(
+                            e.name, "folder", f"{shown(e.path)} is a symbolic link (not followed)"
+                        )
+                    )
+            elif e.is_dir(follow_symlinks=False):
+                out.folders.append(Path(e.path))
                 walk(e.path, 1)
+            elif e.name == CASCADES_FILE:
+                take_file(e)
         except OSError:
             continue
     return out
+
+
+def layer_files(root: Path) -> list[Path]:
+    """Every file of the layer set on disk (cascades.yml, layer.yml files, entry files):
+    :func:`scan_layer_folder`'s."""
+    return scan_layer_folder(root).files
 
 
 # -- building ----------------------------------------------------------------------------
@@ -163,21 +246,16 @@ def _parse_entry(text: str) -> ParsedEntry:
 
 
 def load_layer_set(root: Path) -> LayerSet:
-    """The layer set of the folder ``root`` (a ``memory-layers/`` folder), read from disk."""
+    """The layer set of the folder ``root`` (a ``memory-layers/`` folder), read from disk
+    (texts normalized as the editor sees them)."""
     from .source import read_source
 
+    scan = scan_layer_folder(root)
     texts: dict[Path, str] = {}
-    for p in layer_files(root):
+    for p in scan.files:
         src = read_source(p)
         texts[p] = src.text if src.analyzable else ""
-    folders: list[Path] = []
-    try:
-        for e in os.scandir(root):
-            if not e.name.startswith(".") and e.name not in _SKIP_DIRS and e.is_dir():
-                folders.append(Path(e.path))
-    except OSError:
-        pass
-    return build_layer_set(root, texts, folders)
+    return build_layer_set(root, texts, scan.folders)
 
 
 def build_layer_set(

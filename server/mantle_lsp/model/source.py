@@ -81,7 +81,14 @@ def source_from_bytes(path: Path, data: bytes) -> Source:
 
 def read_source(path: Path) -> Source:
     """Read a file from disk. Only regular files are read (a FIFO, a device or a socket
-    could block or never end), and never more than the size limit.
+    could block or never end), and never more than the size limit."""
+    data = read_file_bytes(path)
+    return data if isinstance(data, Source) else source_from_bytes(path, data)
+
+
+def read_file_bytes(path: Path) -> bytes | Source:
+    """The bytes of the regular file ``path``, or a :class:`Source` whose one issue says
+    why they cannot be had (not a regular file, over the size limit, unreadable).
 
     One ``open`` (non-blocking, so a FIFO cannot hang it), one ``fstat`` of the open file
     and unbuffered reads: a project of 1,000 skills reads ~4,000 files at every start.
@@ -111,7 +118,10 @@ def read_source(path: Path) -> Source:
         return _unreadable(path, exc.strerror or type(exc).__name__)
     finally:
         os.close(fd)
-    return source_from_bytes(path, chunks[0] if len(chunks) == 1 else b"".join(chunks))
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    if len(data) > MAX_FILE_BYTES:
+        return Source(path, "", [_too_large(len(data))], analyzable=False)
+    return data
 
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)

@@ -2,6 +2,8 @@
 the optional extra ``mantle-lsp[cadenya]``); docs/memory-layers.md, "Sync".
 
 - :mod:`.state`: what the folder asks for and what the service holds, as plain data;
+- :mod:`.local`: read the folder byte for byte (and its ``sync.yml`` id);
+- :mod:`.holdable`: what one side cannot hold of the other (left alone by both commands);
 - :mod:`.plan`: the changes a push makes (pure) and their reviewable diff;
 - :mod:`.service`: the SDK calls (read the service, apply a plan, read it all for a pull);
 - :mod:`.folder`: write the folder from the service (pull).

@@ -1,11 +1,18 @@
 """Write a ``memory-layers/`` folder from what the service holds (``layers pull``).
 
 Each entry becomes ``<layer external id>/<key>`` in the canonical form of
-:func:`~mantle_lsp.syntax.layers.render_entry`; a layer whose name is not its external id,
-or that has a description, gets a ``layer.yml``. A file that already says the same thing
-(same description and content, however it is written) is left alone, so a pull into a
-folder in sync changes nothing, and a pull into an empty folder gives exactly the files a
-push of them would send. ``cascades.yml`` is the folder's own: a pull never writes it.
+:func:`~mantle_lsp.syntax.layers.render_entry`, its content byte for byte; a layer whose
+name is not its external id, or that has a description, gets a ``layer.yml`` (both lines
+when the folder has one already). A file that already says the same thing (same
+description and content, however it is written) is left alone, so a pull into a folder in
+sync changes nothing, and a pull into an empty folder gives exactly the files a push of
+them would send. ``cascades.yml`` and ``sync.yml`` are the folder's own: a pull never
+writes them.
+
+What :mod:`.holdable` skips is not written (and reported); every write goes through
+:mod:`mantle_lsp.atomic` with the folder as its bound (a temporary file beside the target,
+renamed over it: a failure leaves the old bytes), and a failed write is reported and the
+pull goes on.
 """
 
 from __future__ import annotations
@@ -14,137 +21,130 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..model.layers import CASCADES_FILE, LAYER_META, LayerSet
-from ..syntax.layers import parse_entry, parse_layer_yml, render_entry, yaml_scalar
-from .state import LayerState, Remote
+from .. import atomic
+from ..model.layer_paths import LAYER_META, inside
+from ..syntax.layers import render_entry
+from .holdable import Skips, compute, layer_yml_text
+from .state import Desired, Remote
+
+
+@dataclass
+class PullPlan:
+    """What a pull does, before it does it (``pull --dry-run`` prints it)."""
+
+    writes: list[tuple[str, str]] = field(default_factory=list)  # (relative path, text)
+    deletes: list[str] = field(default_factory=list)  # only with --prune
+    unchanged: int = 0
+    skips: Skips = field(default_factory=Skips)
+    skipped: list[str] = field(default_factory=list)  # what is not written, and why
+    kept: list[str] = field(default_factory=list)  # local files only --prune deletes
 
 
 @dataclass
 class PullResult:
     written: list[str] = field(default_factory=list)  # paths relative to the root, POSIX
     deleted: list[str] = field(default_factory=list)
-    unchanged: int = 0
-    skipped: list[str] = field(default_factory=list)  # what the folder cannot hold, and why
-    kept: list[str] = field(default_factory=list)  # local files only --prune deletes
+    failed: list[tuple[str, str, str]] = field(default_factory=list)  # (verb, path, why)
 
 
-def render_layer_yml(layer: LayerState) -> str | None:
-    """``layer.yml`` for a layer, or None when the folder name says it all."""
-    lines = []
-    if layer.name and layer.name != layer.external_id:
-        lines.append(f"name: {yaml_scalar(layer.name)}\n")
-    if layer.description:
-        lines.append(f"description: {yaml_scalar(layer.description)}\n")
-    return "".join(lines) or None
+def pull_files(remote: Remote, local: Desired, skips: Skips) -> dict[str, str]:
+    """The files a pull writes (relative POSIX path -> text), skips left out."""
+    files: dict[str, str] = {}
+    for ext in sorted(remote.layers):
+        if ext in skips.layers:
+            continue
+        layer = remote.layers[ext]
+        meta = layer_yml_text(layer, f"{ext}/{LAYER_META}" in local.paths)
+        if meta is not None and ext not in skips.metas:
+            files[f"{ext}/{LAYER_META}"] = meta
+        for key in sorted(layer.entries):
+            if skips.entry(ext, key) is None:
+                entry = layer.entries[key]
+                files[f"{ext}/{key}"] = render_entry(entry.description, entry.content)
+    return files
 
 
-def _safe_segment(part: str) -> bool:
-    return (
-        bool(part)
-        and part not in (".", "..")
-        and not part.startswith(".")
-        and "\\" not in part
-        and "\0" not in part
-        and part.strip() == part
+def _same(local: Desired, remote: Remote, rel: str) -> bool:
+    """Does the folder's file at ``rel`` already say what the service says?"""
+    if rel not in local.paths:
+        return False
+    lid, _, key = rel.partition("/")
+    mine, theirs = local.layers.get(lid), remote.layers[lid]
+    if mine is None:
+        return False
+    if key == LAYER_META:
+        return (mine.name or lid, mine.description or "") == (
+            theirs.name or lid,
+            theirs.description or "",
+        )
+    have, want = mine.entries.get(key), theirs.entries[key]
+    return have is not None and (have.description, have.content) == (
+        want.description,
+        want.content,
     )
 
 
-def unsafe_layer_id(ext: str) -> str | None:
-    """Why the external id cannot be a folder name here, or None."""
-    if "/" in ext or not _safe_segment(ext) or ext == CASCADES_FILE:
-        return f"layer {ext!r}: its external id cannot be a folder name"
-    return None
-
-
-def unsafe_key(key: str) -> str | None:
-    """Why an entry key cannot be a file path inside its layer folder, or None."""
-    parts = key.split("/")
-    if not all(_safe_segment(p) for p in parts):
-        return f"entry {key!r}: its key cannot be a file path inside the layer folder"
-    if parts == [LAYER_META]:
-        return f"entry {key!r}: its key is the layer folder's own layer.yml"
-    return None
-
-
-def pull_files(remote: Remote) -> tuple[dict[str, str], list[str]]:
-    """The files of the folder (relative POSIX path -> text), and what was skipped."""
-    files: dict[str, str] = {}
-    skipped: list[str] = []
-    for ext in sorted(remote.layers):
-        layer = remote.layers[ext]
-        why = unsafe_layer_id(ext)
-        if why:
-            skipped.append(why)
-            continue
-        meta = render_layer_yml(layer)
-        if meta is not None:
-            files[f"{ext}/{LAYER_META}"] = meta
-        for key in sorted(layer.entries):
-            why = unsafe_key(key)
-            if why:
-                skipped.append(f"layer {ext}: {why}")
-                continue
-            entry = layer.entries[key]
-            files[f"{ext}/{key}"] = render_entry(entry.description, entry.content)
-    return files, skipped
-
-
-def _same(existing: LayerSet | None, rel: str, text: str, on_disk: str | None) -> bool:
-    """Does the file at ``rel`` already say what ``text`` says?"""
-    if on_disk is None:
-        return False
-    if on_disk == text:
-        return True
-    if existing is None:
-        return False
-    layer_id, _, key = rel.partition("/")
-    layer = existing.layers.get(layer_id)
-    if layer is None:
-        return False
-    if key == LAYER_META:
-        if layer.meta is None or layer.meta.issues or layer.episodic:
-            return False
-        meta = parse_layer_yml(text)
-        return (layer.name, layer.description) == (meta.name, meta.description)
-    entry = layer.entries.get(key)
-    if entry is None or entry.parsed is None or entry.parsed.issues:
-        return False
-    want = parse_entry(text)
-    return (entry.description, entry.content) == (want.description, want.content)
-
-
-def write_folder(
-    root: Path, remote: Remote, existing: LayerSet | None, *, prune: bool = False
-) -> PullResult:
-    """Write ``root`` from ``remote``; with ``prune``, delete the entry files of pulled
-    layers that the service does not have."""
-    files, skipped = pull_files(remote)
-    out = PullResult(skipped=skipped)
+def pull_plan(root: Path, remote: Remote, local: Desired, *, prune: bool = False) -> PullPlan:
+    """What a pull of ``remote`` into the folder ``root`` (read as ``local``) does."""
+    skips = compute(remote, local)
+    out = PullPlan(skips=skips, skipped=skips.lines())
+    files = pull_files(remote, local, skips)
+    real_root = os.path.realpath(root)
     for rel, text in files.items():
-        path = root.joinpath(*rel.split("/"))
-        try:
-            with open(path, encoding="utf-8", newline="") as fh:
-                on_disk: str | None = fh.read()
-        except (OSError, UnicodeDecodeError):
-            on_disk = None
-        if _same(existing, rel, text, on_disk):
+        if _same(local, remote, rel):
             out.unchanged += 1
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        out.written.append(rel)
-    if existing is not None:
-        for lid, layer in sorted(existing.layers.items()):
-            if lid not in remote.layers:
+        path = root.joinpath(*rel.split("/"))
+        if os.path.islink(path):  # inside the folder (a link out of it is skipped)
+            target = Path(os.path.realpath(path))
+            if inside(str(target), real_root):
+                other = target.relative_to(real_root).as_posix()
+                if other != rel and other in files:
+                    if files[other] == text:
+                        out.unchanged += 1
+                    else:
+                        out.skipped.append(
+                            f"entry {rel}: a symbolic link to {other}, which the pull writes "
+                            "with other text"
+                        )
+                    continue
+        out.writes.append((rel, text))
+    for lid in sorted(set(local.layers) & set(remote.layers)):
+        if lid in skips.layers:
+            continue
+        for key in sorted(local.layers[lid].entries):
+            if key in remote.layers[lid].entries or skips.entry(lid, key) is not None:
                 continue
-            stale = [f"{lid}/{key}" for key in layer.entries if f"{lid}/{key}" not in files]
-            if layer.meta_path is not None and f"{lid}/{LAYER_META}" not in files:
-                stale.append(f"{lid}/{LAYER_META}")
-            for rel in sorted(stale):
-                if prune:
-                    os.remove(root.joinpath(*rel.split("/")))
-                    out.deleted.append(rel)
-                else:
-                    out.kept.append(rel)
+            (out.deletes if prune else out.kept).append(f"{lid}/{key}")
     return out
+
+
+def apply_pull(root: Path, plan: PullPlan) -> PullResult:
+    """Make the writes and deletions of ``plan``; a failure is reported and the rest goes
+    on (the old bytes of a file whose write failed are whole)."""
+    out = PullResult()
+    for rel, text in plan.writes:
+        path = root.joinpath(*rel.split("/"))
+        try:
+            atomic.make_dirs(path.parent, within=root)
+            atomic.write_text(path, text, within=root)
+        except (OSError, UnicodeError) as exc:
+            out.failed.append(("write", rel, _why(exc)))
+            continue
+        out.written.append(rel)
+    for rel in plan.deletes:
+        try:
+            os.remove(root.joinpath(*rel.split("/")))
+        except OSError as exc:
+            out.failed.append(("delete", rel, _why(exc)))
+            continue
+        out.deleted.append(rel)
+    return out
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, atomic.OutsideFolder):
+        return "a symbolic link leads out of the folder"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__

@@ -3,18 +3,23 @@ diff a user reviews before pushing.
 
 :func:`plan` compares :class:`~.state.Desired` (the folder) with :class:`~.state.Remote`
 (the service): layers and entries to create or update, what ``--prune`` deletes (entries
-missing from the folder; whole layers only when a push made them), and the moves that put
-each variation's layers at positions 0..n in cascade order. The service refuses a
-position that another layer holds, so the moves are ordered to never collide; a swap goes
-through a free position.
+of the folder's layers missing from the folder; whole layers only when a push from this
+repository made them, or when the user names one an earlier mantle-lsp made), and the
+moves that put each variation's layers at positions 0..n in cascade order. The service
+refuses a position that another layer holds, so the moves are ordered to never collide; a
+swap goes through a free position. What :mod:`.holdable` skips is left alone: never
+created, updated or deleted.
 """
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..cli.output import safe_text
 from ..syntax.layers import render_entry
+from .holdable import Skips, compute
 from .state import Desired, EntryState, LayerState, Remote
 
 MAX_VARIATION_LAYERS = 10  # the service's cap on a variation's layer assignments
@@ -110,7 +115,9 @@ class Plan:
     problems: list[str] = field(default_factory=list)  # a push refuses while there are any
     notes: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # what only --prune deletes
+    skipped: list[str] = field(default_factory=list)  # left alone (.holdable), and why
     prune: bool = False
+    repository: str | None = None  # the id the layers this push creates carry
     # variation ref -> (agent id, variation id) on the service
     targets: dict[str, tuple[str, str]] = field(default_factory=dict)
     layer_ids: dict[str, str] = field(default_factory=dict)  # external id -> id on the service
@@ -118,6 +125,19 @@ class Plan:
     @property
     def empty(self) -> bool:
         return not self.ops
+
+    @property
+    def deleted_entries(self) -> int:
+        """How many entries the plan deletes (a whole layer's included)."""
+        return sum(
+            1 if isinstance(op, DeleteEntry) else op.entries
+            for op in self.ops
+            if isinstance(op, (DeleteEntry, DeleteLayer))
+        )
+
+    @property
+    def creates_layers(self) -> bool:
+        return any(isinstance(op, CreateLayer) for op in self.ops)
 
     def count(self) -> dict[str, int]:
         out = {"create": 0, "update": 0, "delete": 0}
@@ -131,54 +151,94 @@ class Plan:
         return out
 
 
-def plan(local: Desired, remote: Remote, *, prune: bool = False) -> Plan:
+def plan(
+    local: Desired, remote: Remote, *, prune: bool = False, prune_layers: Iterable[str] = ()
+) -> Plan:
     """The changes that make the service hold what the folder says (pure)."""
-    out = Plan(problems=list(local.problems), notes=list(local.notes), prune=prune)
+    skips = compute(remote, local)
+    out = Plan(
+        problems=list(local.problems),
+        notes=list(local.notes),
+        skipped=skips.lines(),
+        prune=prune,
+        repository=local.repository,
+    )
     out.layer_ids = {lid: layer.id for lid, layer in remote.layers.items()}
     for lid in sorted(local.layers):
+        if lid in skips.layers:
+            continue
         if lid in remote.system_layers:
             out.problems.append(
                 f"layer {lid}: the service has a system-managed layer with this external id; "
                 "mark the folder episodic (layer.yml `episodic: true`) or rename it"
             )
             continue
-        _layer_ops(out, local.layers[lid], remote.layers.get(lid), prune)
+        _layer_ops(out, local.layers[lid], remote.layers.get(lid), prune, skips)
     for ref in sorted(local.variations):
         _variation_ops(out, ref, local.variations[ref], local, remote, prune)
+    named = set(prune_layers)
+    for lid in sorted(named):
+        layer = remote.layers.get(lid)
+        why = None
+        if layer is None:
+            why = "the workspace has no such layer"
+        elif lid in local.layers:
+            why = "the layer is in the folder"
+        elif lid in skips.layers:
+            why = f"the layer is skipped: {skips.layers[lid]}"
+        elif not layer.managed:
+            why = "the layer was not made by mantle-lsp (delete it in Cadenya)"
+        elif not prune:
+            why = "it needs --prune"
+        if why is not None:
+            out.problems.append(f"--prune-layer {lid}: {why}")
     # whole layers go last, once no cascade of the folder holds them
     for lid in sorted(set(remote.layers) - set(local.layers)):
         layer = remote.layers[lid]
-        if layer.managed and prune:
+        if lid in skips.layers or not layer.managed:
+            continue
+        ours = bool(layer.repository) and layer.repository == local.repository
+        if prune and (ours or lid in named):
             out.ops.append(DeleteLayer(lid, layer.id, layer.entry_count))
-        elif layer.managed:
-            out.kept.append(f"layer {lid} (made by a push, no longer in the folder)")
+        elif ours:
+            out.kept.append(f"layer {lid} (made by a push from this folder, no longer in it)")
+        elif not layer.repository:
+            out.kept.append(
+                f"layer {lid} (made by an earlier mantle-lsp, with no repository id: "
+                f"--prune-layer {lid} deletes it)"
+            )
     return out
 
 
-def _layer_ops(out: Plan, want: LayerState, have: LayerState | None, prune: bool) -> None:
+def _layer_ops(
+    out: Plan, want: LayerState, have: LayerState | None, prune: bool, skips: Skips
+) -> None:
     lid = want.external_id
+    entries = {k: e for k, e in want.entries.items() if skips.entry(lid, k) is None}
     if have is None:
         out.ops.append(CreateLayer(lid, want.name or lid, want.description or ""))
-        out.ops.extend(CreateEntry(lid, e) for _, e in sorted(want.entries.items()))
+        out.ops.extend(CreateEntry(lid, e) for _, e in sorted(entries.items()))
         return
     name = want.name if want.name is not None and want.name != have.name else None
     desc = want.description
     if desc is not None and desc == (have.description or ""):
         desc = None
+    if lid in skips.metas:
+        name = desc = None
     if name is not None or desc is not None:
         out.ops.append(
             UpdateLayer(
                 lid, have.id, have.type, name, desc, have.name or "", have.description or ""
             )
         )
-    for key, entry in sorted(want.entries.items()):
+    for key, entry in sorted(entries.items()):
         old = have.entries.get(key)
         if old is None:
             out.ops.append(CreateEntry(lid, entry))
         elif (old.description, old.content) != (entry.description, entry.content):
             out.ops.append(UpdateEntry(lid, old, entry))
     for key, old in sorted(have.entries.items()):
-        if key in want.entries:
+        if key in want.entries or skips.entry(lid, key) is not None:
             continue
         if prune:
             out.ops.append(DeleteEntry(lid, old))
@@ -194,6 +254,12 @@ def _variation_ops(
         out.problems.append(f"variation {ref}: {var.missing if var else 'not looked up'}")
         return
     for lid in layers:
+        if lid in remote.duplicate_layers:
+            out.problems.append(
+                f"variation {ref}: the service has {remote.duplicate_layers[lid]} layers with "
+                f"the external id {lid}; which one to assign is not known"
+            )
+            return
         if lid in remote.system_layers:
             out.problems.append(
                 f"variation {ref}: layer {lid} is system-managed and cannot be assigned"
@@ -258,21 +324,39 @@ def _variation_ops(
 # -- the diff ------------------------------------------------------------------------------
 
 
+def shown(text: str) -> str:
+    """``text`` safe to print: control characters (line breaks and escape sequences among
+    them), bidirectional controls and lone surrogates each become U+FFFD, as ``check``
+    shows a file's text (:func:`~mantle_lsp.cli.output.safe_text`)."""
+    text = safe_text(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+    return text
+
+
+def _lines(text: str) -> list[str]:
+    """``text`` cut after each ``\\n`` only (a CR, a form feed or U+2028 stays in its line)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
 def _entry_diff(layer: str, old: EntryState | None, new: EntryState | None) -> list[str]:
     a = render_entry(old.description, old.content) if old else ""
     b = render_entry(new.description, new.content) if new else ""
     either = new or old
     key = either.key if either else ""
     lines = difflib.unified_diff(
-        a.splitlines(keepends=True),
-        b.splitlines(keepends=True),
+        _lines(a),
+        _lines(b),
         f"service/{layer}/{key}" if old else "/dev/null",
         f"folder/{layer}/{key}" if new else "/dev/null",
     )
     out = []
     for line in lines:
-        text = line.rstrip("\n")
-        out.append("    " + text)
+        text = line[:-2] if line.endswith("\r\n") else line.rstrip("\n")
+        out.append("    " + shown(text))
         if not line.endswith("\n"):
             out.append("    \\ No newline at end of file")
     return out
@@ -281,7 +365,8 @@ def _entry_diff(layer: str, old: EntryState | None, new: EntryState | None) -> l
 def render_diff(p: Plan) -> str:
     """What a push would change, for a person to review: one line per change, the
     unified diff of each entry file created or changed, then what only ``--prune``
-    deletes and anything that stops a push."""
+    deletes, what is left alone and anything that stops a push. Every name and text from
+    the folder or the service is :func:`shown` safely."""
     lines: list[str] = []
     current = ""
     for op in p.ops:
@@ -289,33 +374,37 @@ def render_diff(p: Plan) -> str:
         if not head:
             head = f"layer {op.layer}"
         if head != current and not isinstance(op, (CreateLayer, DeleteLayer, UpdateLayer)):
-            lines.append(head)
+            lines.append(shown(head))
         current = head
+        layer = shown(op.layer)
         if isinstance(op, CreateLayer):
-            lines.append(f"+ layer {op.layer}: create (name: {op.name!r})")
+            lines.append(f"+ layer {layer}: create (name: {shown(repr(op.name))})")
         elif isinstance(op, UpdateLayer):
-            lines.append(f"~ layer {op.layer}: update")
+            lines.append(f"~ layer {layer}: update")
             if op.name is not None:
-                lines.append(f"    name: {op.old_name!r} -> {op.name!r}")
+                lines.append(f"    name: {shown(repr(op.old_name))} -> {shown(repr(op.name))}")
             if op.description is not None:
-                lines.append(f"    description: {op.old_description!r} -> {op.description!r}")
+                lines.append(
+                    f"    description: {shown(repr(op.old_description))} -> "
+                    f"{shown(repr(op.description))}"
+                )
         elif isinstance(op, DeleteLayer):
-            lines.append(f"- layer {op.layer}: delete (with its {op.entries} entries)")
+            lines.append(f"- layer {layer}: delete (with its {op.entries} entries)")
         elif isinstance(op, CreateEntry):
-            lines.append(f"  + {op.entry.key}")
+            lines.append(f"  + {shown(op.entry.key)}")
             lines.extend(_entry_diff(op.layer, None, op.entry))
         elif isinstance(op, UpdateEntry):
             what = " and ".join(m.split(".")[1] for m in op.mask)
-            lines.append(f"  ~ {op.new.key} ({what})")
+            lines.append(f"  ~ {shown(op.new.key)} ({what})")
             lines.extend(_entry_diff(op.layer, op.old, op.new))
         elif isinstance(op, DeleteEntry):
-            lines.append(f"  - {op.entry.key}")
+            lines.append(f"  - {shown(op.entry.key)}")
         elif isinstance(op, Assign):
-            lines.append(f"  + {op.layer} at position {op.position}")
+            lines.append(f"  + {layer} at position {op.position}")
         elif isinstance(op, Move):
-            lines.append(f"  ~ {op.layer}: position {op.old} -> {op.position}")
+            lines.append(f"  ~ {layer}: position {op.old} -> {op.position}")
         else:
-            lines.append(f"  - {op.layer} (position {op.position})")
+            lines.append(f"  - {layer} (position {op.position})")
     if p.ops:
         n = p.count()
         lines.append(
@@ -326,9 +415,8 @@ def render_diff(p: Plan) -> str:
         lines.append("No changes: the service already holds what the folder says.")
     if p.kept:
         lines.append("Left in place (push --prune removes them):")
-        lines.extend(f"  {k}" for k in p.kept)
-    for note in p.notes:
-        lines.append(f"note: {note}")
-    for problem in p.problems:
-        lines.append(f"problem: {problem}")
+        lines.extend(f"  {shown(k)}" for k in p.kept)
+    lines.extend(f"skipped: {shown(s)}" for s in p.skipped)
+    lines.extend(f"note: {shown(note)}" for note in p.notes)
+    lines.extend(f"problem: {shown(problem)}" for problem in p.problems)
     return "\n".join(lines) + "\n"

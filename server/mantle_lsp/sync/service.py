@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
+from urllib.parse import unquote, urlsplit
 
 from .plan import (
     Assign,
@@ -25,12 +26,25 @@ from .plan import (
     UpdateEntry,
     UpdateLayer,
 )
-from .state import MANAGED_LABEL, Assignment, Desired, EntryState, LayerState, Remote
+from .state import (
+    MANAGED_LABEL,
+    REPOSITORY_LABEL,
+    Assignment,
+    Desired,
+    EntryState,
+    LayerState,
+    Remote,
+)
 from .state import VariationState as Variation
 
 if TYPE_CHECKING:
     from cadenya import Cadenya
     from cadenya import types as ct
+
+T = TypeVar("T")
+
+# the most pages one listing may take (a service whose pagination never ends is stopped)
+MAX_PAGES = 10_000
 
 # the type of the layers a push creates: entries listed in the agent's manifest by their
 # description, their content loaded on demand
@@ -45,6 +59,55 @@ class SyncError(Exception):
 
 def _one_line(text: object) -> str:
     return " ".join(str(text).split())
+
+
+def redact(text: str, env: Mapping[str, str] | None = None) -> str:
+    """``text`` with the secrets of the environment taken out: the password of a
+    ``CADENYA_BASE_URL`` (``https://user:***@host``) and the API key."""
+    env = os.environ if env is None else env
+    secrets: list[str] = []
+    try:
+        password = urlsplit(env.get("CADENYA_BASE_URL", "").strip()).password
+    except ValueError:
+        password = None
+    if password:
+        secrets += [password, unquote(password)]
+    key = env.get("CADENYA_API_KEY", "").strip()
+    if len(key) >= 4:
+        secrets.append(key)
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+class _Page(Protocol[T]):
+    items: list[T]
+    next_cursor: str
+
+    def get_next_page(self) -> _Page[T] | None: ...
+
+
+def every(first: _Page[T], what: str) -> Iterator[T]:
+    """The items of a listing, page after page, stopping a pagination that never ends: a
+    cursor the service gave before, or more than :data:`MAX_PAGES` pages, is an error."""
+    page: _Page[T] | None = first
+    seen: set[str] = set()
+    pages = 1
+    while page is not None:
+        yield from page.items
+        cursor = page.next_cursor
+        if not cursor:
+            return
+        if cursor in seen:
+            raise SyncError(
+                f"{what}: the service gave the same page cursor twice (its pagination "
+                "would never end)"
+            )
+        seen.add(cursor)
+        pages += 1
+        if pages > MAX_PAGES:
+            raise SyncError(f"{what}: more than {MAX_PAGES:,} pages; stopped")
+        page = page.get_next_page()
 
 
 @contextmanager
@@ -97,8 +160,9 @@ def fetch(client: Cadenya, local: Desired | None = None, *, all_entries: bool = 
     ``all_entries``, for a pull), and the variations the folder's cascades name."""
     remote = Remote()
     names: dict[str, str] = {}  # layer id -> external id, or `id:<id>`
-    with service_errors("listing memory layers"):
-        for layer in client.memory_layers.list():
+    what = "listing memory layers"
+    with service_errors(what):
+        for layer in every(client.memory_layers.list(), what):
             meta, spec = layer.metadata, layer.spec
             ext = meta.external_id or ""
             names[meta.id] = ext or f"id:{meta.id}"
@@ -108,6 +172,9 @@ def fetch(client: Cadenya, local: Desired | None = None, *, all_entries: bool = 
                 continue
             if not ext:
                 continue  # made without an external id: no folder can name it
+            if ext in remote.layers:
+                remote.duplicate_layers[ext] = remote.duplicate_layers.get(ext, 1) + 1
+                continue
             labels = meta.labels or {}
             remote.layers[ext] = LayerState(
                 ext,
@@ -116,11 +183,14 @@ def fetch(client: Cadenya, local: Desired | None = None, *, all_entries: bool = 
                 id=meta.id,
                 type=spec.type,
                 managed=labels.get(MANAGED_LABEL[0]) == MANAGED_LABEL[1],
+                repository=labels.get(REPOSITORY_LABEL, ""),
                 entry_count=layer.info.entry_count if layer.info else 0,
             )
     wanted = set(remote.layers) if all_entries or local is None else set(local.layers)
     for ext in sorted(wanted & set(remote.layers)):
-        _read_entries(client, remote.layers[ext])
+        if ext in remote.duplicate_layers:
+            continue  # which layer's entries would be a guess
+        _read_entries(client, remote, remote.layers[ext])
         remote.entries_read.add(ext)
     if local is not None:
         agents: dict[str, str] | None = None
@@ -131,11 +201,16 @@ def fetch(client: Cadenya, local: Desired | None = None, *, all_entries: bool = 
     return remote
 
 
-def _read_entries(client: Cadenya, layer: LayerState) -> None:
-    with service_errors(f"reading the entries of layer {layer.external_id}"):
-        for summary in client.memory_layers.entries.list(layer.id):
+def _read_entries(client: Cadenya, remote: Remote, layer: LayerState) -> None:
+    what = f"reading the entries of layer {layer.external_id}"
+    with service_errors(what):
+        for summary in every(client.memory_layers.entries.list(layer.id), what):
             detail = client.memory_layers.entries.retrieve(layer.id, summary.metadata.id)
             key = detail.spec.key
+            if key in layer.entries:
+                n = remote.duplicate_entries.get((layer.external_id, key), 1)
+                remote.duplicate_entries[layer.external_id, key] = n + 1
+                continue
             layer.entries[key] = EntryState(
                 key, detail.spec.description or "", detail.content, detail.metadata.id
             )
@@ -145,7 +220,7 @@ def _agents(client: Cadenya) -> dict[str, str]:
     """Agent external id (and id) -> agent id."""
     out: dict[str, str] = {}
     with service_errors("listing agents"):
-        for agent in client.agents.list():
+        for agent in every(client.agents.list(), "listing agents"):
             out[agent.metadata.id] = agent.metadata.id
             if agent.metadata.external_id:
                 out.setdefault(agent.metadata.external_id, agent.metadata.id)
@@ -159,9 +234,10 @@ def _variation(
     agent_id = agents.get(agent_ref)
     if agent_id is None:
         return Variation(ref, missing=f"no agent `{agent_ref}` in the workspace")
-    with service_errors(f"listing the variations of agent {agent_ref}"):
+    what = f"listing the variations of agent {agent_ref}"
+    with service_errors(what):
         found = None
-        for var in client.agents.variations.list(agent_id):
+        for var in every(client.agents.variations.list(agent_id), what):
             if var_ref in (var.metadata.external_id, var.metadata.id):
                 found = var
                 break
@@ -225,6 +301,9 @@ def _describe(op: object) -> str:
 def _apply_one(op: object, p: Plan, client: Cadenya, created: dict[str, str]) -> None:
     layers = client.memory_layers
     if isinstance(op, CreateLayer):
+        labels = {MANAGED_LABEL[0]: MANAGED_LABEL[1]}
+        if p.repository:
+            labels[REPOSITORY_LABEL] = p.repository
         spec: ct.MemoryLayerSpecParam = {"type": LAYER_TYPE}
         if op.description:
             spec["description"] = op.description
@@ -232,7 +311,7 @@ def _apply_one(op: object, p: Plan, client: Cadenya, created: dict[str, str]) ->
             metadata={
                 "name": op.name,
                 "external_id": op.layer,
-                "labels": {MANAGED_LABEL[0]: MANAGED_LABEL[1]},
+                "labels": labels,
             },
             spec=spec,
         )

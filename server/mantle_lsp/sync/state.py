@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..model.layers import LayerSet
+from ..model.layers import CASCADES_FILE, LAYER_META, Blind, LayerSet
 
-# the label a push puts on the layers it creates: `push --prune` deletes a whole layer
-# only when it carries it (a layer made by hand or by another tool is never deleted)
+# the labels a push puts on the layers it creates: `push --prune` deletes a whole layer
+# only when it carries this repository's id (memory-layers/sync.yml); a layer made by hand,
+# by another tool or from another repository is never deleted, and one made by an earlier
+# mantle-lsp (the first label alone) only when the user names it (--prune-layer)
 MANAGED_LABEL = ("managed-by", "mantle-lsp")
+REPOSITORY_LABEL = "mantle-lsp-repository"
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class LayerState:
     id: str = ""  # the service's id
     type: str = ""  # the service's MemoryLayerSpec.type
     managed: bool = False  # carries MANAGED_LABEL (made by a push)
+    repository: str = ""  # the REPOSITORY_LABEL it carries (the repository whose push made it)
     entry_count: int = 0  # the service's count (its entries may not have been read)
 
 
@@ -68,6 +72,10 @@ class Remote:
     entries_read: set[str] = field(default_factory=set)
     # external ids of system-managed (episodic) layers: never written, never assigned
     system_layers: set[str] = field(default_factory=set)
+    # what the service holds more than once (a pull cannot tell which to write, a push
+    # which to change): external id -> how many layers; (external id, key) -> entries
+    duplicate_layers: dict[str, int] = field(default_factory=dict)
+    duplicate_entries: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
 @dataclass
@@ -79,13 +87,28 @@ class Desired:
     variations: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # what the folder holds but cannot send faithfully: `layer` or `layer/key` -> why
+    # (a push leaves the service's side of it alone, a pull does not write over it)
+    skipped: dict[str, str] = field(default_factory=dict)
+    blind: list[Blind] = field(default_factory=list)  # where the folder walk did not look
+    paths: set[str] = field(default_factory=set)  # every file of the folder, relative
+    episodic: set[str] = field(default_factory=set)
+    root_name: str = "memory-layers"
+    repository: str | None = None  # this folder's id (sync.yml), None when there is none
 
 
 def desired(local: LayerSet) -> Desired:
     """The folder's layers and variation cascades, ready to compare with the service."""
-    out = Desired()
-    episodic: set[str] = set()
+    out = Desired(root_name=local.root.name)
+    episodic = out.episodic
     for lid, layer in sorted(local.layers.items()):
+        meta_error = next(
+            (i.message for i in (layer.meta.issues if layer.meta else ()) if i.severity == "error"),
+            None,
+        )
+        if meta_error is not None:
+            out.skipped[lid] = f"its {LAYER_META} has an error: {meta_error}"
+            continue
         if layer.episodic:
             episodic.add(lid)
             out.notes.append(f"layer {lid} is episodic (the service manages it): not pushed")
@@ -98,9 +121,17 @@ def desired(local: LayerSet) -> Desired:
                 if i.severity == "error"
             ]
             if broken:
-                out.problems.append(f"entry {lid}/{key}: {broken[0]}")
+                out.skipped[f"{lid}/{key}"] = broken[0]
+                continue
             state.entries[key] = EntryState(key, entry.description or "", entry.content)
         out.layers[lid] = state
+    if local.cascades_parsed is not None:
+        error = next((i for i in local.cascades_parsed.issues if i.severity == "error"), None)
+        if error is not None:
+            out.problems.append(
+                f"{CASCADES_FILE}: {error.message} (`mantle-lsp check` shows where); the "
+                "variations it names are not known until it is fixed"
+            )
     by_variation: dict[str, tuple[str, list[str]]] = {}
     for cname, cascade in local.cascades.items():
         if not cascade.variation:
