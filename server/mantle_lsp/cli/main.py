@@ -431,17 +431,20 @@ def _targets(
 
 
 def _collect(
-    targets: dict[Path, _Target], jobs: int, reader: Reader | None = None
+    targets: dict[Path, _Target],
+    jobs: int,
+    reader: Reader | None = None,
+    new: Sequence[Path] = (),
 ) -> tuple[dict[Path, Project], list[Finding]]:
     """Check the targets: the projects loaded and the findings the settings let through,
     sorted. With ``reader`` (``--fix``), every project is read through it, in this
-    process."""
+    process, with the files ``new`` (created by a fix, not on disk yet) among its own."""
     projects: dict[Path, Project] = {}
     found_in: list[tuple[Path, list[Diagnostic]]] = []
     for root, t in sorted(targets.items()):
         engine = t.settings.engine_override
         if reader is not None and root not in projects:
-            proj = projects[root] = Project.load(root, reader)
+            proj = projects[root] = Project.load(root, reader, new)
             proj.engine_override = engine
             found = apply_suppressions(
                 proj, project_diagnostics(proj), proj.files if t.only is None else t.only
@@ -518,6 +521,7 @@ def _check(args: argparse.Namespace) -> int:
     jobs = default_jobs() if args.jobs == "auto" else args.jobs
     hidden = 0
     fixed: int | None = None
+    banned = None  # names a run of --fix left alone (cli/fix.py)
     layer_targets = layers.layer_targets(args.paths)  # memory-layers/ folders (Cadenya)
     layer_settings: dict[Path, Settings] = {}
 
@@ -526,9 +530,11 @@ def _check(args: argparse.Namespace) -> int:
             layer_settings[root] = load(root, REGISTRY, overrides, config, args.isolated)[0]
         return apply(layer_settings[root], path, ds, whole)
 
-    def collect(reader: Reader | None) -> tuple[dict[Path, Project], list[Finding]]:
+    def collect(
+        reader: Reader | None, new: Sequence[Path] = ()
+    ) -> tuple[dict[Path, Project], list[Finding]]:
         nonlocal hidden
-        projects, findings = _collect(targets, jobs, reader)
+        projects, findings = _collect(targets, jobs, reader, new)
         if layer_targets:
             findings += layers.layer_findings(layer_targets, layer_filter)
             findings.sort(key=lambda f: f.row.sort_key())
@@ -540,6 +546,8 @@ def _check(args: argparse.Namespace) -> int:
         from . import fix
 
         result = fix.run(collect, args.unsafe_fixes)
+        for conflict in result.conflicts:
+            _note(conflict)
         if result.exhausted:
             _note(f"fixes were still being found after {fix.MAX_ROUNDS} rounds; run again")
         if args.diff:
@@ -551,6 +559,7 @@ def _check(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"mantle-lsp: error: {problem}", file=sys.stderr)
         projects, findings, fixed = result.projects, result.findings, result.fixed
+        banned = result.banned
         if problems:  # what is reported would not match the files
             return EXIT_ERRORS
     else:
@@ -572,7 +581,7 @@ def _check(args: argparse.Namespace) -> int:
     if findings and (fmt in ("full", "concise") or args.statistics):
         from . import fix  # what fixes a finding has (the fixes are imported only then)
 
-        fix.add_helps(projects, findings)
+        fix.add_helps(projects, findings, banned)
     if args.statistics:
         stats = statistics(findings, args.unsafe_fixes)
         if fmt == "json":
