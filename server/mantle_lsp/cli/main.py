@@ -504,8 +504,10 @@ def _check(args: argparse.Namespace) -> int:
     config = None
     if args.config is not None:
         config = Path(args.config).resolve()
-        if not config.is_file():
+        if not config.exists():
             return _error(f"--config {args.config}: no such file")
+        if not config.is_file():  # a FIFO would block, a device never end
+            return _error(f"--config {args.config}: not a regular file")
     known = None
     if args.baseline:
         base_file = Path(args.baseline).resolve()

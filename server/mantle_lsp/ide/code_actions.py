@@ -296,7 +296,7 @@ def _pfi_lists(text: str, pyproject: bool, glob: str, code: str, present: bool) 
     (with ``present``) or does not yet (without)."""
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # nested too deeply for the parser
         return False
     table: object = data
     for key in (["tool", "mantle-lsp"] if pyproject else []) + [_PFI]:

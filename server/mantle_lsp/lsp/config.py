@@ -7,8 +7,9 @@
   the file's ``engine`` (the editor is a command line). Hints are shown unless the file sets
   ``min-severity``.
 - A malformed file is reported as ``lsp.config.invalid_settings_file`` diagnostics on the
-  file (pushed, whatever the client's diagnostic mode) and once in a ``window/showMessage``;
-  its valid values still apply.
+  file (pushed, whatever the client's diagnostic mode) and once in a ``window/showMessage``
+  naming the file; its valid values still apply (the defaults, for a file that cannot be
+  read or parsed: not a regular file, over 1 MB, invalid TOML, nested too deeply).
 - :meth:`ProjectConfigs.reload` runs when a configuration file changes on disk (the
   watched globs in sync.py) or the editor settings change; the projects whose settings
   changed are published again.
@@ -55,7 +56,11 @@ class ProjectConfigs:
     def settings_for(self, root: Path) -> Settings:
         st = self._settings.get(root)
         if st is None:
-            st, errors = load(root, REGISTRY, self.overrides())
+            try:
+                st, errors = load(root, REGISTRY, self.overrides())
+            except Exception as exc:  # never stop the server over a file: the defaults
+                self.server.log_exception(f"reading the configuration of {root}", exc)
+                st, errors = load(root, REGISTRY, self.overrides(), isolated=True)
             if "min-severity" not in st.origins:  # the editor shows hints by default
                 st = dataclasses.replace(st, min_severity="hint")
             self._settings[root] = st
@@ -108,7 +113,11 @@ class ProjectConfigs:
                     lsp.ShowMessageParams(
                         type=lsp.MessageType.Error,
                         message=f"mantle-lsp: {first.render()}{more}. "
-                        "The file's other settings apply.",
+                        + (
+                            "The defaults apply."
+                            if first.whole
+                            else "The file's other settings apply."
+                        ),
                     )
                 )
         self.shown = now
