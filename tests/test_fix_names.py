@@ -242,3 +242,28 @@ def test_names_ledger() -> None:
     banned = Names({(*field, "a"): {"why"}})
     assert not banned.allows(declare_a) and not banned.allows(a_to_c)
     assert banned.messages() == ["field `project.a`: why"]
+
+
+def test_no_did_you_mean_where_the_declaring_file_is_missing(tmp_path: Path) -> None:
+    """A name unknown only because its memory.yml does not exist is no typo to correct."""
+    from mantle_lsp.ide.fixes import declaring_file_missing
+
+    fx = write_fixture(
+        tmp_path,
+        "//- skills/card/skill.md\n---\ndescription: Card.\n---\nHelp.\n"
+        "//- skills/shop/skill.md\n---\ndescription: Shop.\n---\nHelp.\n"
+        "//- skills/shop/memory.yml\nschema:\n  public:\n    item:\n      type: text\n",
+    )
+    project = Project.load(fx.root)
+
+    def did_you_mean(ns: str) -> CodeAction:
+        name = NameFix(("field", ns, "itme"), ("field", ns, "item"))
+        return CodeAction("x", "quickfix", WorkspaceEdit(), name=name)
+
+    assert declaring_file_missing(project, did_you_mean("project"))  # no memory.yml
+    assert declaring_file_missing(project, did_you_mean("card"))  # no skills/card/memory.yml
+    assert not declaring_file_missing(project, did_you_mean("shop"))
+    declare = CodeAction("x", "quickfix", WorkspaceEdit(), name=NameFix(("field", "card", "a")))
+    assert not declaring_file_missing(project, declare)  # declaring it is what is left
+    (fx.root / "memory.yml").write_text("item:\n  type: text\n", encoding="utf-8")
+    assert not declaring_file_missing(Project.load(fx.root), did_you_mean("project"))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import atomic
 from ..ide.code_actions import CodeAction
-from ..ide.fixes import Names, choose, fixes_for, overlaps, show_name
+from ..ide.fixes import Names, choose, declaring_file_missing, fixes_for, overlaps, show_name
 from ..ide.types import TextEdit
 from ..model.layout import inside, remembered_links
 from ..model.project import Project, Reader
@@ -72,7 +72,9 @@ def _add_helps(
             f.helps = [Help(a.title, a.safe) for a in actions]
             f.fix = None
             ledger = Names(banned.get(f.root, {}))
-            allowed = [a for a in actions if ledger.allows(a)]
+            allowed = [
+                a for a in actions if ledger.allows(a) and not declaring_file_missing(proj, a)
+            ]
             for unsafe in (False, True):
                 action = choose(allowed, unsafe)
                 if action is not None:
@@ -200,7 +202,11 @@ def _rounds(
             proj = projects.get(f.root)
             if proj is None:
                 continue
-            actions = [a for a in actions_for(proj, f) if ledger(f.root).allows(a)]
+            actions = [
+                a
+                for a in actions_for(proj, f)
+                if ledger(f.root).allows(a) and not declaring_file_missing(proj, a)
+            ]
             action = choose(actions, unsafe)
             if action is not None:
                 picks.setdefault(f.root, []).append((f, action))
@@ -257,7 +263,8 @@ def _misled(
         proj = projects.get(f.root)
         if ledger is None or proj is None or not ledger.decided:
             continue
-        action = choose(actions_for(proj, f), unsafe)
+        actions = [a for a in actions_for(proj, f) if not declaring_file_missing(proj, a)]
+        action = choose(actions, unsafe)
         n = action.name if action is not None else None
         if n is not None and n.to is not None and ledger.invented(n.to):
             why = (

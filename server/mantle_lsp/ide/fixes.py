@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..model.layout import FileKind
 from ..model.project import Project
 from ..model.symbols import SymbolKey
 from .code_actions import CodeAction, code_actions
@@ -101,6 +102,20 @@ class Names:
         ]
 
 
+def declaring_file_missing(project: Project, action: CodeAction) -> bool:
+    """A did-you-mean about a memory field whose memory.yml does not exist (the project's,
+    or the skill's): the name is unknown only because nothing is declared there, so
+    changing it would be a guess against nothing. A fix-all never applies it."""
+    n = action.name
+    if n is None or n.to is None or n.name[0] != "field" or len(n.name) < 3:
+        return False
+    ns = n.name[1]
+    if ns == "project":
+        return project.file_of_kind(FileKind.PROJECT_MEMORY) is None
+    sk = project.skill(ns)
+    return sk is not None and sk.memory is None
+
+
 def show_name(key: SymbolKey) -> str:
     """A symbol key as messages write it (``project.customer_tier``)."""
     return ".".join(key[1:]) or key[0]
@@ -156,7 +171,8 @@ def fix_all(project: Project, diagnostics: Iterable[Diagnostic], code: str | Non
     for d in diagnostics:
         if code is not None and d.code != code:
             continue
-        action = choose(fixes_for(project, d), unsafe=False)
+        actions = [a for a in fixes_for(project, d) if not declaring_file_missing(project, a)]
+        action = choose(actions, unsafe=False)
         if action is not None:
             picks.append((d, action))
     split = Names().disagreements(a for _, a in picks)
