@@ -4,10 +4,14 @@ and see only the new ones; entries survive unrelated edits."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from mantle_lsp.cli import baseline
 from mantle_lsp.cli.main import main
 from support import write_fixture
 
@@ -135,6 +139,63 @@ def test_a_bad_baseline_is_a_usage_error(card: Path, capsys: pytest.CaptureFixtu
     assert code == 2 and "cannot read the baseline" in err
     code, _, err = run(capsys, "check", ".", "--baseline", "b.json", "--write-baseline", "c.json")
     assert code == 2 and "cannot be combined" in err
+
+
+@pytest.mark.parametrize(
+    "version", ["true", "1.0", '"1"', "null"], ids=["true", "1.0", "a string", "null"]
+)
+def test_a_baseline_version_must_be_the_integer_1(
+    card: Path, capsys: pytest.CaptureFixture[str], version: str
+) -> None:
+    """`"version": true` was read as version 1 (`True == 1` in Python)."""
+    text = f'{{"version": {version}, "tool": "mantle-lsp", "findings": []}}'
+    (card / "b.json").write_text(text, "utf-8")
+    code, _, err = run(capsys, "check", ".", "--baseline", "b.json")
+    assert code == 2
+    assert f"baseline version {version} is not supported" in err
+
+
+def test_a_deeply_nested_baseline_is_a_usage_error(
+    card: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """100,000 nested lists: a RecursionError traceback, exit 1."""
+    (card / "b.json").write_text("[" * 100_000 + "]" * 100_000, "utf-8")
+    code, out, err = run(capsys, "check", ".", "--baseline", "b.json")
+    assert (code, out) == (2, "")
+    assert err.endswith("b.json: not a baseline file (nested too deeply)\n")
+    assert err.startswith("mantle-lsp: error: ")
+
+
+def test_a_baseline_over_the_size_limit_is_refused_unread(
+    card: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run(capsys, "check", ".", "--write-baseline", "b.json")
+    monkeypatch.setattr(baseline, "MAX_BYTES", (card / "b.json").stat().st_size - 1)
+    code, _, err = run(capsys, "check", ".", "--baseline", "b.json")
+    assert code == 2 and "b.json: cannot read the baseline (larger than " in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
+def test_a_baseline_that_is_no_regular_file_is_refused(card: Path, kind: str) -> None:
+    """A FIFO blocked forever, /dev/zero was read until the process was killed."""
+    if kind == "fifo":
+        os.mkfifo(card / "b.json")
+        target = "b.json"
+    else:
+        target = kind
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "mantle_lsp", "check", ".", "--baseline", target],
+            cwd=card,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"--baseline {kind} did not return")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.endswith(": cannot read the baseline (not a regular file)\n")
 
 
 def test_fix_with_a_baseline_fixes_only_the_new_findings(

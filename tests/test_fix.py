@@ -4,6 +4,8 @@ that files keep their comments, line breaks and BOM, rounds, idempotence."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -171,9 +173,9 @@ def test_fixes_at_the_same_place_are_applied_in_rounds(
     real = fix.run
 
     def counting(collect: fix.Collect, unsafe: bool) -> fix.FixResult:
-        def wrapped(reader):  # type: ignore[no-untyped-def]
+        def wrapped(reader, new):  # type: ignore[no-untyped-def]
             rounds.append(1)
-            return collect(reader)
+            return collect(reader, new)
 
         return real(wrapped, unsafe)
 
@@ -258,6 +260,53 @@ def test_a_file_that_cannot_be_written_is_an_error(
         "mantle-lsp: error: skills/card/memory.yml: cannot write the fixes (Permission denied)",
         "mantle-lsp: error: skills/card/skill.md: cannot write the fixes (Permission denied)",
     ]
+    assert _read(card, "skills/card/skill.md") == SKILL
+
+
+CONSOLE_SCRIPT = Path(sys.executable).parent / "mantle-lsp"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="RLIMIT_FSIZE: POSIX only")
+def test_a_file_size_limit_leaves_every_file_as_it_was(tmp_path: Path) -> None:
+    """`ulimit -f 1`, then `mantle-lsp check --fix` through the console script: skill.md
+    files longer than 1,024 bytes were cut there, the message saying "cannot write the
+    fixes". Now every file keeps its old bytes, and no temporary file is left."""
+    import resource
+
+    padding = "Keep this paragraph as it is.\n" * 60  # each skill.md over 1,024 bytes
+    fx = write_fixture(
+        tmp_path,
+        f"//- skills/card/skill.md\n{SKILL}\n{padding}//- skills/card/memory.yml\n{MEMORY}"
+        f"//- skills/bank/skill.md\n{SKILL.replace('card', 'bank')}\n{padding}"
+        f"//- skills/bank/memory.yml\n{MEMORY}",
+    )
+    before = {p: p.read_bytes() for p in fx.root.rglob("*") if p.is_file()}
+    assert all(len(b) > 1024 for p, b in before.items() if p.name == "skill.md")
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    run_ = subprocess.run(
+        [str(CONSOLE_SCRIPT), "check", ".", "--fix", "--output-format", "concise"],
+        cwd=fx.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit,
+    )
+    assert "Traceback" not in run_.stderr, run_.stderr
+    assert run_.returncode == 1, (run_.stdout, run_.stderr)
+    assert run_.stdout == ""  # the findings would not match the files
+    assert run_.stderr.splitlines() == [
+        "mantle-lsp: error: skills/bank/skill.md: cannot write the fixes (File too large)",
+        "mantle-lsp: error: skills/card/skill.md: cannot write the fixes (File too large)",
+    ]
+    after = {p: p.read_bytes() for p in fx.root.rglob("*") if p.is_file()}
+    changed = {p.relative_to(fx.root).as_posix() for p in after if after[p] != before.get(p)}
+    assert changed == {"skills/bank/memory.yml", "skills/card/memory.yml"}  # small: written
+    for p in after:
+        if p.name == "skill.md":
+            assert after[p] == before[p]
 
 
 def test_fix_never_writes_through_a_link_out_of_the_project(

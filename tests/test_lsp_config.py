@@ -161,3 +161,41 @@ async def test_a_pulling_client_is_asked_to_pull_again(tmp_path: Path) -> None:
         s.client.workspace_did_change_watched_files(changed(cfg, lsp.FileChangeType.Created))
         await s.until(lambda: s.client.diagnostic_refresh_count > refreshes, what="refresh")
         assert UNKNOWN_KEY not in await pulled()
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("select = " + "[" * 700 + "]" * 700 + "\n", "invalid TOML: nested too deeply"),
+        ('select = "lsp"\n', '`select` must be a list of strings (write ["lsp"])'),
+    ],
+    ids=["nested 700 deep", "a bare string"],
+)
+async def test_a_configuration_the_server_cannot_use_leaves_the_defaults(
+    tmp_path: Path, text: str, why: str
+) -> None:
+    """A .mantle-lsp.toml nested 700 deep failed `initialized` and nothing was ever
+    published; a bare string was taken as a list. The server goes on with the defaults
+    and says why, naming the file."""
+    root = copy_telecom(tmp_path)
+    memory = root / "memory.yml"
+    memory.write_text(
+        memory.read_text(encoding="utf-8").replace("customer_tier:", "tier:"), "utf-8"
+    )
+    skill = root / "skills" / "bill_dispute" / "skill.md"
+    cfg = root / ".mantle-lsp.toml"
+    cfg.write_text(text, encoding="utf-8")
+    async with lsp_session(root) as s:
+        await s.until(lambda: UNKNOWN_KEY in s.codes(skill), what="the skill's diagnostics")
+        (d,) = await s.until(lambda: s.diagnostics(cfg), what="the config diagnostic")
+        assert d.code == INVALID and why in d.message
+        (msg,) = await s.until(
+            lambda: [m.message for m in s.client.messages if ".mantle-lsp.toml" in m.message],
+            what="a message naming the file",
+        )
+        assert why in msg
+        assert msg.endswith(
+            "None of the file's settings apply until it is fixed: the defaults do."
+            if "nested" in why
+            else "Left out: `select`; the file sets nothing else, so the defaults apply."
+        )

@@ -5,6 +5,9 @@ file:line) and `check --show-settings`."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -193,6 +196,49 @@ def test_gitignore_style_globs() -> None:
     assert not glob_match(["*.py", "!keep.py"], "tools/keep.py")
     assert not glob_match(["card/"], "skills/card")  # a file named like the folder
     assert glob_match(["card/"], "skills/card", is_dir=True)
+    assert glob_match(["build", "!build/keep"], "build/keep")  # below an excluded folder
+    assert glob_match(["x/**", "!x/keep"], "x/other")
+    assert not glob_match(["x/**", "!x/keep"], "x/keep")  # `x/**` is what is in x, not x
+    assert glob_match(["./tools/old.py"], "tools/old.py")
+    assert not glob_match(["!"], "x")  # a pattern pathspec rejects never matches
+
+
+def test_a_folder_named_on_the_command_line_is_no_match() -> None:
+    """`skip`: the first folders of the path were named on the command line; a pattern
+    that matches them does not exclude what is below, but a name pattern still matches
+    the names below them."""
+    path = "vendor/site-packages/agent/skills/x/skill.md"
+    assert glob_match(["site-packages"], path)
+    assert not glob_match(["site-packages"], path, skip=3)
+    assert not glob_match(["vendor/"], path, skip=3)
+    assert glob_match(["skills/x/"], "agent/skills/x/skill.md", skip=1) is False  # anchored
+    assert glob_match(["skills/x/"], "skills/x/skill.md")
+    nested = "vendor/site-packages/agent/skills/x/site-packages/y.py"
+    assert glob_match(["site-packages"], nested, skip=3)  # the name, again below
+    assert glob_match(["*.py"], nested, skip=3)
+
+
+def test_the_globs_are_compiled_once_per_run(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """50,000 `extend-exclude` globs took 73 s: every file with a finding compiled them
+    all again. Each pattern is now compiled once, however many files are filtered."""
+    from mantle_lsp.model import settings as settings_module
+
+    real = settings_module._pattern_class()
+    compiled: list[str] = []
+
+    def counting(pattern: str) -> object:
+        compiled.append(pattern)
+        return real(pattern)
+
+    monkeypatch.setattr(settings_module, "_pattern_class", lambda: counting)
+    n = 300
+    globs = ", ".join(f'"build{i}/**/*.tmp"' for i in range(n))
+    (project / "mantle-lsp.toml").write_text(f"extend-exclude = [{globs}]\n")
+    _, found, _ = codes(capsys, ".", "--min-severity", "hint")
+    assert found == {IGNORED_KEY, UNKNOWN, UNUSED_FIELD}  # files in 3 places filtered
+    assert len(compiled) == n + len(settings_module.DEFAULT_EXCLUDE)
 
 
 # -- malformed files -------------------------------------------------------------------------
@@ -202,7 +248,14 @@ def test_gitignore_style_globs() -> None:
     ("text", "line", "col", "message"),
     [
         ('ignore = ["lsp"]\nmin_severity = "warning"\n', 2, 1, "unknown setting `min_severity`"),
-        ('select = "lsp"\nignore = [1, 2]\n', 2, 1, "`ignore` must be a list of strings"),
+        ('select = ["lsp"]\nignore = [1, 2]\n', 2, 1, "`ignore` must be a list of strings"),
+        # a bare string where a list belongs was taken as a list of one
+        ('select = "lsp"\n', 1, 1, '`select` must be a list of strings (write ["lsp"])'),
+        ('extend-exclude = "skills/x/"\n', 1, 1, "`extend-exclude` must be a list of strings"),
+        ('[per-file-ignores]\n"x/*" = "lsp"\n', 2, 1, "entry 'x/*' must be a list of strings"),
+        # nested deeper than the TOML parser's recursion: a RecursionError traceback, exit 1
+        ("select = " + "[" * 700 + "]" * 700 + "\n", 1, 1, "invalid TOML: nested too deeply"),
+        ("a = " + "{b = " * 700 + "1" + "}" * 700 + "\n", 1, 1, "nested too deeply"),
         ('ignore = [\n  "lsp.condition",\n  "lsp.conditon",\n]\n', 3, 3, "'lsp.conditon'"),
         ('engine = "3.30"\n', 1, 1, "`engine` must be one of auto, 3.21, 3.22"),
         ('min-severity = "fatal"\n', 1, 1, "`min-severity` must be one of"),
@@ -224,6 +277,45 @@ def test_a_malformed_file_exits_2_with_file_and_line(
     assert rc == 2
     assert f"agent/mantle-lsp.toml:{line}:{col}: error: " in err
     assert message in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+@pytest.mark.parametrize("how", ["found", "--config FIFO", "--config /dev/zero"])
+def test_a_configuration_file_that_is_no_regular_file_is_refused(project: Path, how: str) -> None:
+    """A FIFO named .mantle-lsp.toml blocked `check` forever; it is refused unread."""
+    os.mkfifo(project / ".mantle-lsp.toml")
+    args = {
+        "found": [],
+        "--config FIFO": ["--config", ".mantle-lsp.toml"],
+        "--config /dev/zero": ["--config", "/dev/zero"],
+    }[how]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "mantle_lsp", "check", ".", *args],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"check with {how} did not return")
+    assert done.returncode == 2, done.stderr
+    if how == "found":
+        assert done.stderr.splitlines() == [
+            ".mantle-lsp.toml:1:1: error: cannot read the configuration file (not a regular file)",
+            "mantle-lsp: error: 1 problem in the configuration",
+        ]
+    else:
+        assert done.stderr == f"mantle-lsp: error: {' '.join(args)}: not a regular file\n"
+
+
+def test_a_configuration_file_over_1_mb_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "mantle-lsp.toml").write_text("# " + "x" * (1024 * 1024) + "\n")
+    assert main(["check", "."]) == 2
+    err = capsys.readouterr().err
+    assert "agent/mantle-lsp.toml:1:1: error: configuration file larger than 1 MB" in err
 
 
 def test_a_malformed_pyproject_table_points_at_the_key(

@@ -27,9 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .. import atomic
+from ..model.source import read_limited
 from .output import Finding
 
 VERSION = 1
+MAX_BYTES = 64 * 1024 * 1024  # ~250,000 entries; a larger file is refused unread
 
 Key = tuple[str, str, str]  # path relative to the baseline's folder, code, fingerprint
 
@@ -63,17 +65,25 @@ def write(path: Path, findings: Sequence[Finding]) -> None:
 
 
 def load(path: Path) -> Counter[Key]:
+    """The entries of the baseline file ``path``: only a regular file (a FIFO would block,
+    a device never end) of at most MAX_BYTES. Raises :class:`BaselineError`."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = read_limited(path, MAX_BYTES)
     except OSError as exc:
-        raise BaselineError(f"{path}: cannot read the baseline ({exc.strerror})") from None
+        why = exc.strerror or type(exc).__name__
+        raise BaselineError(f"{path}: cannot read the baseline ({why})") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BaselineError(f"{path}: not a baseline file (invalid JSON: {exc})") from None
+    except RecursionError:
+        raise BaselineError(f"{path}: not a baseline file (nested too deeply)") from None
     if not isinstance(data, dict) or data.get("tool") != "mantle-lsp":
         raise BaselineError(f"{path}: not a mantle-lsp baseline file")
-    if data.get("version") != VERSION:
+    version = data.get("version")
+    if type(version) is not int or version != VERSION:  # not `true` nor `1.0`
         raise BaselineError(
-            f"{path}: baseline version {data.get('version')!r} is not supported "
+            f"{path}: baseline version {json.dumps(version)} is not supported "
             f"(this mantle-lsp reads version {VERSION}; write it again with --write-baseline)"
         )
     entries = data.get("findings")

@@ -462,17 +462,20 @@ def _targets(
 
 
 def _collect(
-    targets: dict[Path, _Target], jobs: int, reader: Reader | None = None
+    targets: dict[Path, _Target],
+    jobs: int,
+    reader: Reader | None = None,
+    new: Sequence[Path] = (),
 ) -> tuple[dict[Path, Project], list[Finding]]:
     """Check the targets: the projects loaded and the findings the settings let through,
     sorted. With ``reader`` (``--fix``), every project is read through it, in this
-    process."""
+    process, with the files ``new`` (created by a fix, not on disk yet) among its own."""
     projects: dict[Path, Project] = {}
     found_in: list[tuple[Path, list[Diagnostic]]] = []
     for root, t in sorted(targets.items()):
         engine = t.settings.engine_override
         if reader is not None and root not in projects:
-            proj = projects[root] = Project.load(root, reader)
+            proj = projects[root] = Project.load(root, reader, new)
             proj.engine_override = engine
             found = apply_suppressions(
                 proj, project_diagnostics(proj), proj.files if t.only is None else t.only
@@ -534,8 +537,10 @@ def _check(args: argparse.Namespace) -> int:
     config = None
     if args.config is not None:
         config = Path(args.config).resolve()
-        if not config.is_file():
+        if not config.exists():
             return _error(f"--config {args.config}: no such file")
+        if not config.is_file():  # a FIFO would block, a device never end
+            return _error(f"--config {args.config}: not a regular file")
     known = None
     if args.baseline:
         base_file = Path(args.baseline).resolve()
@@ -552,6 +557,7 @@ def _check(args: argparse.Namespace) -> int:
     jobs = default_jobs() if args.jobs == "auto" else args.jobs
     hidden = 0
     fixed: int | None = None
+    banned = None  # names a run of --fix left alone (cli/fix.py)
     layer_targets = layers.layer_targets(args.paths)  # memory-layers/ folders (Cadenya)
     layer_settings: dict[Path, Settings] = {}
 
@@ -560,9 +566,11 @@ def _check(args: argparse.Namespace) -> int:
             layer_settings[root] = load(root, REGISTRY, overrides, config, args.isolated)[0]
         return apply(layer_settings[root], path, ds, whole)
 
-    def collect(reader: Reader | None) -> tuple[dict[Path, Project], list[Finding]]:
+    def collect(
+        reader: Reader | None, new: Sequence[Path] = ()
+    ) -> tuple[dict[Path, Project], list[Finding]]:
         nonlocal hidden
-        projects, findings = _collect(targets, jobs, reader)
+        projects, findings = _collect(targets, jobs, reader, new)
         if layer_targets:
             findings += layers.layer_findings(layer_targets, layer_filter)
             findings.sort(key=lambda f: f.row.sort_key())
@@ -574,6 +582,8 @@ def _check(args: argparse.Namespace) -> int:
         from . import fix
 
         result = fix.run(collect, args.unsafe_fixes)
+        for conflict in result.conflicts:
+            _note(conflict)
         if result.exhausted:
             _note(f"fixes were still being found after {fix.MAX_ROUNDS} rounds; run again")
         if args.diff:
@@ -585,6 +595,7 @@ def _check(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"mantle-lsp: error: {problem}", file=sys.stderr)
         projects, findings, fixed = result.projects, result.findings, result.fixed
+        banned = result.banned
         if problems:  # what is reported would not match the files
             return EXIT_ERRORS
     else:
@@ -606,7 +617,7 @@ def _check(args: argparse.Namespace) -> int:
     if findings and (fmt in ("full", "concise") or args.statistics):
         from . import fix  # what fixes a finding has (the fixes are imported only then)
 
-        fix.add_helps(projects, findings)
+        fix.add_helps(projects, findings, banned)
     if args.statistics:
         stats = statistics(findings, args.unsafe_fixes)
         if fmt == "json":

@@ -62,6 +62,17 @@ ActionKind = Literal["quickfix", "refactor.rewrite", "source", "source.fixAll.ma
 
 
 @dataclass(frozen=True)
+class NameFix:
+    """What a fix decides about a name the project does not declare (for fixing many
+    findings at once, ide/fixes.py): ``to`` None — it declares ``name``, guessing the
+    declaration from its uses; else it changes the mention of ``name`` to ``to`` (a "did you
+    mean")."""
+
+    name: SymbolKey
+    to: SymbolKey | None = None
+
+
+@dataclass(frozen=True)
 class CodeAction:
     title: str
     kind: ActionKind
@@ -75,6 +86,8 @@ class CodeAction:
     # Writes an inline suppression instead of fixing: never chosen by a fix-all or `check
     # --fix`, never listed as a help line.
     suppresses: bool = False
+    # The name the fix declares or replaces by another (None: it fixes no name).
+    name: NameFix | None = None
 
 
 # Diagnostics about a memory field that no memory.yml declares (a declaration fixes them).
@@ -285,7 +298,7 @@ def _pfi_lists(text: str, pyproject: bool, glob: str, code: str, present: bool) 
     (with ``present``) or does not yet (without)."""
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # nested too deeply for the parser
         return False
     table: object = data
     for key in (["tool", "mantle-lsp"] if pyproject else []) + [_PFI]:
@@ -599,8 +612,9 @@ class _Fixer:
         edit: WorkspaceEdit,
         preferred: bool = False,
         safe: bool = False,
+        name: NameFix | None = None,
     ) -> CodeAction:
-        return CodeAction(title, "quickfix", edit, (d.code,), preferred, safe)
+        return CodeAction(title, "quickfix", edit, (d.code,), preferred, safe, name=name)
 
     # -- did you mean -----------------------------------------------------------------
     def replace_with(self, d: Diagnostic, value: str) -> Iterator[CodeAction]:
@@ -610,45 +624,58 @@ class _Fixer:
         yield self.action(f"Change to `{key} {value}`", d, edit, preferred=True)
 
     def change_to(self, d: Diagnostic, suggestion: str, safe: bool = False) -> Iterator[CodeAction]:
-        target = self.wrong_name_range(d, suggestion)
-        if target is None:
+        found = self.wrong_name_range(d, suggestion)
+        if found is None:
             return
+        target, key = found
+        name = NameFix(key, (*key[:-1], suggestion)) if key else None
         edit = _ws_edit(self.path, TextEdit(target, suggestion))
-        yield self.action(f"Change to `{suggestion}`", d, edit, preferred=True, safe=safe)
+        yield self.action(
+            f"Change to `{suggestion}`", d, edit, preferred=True, safe=safe, name=name
+        )
 
-    def wrong_name_range(self, d: Diagnostic, suggestion: str) -> TextRange | None:
-        """The range of the misspelt name inside the diagnostic's range."""
+    def wrong_name_range(
+        self, d: Diagnostic, suggestion: str
+    ) -> tuple[TextRange, SymbolKey | None] | None:
+        """The range of the misspelt name inside the diagnostic's range, and the name it
+        stands for (a symbol key whose last part is the name written; None when the name
+        is no reference)."""
         text = self.text
         refs = [
             r
             for r in self.p.index.references_in(self.path)
             if _inside(r.range, d.range) and not r.soft
         ]
-        cands: list[TextRange] = []
+        cands: dict[TextRange, SymbolKey | None] = {}
         for r in refs:
             if r.key[0] == "field":
                 ns = r.key[1]
                 if ns in ("project", "system") or self.p.has_skill(ns):
-                    cands.append(r.range)
+                    cands.setdefault(r.range, r.key)
                 else:  # the namespace is the wrong segment
-                    cands.extend(
-                        n.range for n in refs if n.form == "namespace" and n.key == ("skill", ns)
-                    )
+                    for n in refs:
+                        if n.form == "namespace" and n.key == ("skill", ns):
+                            cands.setdefault(n.range, n.key)
             elif r.form != "namespace":
-                cands.append(r.range)
+                cands.setdefault(r.range, r.key)
         wrong = (d.data or {}).get("wrong")
         if not cands and isinstance(wrong, str) and wrong != suggestion:
             body = text[d.range.start : d.range.end]
             for hit in re.finditer(rf"(?<![\w.-]){re.escape(wrong)}(?![\w-])", body):
-                cands.append(TextRange(d.range.start + hit.start(), d.range.start + hit.end()))
-        cands = [c for c in dict.fromkeys(cands) if text[c.start : c.end] != suggestion]
-        if not cands:
+                hit_range = TextRange(d.range.start + hit.start(), d.range.start + hit.end())
+                cands.setdefault(hit_range, None)
+        ranges = [c for c in cands if text[c.start : c.end] != suggestion]
+        if not ranges:
             return None
 
         def score(c: TextRange) -> float:
             return difflib.SequenceMatcher(None, text[c.start : c.end], suggestion).ratio()
 
-        return max(cands, key=score)
+        best = max(ranges, key=score)
+        key = cands[best]
+        if key is not None and key[-1] != text[best.start : best.end]:
+            key = None  # the mention is not the name's last part: no name to follow
+        return best, key
 
     # -- literals in conditions ------------------------------------------------------------
     def compared_literal(
@@ -955,7 +982,7 @@ class _Fixer:
                 edit = declare_project_field(self.p, entry, self.field_lines(ref.key, None))
                 if edit is not None:
                     title = f"Declare `{entry}` in memory.yml (project)"
-                    yield self.action(title, d, edit)
+                    yield self.action(title, d, edit, name=NameFix(ref.key))
                 continue
             sk = self.p.skill(ns)
             if sk is None or sk.field(entry) is not None:
@@ -969,7 +996,7 @@ class _Fixer:
                 edit = declare_skill_field(sk, entry, scope, self.field_lines(ref.key, sk))
                 if edit is not None:
                     title = f"Declare `{entry}` in skills/{ns}/memory.yml ({scope})"
-                    yield self.action(title, d, edit)
+                    yield self.action(title, d, edit, name=NameFix(ref.key))
 
     def make_public(self, d: Diagnostic) -> Iterator[CodeAction]:
         """Another skill's private field read here (data ``why: private``): move its

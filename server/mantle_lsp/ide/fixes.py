@@ -5,6 +5,12 @@ all" actions (``source.fixAll.mantle`` and "Fix all `CODE` in this file / projec
 round: the editor re-checks after the edit) pick the fix of each finding the same way:
 :func:`choose` among the code actions of :mod:`.code_actions`, never an action that only
 writes a suppression.
+
+Names: a fix may declare a name the project lacks (guessing the declaration from its
+uses) or change a mention of it to a declared one ("did you mean"). :class:`Names` keeps
+such fixes consistent over a run: a did-you-mean never leads to a name a fix declared, and
+when the fixes chosen for one name disagree (declare it here, change it there; change it
+to two different names) none of them is applied (docs/cli.md#fixes-and-names).
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..model.layout import FileKind
 from ..model.project import Project
+from ..model.symbols import SymbolKey
 from .code_actions import CodeAction, code_actions
 from .diagnostics import Diagnostic
 from .types import TextEdit, WorkspaceEdit
@@ -37,6 +45,80 @@ def choose(actions: Sequence[CodeAction], unsafe: bool) -> CodeAction | None:
     if len(preferred) == 1:
         return preferred[0]
     return ok[0] if len(ok) == 1 else None
+
+
+@dataclass
+class Names:
+    """What the fixes of one run (one project) did to names: ``decided`` maps each name a
+    fix declared (to None) or changed (to the name meant). ``banned``: names no fix
+    declares, changes or leads to, each with why (the fixes of a name that disagree)."""
+
+    banned: dict[SymbolKey, set[str]] = field(default_factory=dict)
+    decided: dict[SymbolKey, SymbolKey | None] = field(default_factory=dict)
+
+    def invented(self, key: SymbolKey) -> bool:
+        """Whether a fix of this run declared ``key`` (it was not in the user's files)."""
+        return key in self.decided and self.decided[key] is None
+
+    def allows(self, action: CodeAction) -> bool:
+        """False for a fix of a banned name, and for a did-you-mean that leads to a name a
+        fix invented: the name written is then as likely the real one (its declaration was
+        missing too)."""
+        n = action.name
+        if n is None:
+            return True
+        if n.name in self.banned or (n.to is not None and n.to in self.banned):
+            return False
+        return n.to is None or not self.invented(n.to)
+
+    def disagreements(self, picks: Iterable[CodeAction]) -> dict[SymbolKey, set[str]]:
+        """The names on which the fixes ``picks`` (one per finding) disagree, with each
+        other or with a fix taken before (declare it here, change it there; change it to
+        two different names), each with what the fixes wanted."""
+        wants: dict[SymbolKey, set[SymbolKey | None]] = {}
+        for a in picks:
+            if a.name is not None:
+                wants.setdefault(a.name.name, set()).add(a.name.to)
+        out: dict[SymbolKey, set[str]] = {}
+        for key, tos in wants.items():
+            if key in self.decided:
+                tos = tos | {self.decided[key]}
+            if len(tos) > 1:
+                ways = sorted(
+                    "declare it" if to is None else f"change it to `{show_name(to)}`" for to in tos
+                )
+                out[key] = {f"its fixes disagree ({', '.join(ways)}), none was applied"}
+        return out
+
+    def took(self, action: CodeAction) -> None:
+        if action.name is not None:
+            self.decided[action.name.name] = action.name.to
+
+    def messages(self) -> list[str]:
+        """One line per banned name: why its fixes were not applied."""
+        return [
+            f"{key[0]} `{show_name(key)}`: {'; '.join(sorted(why))}"
+            for key, why in sorted(self.banned.items())
+        ]
+
+
+def declaring_file_missing(project: Project, action: CodeAction) -> bool:
+    """A did-you-mean about a memory field whose memory.yml does not exist (the project's,
+    or the skill's): the name is unknown only because nothing is declared there, so
+    changing it would be a guess against nothing. A fix-all never applies it."""
+    n = action.name
+    if n is None or n.to is None or n.name[0] != "field" or len(n.name) < 3:
+        return False
+    ns = n.name[1]
+    if ns == "project":
+        return project.file_of_kind(FileKind.PROJECT_MEMORY) is None
+    sk = project.skill(ns)
+    return sk is not None and sk.memory is None
+
+
+def show_name(key: SymbolKey) -> str:
+    """A symbol key as messages write it (``project.customer_tier``)."""
+    return ".".join(key[1:]) or key[0]
 
 
 def overlaps(a: TextEdit, b: TextEdit) -> bool:
@@ -85,10 +167,18 @@ def fix_all(project: Project, diagnostics: Iterable[Diagnostic], code: str | Non
     finding, in order, leaving out a fix whose edits touch one already taken (after the
     edit the editor re-checks, and the rest can be fixed again)."""
     batch = Batch()
+    picks: list[tuple[Diagnostic, CodeAction]] = []
     for d in diagnostics:
         if code is not None and d.code != code:
             continue
-        action = choose(fixes_for(project, d), unsafe=False)
-        if action is not None and batch.fits(action.edit):
+        actions = [a for a in fixes_for(project, d) if not declaring_file_missing(project, a)]
+        action = choose(actions, unsafe=False)
+        if action is not None:
+            picks.append((d, action))
+    split = Names().disagreements(a for _, a in picks)
+    for _, action in picks:
+        if action.name is not None and action.name.name in split:
+            continue
+        if batch.fits(action.edit):
             batch.take(action.edit)
     return batch

@@ -11,6 +11,7 @@ from typing import Any
 from ..workers import default_jobs
 from . import features, handshake, sync
 from .base import STATUS, MantleProtocol
+from .params import InvalidParams, is_object
 from .server import MantleServer
 
 
@@ -19,6 +20,9 @@ def create_server() -> MantleServer:
 
     @server.request(STATUS, settle=False)
     def status(params: Any) -> dict[str, Any]:
+        # no params: omitted, null, or an empty object or array (JSON-RPC's structured)
+        if params is not None and not isinstance(params, list) and not is_object(params):
+            raise InvalidParams(f"{STATUS} takes no params")
         return server.status()
 
     sync.register(server)
@@ -27,7 +31,8 @@ def create_server() -> MantleServer:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Run the server (``mantle-lsp serve``): stdio by default, ``--tcp HOST:PORT``."""
+    """Run the server (``mantle-lsp serve``): stdio by default, ``--tcp HOST:PORT``. The
+    exit status: 0 when the client asked for ``shutdown`` first, else 1."""
     level = getattr(logging, str(args.log_level).upper(), logging.WARNING)
     handler: logging.Handler = (
         logging.FileHandler(args.log_file, encoding="utf-8")
@@ -56,4 +61,6 @@ def serve(args: argparse.Namespace) -> int:
             protocol.early = early
             server.adopt_workers(early.workers)
             server.start_io(handshake.Replay(early.raw, sys.stdin.buffer))  # type: ignore[arg-type]
-    return 0
+    # the spec: 0 after a `shutdown` request, 1 otherwise (`exit` without `shutdown`, or
+    # the client gone). pygls exits with that status itself, then swallows the SystemExit
+    return 0 if getattr(server.protocol, "_shutdown", False) else 1

@@ -45,6 +45,7 @@ from ..model.source import Source
 from ..model.workspace import Workspace
 from ..syntax.text import LineIndex
 from . import convert, handshake
+from .params import InvalidParams
 
 log = logging.getLogger(__name__)
 
@@ -118,15 +119,21 @@ class MantleProtocol(LanguageServerProtocol):
         """pygls drops a request whose params do not fit its method without answering it
         (the client would wait forever) and pops up "Error in server" for each one: answer
         it with the error instead; a notification that cannot be read is logged."""
+        method = data.get("method")
+        # JSON-RPC lets a request or notification leave its params out: for one of ours
+        # (untyped, e.g. `mantle/status`) that is null; a typed one says so itself
+        if isinstance(method, str) and "params" not in data and not self.get_message_type(method):
+            data = {**data, "params": None}
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
-            method = data.get("method")
             msg_id = data.get("id")
             is_id = isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool)
             if isinstance(method, str) and isinstance(msg_id, (int, str)) and is_id:
+                # the envelope was read (jsonrpc, id, method): what does not fit is the params
                 error = lsp.ResponseError(
-                    code=exc.code, message=f"{exc.message}: the params of {method} are not valid"
+                    code=JsonRpcInvalidParams.CODE,
+                    message=f"{JsonRpcInvalidParams.MESSAGE}: the params of {method} are not valid",
                 )
                 self._send_response(msg_id, error=error)
             log.warning("ignored a message (%.40r): %s", method, exc.message)
@@ -603,6 +610,8 @@ class ServerBase(LanguageServer):
         return deco
 
     def _response_error(self, method: str, exc: Exception) -> JsonRpcException:
+        if isinstance(exc, InvalidParams):
+            return JsonRpcInvalidParams(str(exc))
         if isinstance(exc, FeatureFailed):
             return JsonRpcException(str(exc), code=lsp.LSPErrorCodes.RequestFailed)
         if isinstance(exc, convert.InvalidUri):

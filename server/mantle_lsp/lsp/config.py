@@ -65,7 +65,11 @@ class ProjectConfigs:
     def settings_for(self, root: Path) -> Settings:
         st = self._settings.get(root)
         if st is None:
-            st, errors = load(root, REGISTRY, self.overrides())
+            try:
+                st, errors = load(root, REGISTRY, self.overrides())
+            except Exception as exc:  # never stop the server over a file: the defaults
+                self.server.log_exception(f"reading the configuration of {root}", exc)
+                st, errors = load(root, REGISTRY, self.overrides(), isolated=True)
             if "min-severity" not in st.origins:  # the editor shows hints by default
                 st = dataclasses.replace(st, min_severity="hint")
             self._settings[root] = st

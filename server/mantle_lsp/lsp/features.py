@@ -37,6 +37,7 @@ from ..syntax.text import LineIndex, TextRange
 from . import convert
 from . import layers as lsp_layers
 from .base import FeatureFailed
+from .params import InvalidParams, integer, object_params, required_string, string
 from .server import MantleServer
 
 TRIGGER_CHARACTERS = [".", "@", "{", '"', "'", ":", " "]
@@ -256,10 +257,11 @@ def register(server: MantleServer) -> None:
     def references_with_kinds(params: Any) -> list[dict[str, Any]]:
         """``textDocument/references`` with what each place is (docs/lsp.md): LSP locations
         carry no kind, so a client that wants to show prose mentions apart asks this."""
-        doc_uri = _param(params, "textDocument", "uri")
-        line, char = _param(params, "position", "line"), _param(params, "position", "character")
-        if not isinstance(doc_uri, str) or not isinstance(line, int) or not isinstance(char, int):
-            raise FeatureFailed("mantle/references takes textDocument/references parameters")
+        m = REFERENCES_WITH_KINDS
+        object_params(m, params, "the params of textDocument/references")
+        doc_uri = required_string(m, params, "textDocument", "uri")
+        line = integer(m, params, "position", "line")
+        char = integer(m, params, "position", "character")
         doc = server.doc(doc_uri)
         if doc is None:
             return []
@@ -701,15 +703,19 @@ def register(server: MantleServer) -> None:
         """The flow of the ordered block at ``position`` of ``textDocument`` (a skill.md),
         or of ``block`` (of ``skill``, else of the document's skill); None when there is
         no such block there."""
-        uri = _param(params, "textDocument", "uri")
-        doc = server.doc(uri) if isinstance(uri, str) else None
+        m = FLOW_GRAPH
+        object_params(m, params, "{textDocument: {uri}, position} or {textDocument, block}")
+        uri = required_string(m, params, "textDocument", "uri")
+        sid, block = string(m, params, "skill"), string(m, params, "block")
+        if block is None:
+            if _param(params, "position") is None:
+                raise InvalidParams(f"{m} takes a position or a block id")
+            line = integer(m, params, "position", "line")
+            char = integer(m, params, "position", "character")
+        doc = server.doc(uri)
         if doc is None:
             return None
-        sid, block = _param(params, "skill"), _param(params, "block")
-        if not isinstance(block, str):
-            line, char = _param(params, "position", "line"), _param(params, "position", "character")
-            if not isinstance(line, int) or not isinstance(char, int):
-                raise FeatureFailed("mantle/flowGraph takes a position or a block id")
+        if block is None:
             offset = convert.to_offset(doc.index, lsp.Position(line=line, character=char))
             found = ide_graphs.block_at(doc.project, doc.path, offset)
             if found is None:
@@ -732,11 +738,12 @@ def register(server: MantleServer) -> None:
     def agent_map(params: Any) -> dict[str, Any] | None:
         """The agent map of the project of ``textDocument`` (only ``skill``'s part when
         given); None outside a project."""
-        uri = _param(params, "textDocument", "uri")
-        doc = server.doc(uri) if isinstance(uri, str) else None
+        object_params(AGENT_MAP, params, "{textDocument: {uri}, skill?}")
+        uri = required_string(AGENT_MAP, params, "textDocument", "uri")
+        sid = string(AGENT_MAP, params, "skill")
+        doc = server.doc(uri)
         if doc is None:
             return None
-        sid = _param(params, "skill")
         proj = doc.project
         # the problems the editor shows: recomputing every file's on each request would
         # be too slow in a large project
@@ -751,14 +758,16 @@ def register(server: MantleServer) -> None:
     def preview_prompt(params: Any) -> dict[str, Any] | None:
         """The prompt preview of the skill of ``textDocument`` for the memory state
         ``memory`` (YAML or JSON text; absent: everything None); None outside a skill."""
-        uri = _param(params, "textDocument", "uri")
-        doc = server.doc(uri) if isinstance(uri, str) else None
+        m = PREVIEW_PROMPT
+        object_params(m, params, "{textDocument: {uri}, memory?}")
+        uri = required_string(m, params, "textDocument", "uri")
+        memory = string(m, params, "memory")  # YAML or JSON text
+        doc = server.doc(uri)
         if doc is None:
             return None
         sid = (doc.project.classify(doc.path) or (None, None))[1]
         if sid is None:
             return None
-        memory = _param(params, "memory")
         try:
             state = ide_preview.parse_state(memory) if isinstance(memory, str) else {}
         except ValueError as e:

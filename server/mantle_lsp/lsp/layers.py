@@ -32,6 +32,7 @@ from ..model.settings import apply
 from ..syntax.text import LineIndex
 from . import convert
 from .base import FeatureFailed, ServerBase
+from .params import object_params, string
 
 LAYERS_MANIFEST = "mantle/layersManifest"  # a request of ours (docs/lsp.md)
 WATCH_GLOB = "**/memory-layers/**"
@@ -408,10 +409,10 @@ def roots_of(edits: dict[Path, Any]) -> list[Path]:
 
 def manifest(server: ServerBase, params: Any) -> dict[str, Any]:
     """``{textDocument?: {uri}, cascade?}`` (docs/lsp.md): the cascades, or one's manifest."""
-    uri = _param(params, "textDocument", "uri")
-    cascade = _param(params, "cascade")
-    if cascade is not None and not isinstance(cascade, str):
-        raise FeatureFailed("mantle/layersManifest: `cascade` is a cascade name")
+    m = LAYERS_MANIFEST
+    object_params(m, params, "{textDocument?: {uri}, cascade?}", optional=True)
+    uri = string(m, params, "textDocument", "uri")
+    cascade = string(m, params, "cascade")  # a cascade name
     sets: list[LayerSet] = []
     if isinstance(uri, str):
         path = convert.uri_to_path(uri)

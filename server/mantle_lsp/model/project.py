@@ -135,9 +135,17 @@ class Project:
 
     # -- loading -----------------------------------------------------------------------
     @classmethod
-    def load(cls, root: Path, reader: Reader = read_source) -> Project:
+    def load(cls, root: Path, reader: Reader = read_source, new: Iterable[Path] = ()) -> Project:
+        """The project at ``root``, its files read through ``reader``; ``new``: files not
+        on disk that ``reader`` has (created by ``check --fix``), taken as the project's."""
         p = cls(root, reader)
-        p.rescan()
+        files = list(layout.project_files(root))
+        have = {path for path, _, _ in files}
+        for path in new:
+            c = layout.classify(path, root)
+            if c is not None and path not in have:
+                files.append((path, *c))
+        p._read(files, None)
         return p
 
     @classmethod

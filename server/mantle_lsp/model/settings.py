@@ -6,24 +6,27 @@ Pure: discovery, parsing and merging; every problem with a file comes back as a
 The rule selection follows ruff's: each layer (the file, then the command line) may set
 ``select`` (which starts the selection afresh), ``extend-select`` and ``ignore``; inside a
 layer the most specific matching prefix wins (an ``ignore`` on a tie). Globs
-(``exclude``, ``extend-exclude``, ``include``, ``per-file-ignores``) are gitignore-style
-and relative to the folder of the configuration file. :func:`apply` filters a list of
+(``exclude``, ``extend-exclude``, ``include``, ``per-file-ignores``) are gitignore-style,
+read by ``pathspec`` and compiled once per :class:`Settings`, and relative to the folder
+of the configuration file. :func:`apply` filters a list of
 diagnostics by settings (select/ignore, per-file-ignores, excludes, min-severity), the same
 way for ``check`` and the language server.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..syntax.errors import closest
+from .source import read_limited
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -131,33 +134,43 @@ class Settings:
             return None
         return rel.as_posix() if rel.parts else None
 
+    # The globs, compiled on first use, once per Settings (a run has one per project).
+    @cached_property
+    def _excludes(self) -> Globs:
+        return Globs((*self.exclude, *self.extend_exclude))
+
+    @cached_property
+    def _includes(self) -> Globs:
+        return Globs(self.include)
+
+    @cached_property
+    def _per_file(self) -> list[tuple[Globs, tuple[str, ...]]]:
+        return [(Globs((g,)), codes) for g, codes in self.per_file_ignores]
+
     def excluded(self, path: Path, is_dir: bool = False, below: Path | None = None) -> bool:
         """``path`` (a file, or a project folder) matches ``exclude``/``extend-exclude``.
-        With ``below`` (a folder named on the command line), that folder and those above
-        it do not count as matches: only patterns that match below it do."""
+        With ``below`` (a folder named on the command line), a pattern that matches that
+        folder (or one above it) does not count: only what matches below it does."""
         rel = self._rel(path)
-        if rel is None:
+        if rel is None or not (self.exclude or self.extend_exclude):
             return False
-        patterns = (*self.exclude, *self.extend_exclude)
         skip = 0
         if below is not None:
             top = self._rel(below)
             skip = len(top.split("/")) if top else 0
-        return bool(patterns) and glob_match(patterns, rel, is_dir, skip)
+        return self._excludes.match(rel, is_dir, skip)
 
     def ignored_in(self, path: Path) -> tuple[str, ...]:
         """The codes (prefixes) ``per-file-ignores`` silences in ``path``."""
         rel = self._rel(path)
-        if rel is None:
+        if rel is None or not self.per_file_ignores:
             return ()
-        return tuple(
-            c for g, codes in self.per_file_ignores if glob_match((g,), rel) for c in codes
-        )
+        return tuple(c for g, codes in self._per_file if g.match(rel) for c in codes)
 
     def included(self, nested: Path) -> bool:
         """A nested project folder that ``include`` names."""
         rel = self._rel(nested)
-        return rel is not None and bool(self.include) and glob_match(self.include, rel, True)
+        return rel is not None and bool(self.include) and self._includes.match(rel, True)
 
     def show(self) -> list[tuple[str, str, str]]:
         """(key, value as TOML, where it came from) for ``check --show-settings``."""
@@ -226,75 +239,110 @@ def known_pattern(pattern: str, known: Collection[str]) -> bool:
 # -- gitignore-style globs -------------------------------------------------------------------
 
 
-@lru_cache(maxsize=1024)
-def _compile(pattern: str) -> tuple[re.Pattern[str], bool, bool] | None:
-    """(regex on a relative POSIX path, negated, directories only); None: never matches."""
-    p = pattern.strip()
-    negate = p.startswith("!")
-    if negate:
-        p = p[1:]
-    dir_only = p.endswith("/")
-    p = p.rstrip("/")
-    if p.startswith("./"):
-        p = p[2:]
-    if not p:
-        return None
-    anchored = "/" in p
-    p = p.lstrip("/")
-    out = [] if anchored else ["(?:.*/)?"]
-    i = 0
-    while i < len(p):
-        if p.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif p.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif p[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif p[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif p[i] == "[" and "]" in p[i + 2 :]:
-            j = p.index("]", i + 2)
-            body = p[i + 1 : j]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
-            i = j + 1
-        else:
-            out.append(re.escape(p[i]))
-            i += 1
+def _pattern_class() -> Any:
+    from pathspec import util  # only when a configuration has globs
+
     try:
-        return re.compile("".join(out) + r"\Z"), negate, dir_only
-    except re.error:
+        return util.lookup_pattern("gitignore")  # pathspec 1.x
+    except KeyError:  # pragma: no cover - pathspec 0.12
+        return util.lookup_pattern("gitwildmatch")
+
+
+@dataclass(frozen=True)
+class _Glob:
+    rx: Any  # the pathspec pattern
+    include: bool  # False: a `!` pattern
+    dir_only: bool  # ends with `/`
+    anchored: bool  # a `/` before its end: relative to the configuration's folder
+
+    def matches(self, path: str, is_dir: bool) -> bool:
+        if is_dir and self.dir_only:
+            path += "/"
+        return self.rx.match_file(path) is not None
+
+
+def _glob(pattern: str, kind: Any) -> _Glob | None:
+    p = pattern.strip()
+    body = p[1:] if p.startswith("!") else p
+    if body.startswith("./"):
+        p = p.replace("./", "", 1)
+        body = body[2:]
+    try:
+        rx = kind(p)
+    except ValueError:  # pathspec's GitIgnorePatternError: git skips it, it never matches
         return None
+    if rx.include is None:  # blank, a comment
+        return None
+    name = body.rstrip("/")
+    while name.startswith("**/"):
+        name = name[3:]
+    return _Glob(rx, bool(rx.include), body.endswith("/"), "/" in name)
+
+
+class Globs:
+    """gitignore-style ``patterns`` (relative POSIX paths), each compiled once by
+    ``pathspec``; a pattern pathspec rejects never matches. The last matching pattern
+    decides (``!`` re-includes a file or a folder with what is below it), and a matched
+    folder matches everything below it."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self.patterns = tuple(patterns)
+        kind = _pattern_class() if self.patterns else None
+        self._globs = [g for p in self.patterns if (g := _glob(p, kind)) is not None]
+        self._below: dict[str, list[tuple[_Glob, bool]]] = {}
+        self._memo: dict[tuple[str, bool, int], bool] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._globs)
+
+    def match(self, rel: str, is_dir: bool = False, skip: int = 0) -> bool:
+        """Whether the relative POSIX path ``rel`` is matched. With ``skip``, its first
+        ``skip`` folders (a folder named on the command line, and those above it) are no
+        match: a pattern that matches them counts below them only when it matches a name
+        at any depth (``node_modules``, ``*.tmp``), then on the path below them."""
+        key = (rel, is_dir, skip)
+        found = self._memo.get(key)
+        if found is None:
+            if len(self._memo) > 1 << 16:
+                self._memo.clear()
+            found = self._memo[key] = self._match(rel, is_dir, skip)
+        return found
+
+    def _active(self, parts: list[str], skip: int) -> list[tuple[_Glob, bool]]:
+        """The patterns that count below the first ``skip`` folders of ``parts``, each
+        with whether it sees the path below them only."""
+        if not skip:
+            return [(g, False) for g in self._globs]
+        top = "/".join(parts[:skip])
+        if top not in self._below:
+            self._below[top] = [
+                (g, True) if g.matches(top, True) else (g, False)
+                for g in self._globs
+                if not (g.anchored and g.matches(top, True))
+            ]
+        return self._below[top]
+
+    def _match(self, rel: str, is_dir: bool, skip: int) -> bool:
+        parts = rel.split("/")
+        active = self._active(parts, skip)
+        inner = "/".join(parts[skip:])
+        if all(g.include for g, _ in active):  # no `!`: any match (folders by descent)
+            return any(g.matches(inner if below else rel, is_dir) for g, below in active)
+        for n in range(skip + 1, len(parts) + 1):  # a matched folder stays matched
+            sub, sub_inner = "/".join(parts[:n]), "/".join(parts[skip:n])
+            sub_is_dir = n < len(parts) or is_dir
+            for g, below in reversed(active):
+                if g.matches(sub_inner if below else sub, sub_is_dir):
+                    if g.include:
+                        return True
+                    break
+        return False
 
 
 def glob_match(patterns: Iterable[str], rel: str, is_dir: bool = False, skip: int = 0) -> bool:
-    """Whether the relative POSIX path ``rel`` is matched, gitignore's way: the last
-    matching pattern decides (``!`` re-includes), and a matched folder matches everything
-    below it (but for its first ``skip`` folders, which do not count)."""
-    return _glob_match(tuple(patterns), rel, is_dir, skip)
-
-
-@lru_cache(maxsize=1 << 16)
-def _glob_match(patterns: tuple[str, ...], rel: str, is_dir: bool, skip: int) -> bool:
-    compiled = [c for p in patterns if (c := _compile(p)) is not None]
-    parts = rel.split("/")
-    for n in range(skip + 1, len(parts) + 1):
-        sub = "/".join(parts[:n])
-        sub_is_dir = n < len(parts) or is_dir
-        state = False
-        for rx, negate, dir_only in compiled:
-            if dir_only and not sub_is_dir:
-                continue
-            if rx.match(sub):
-                state = not negate
-        if state:
-            return True
-    return False
+    """Whether the relative POSIX path ``rel`` is matched by ``patterns`` (:class:`Globs`;
+    compiles them: a caller with many paths keeps a :class:`Globs`)."""
+    return Globs(patterns).match(rel, is_dir, skip)
 
 
 # -- discovery and parsing -------------------------------------------------------------------
@@ -308,20 +356,33 @@ def discover(root: Path) -> Path | None:
         for name in CONFIG_NAMES:
             p = folder / name
             if not p.is_file():
+                if name != "pyproject.toml" and os.path.exists(p) and not p.is_dir():
+                    return p  # a FIFO, a device: read_config refuses it, with the reason
                 continue
             if name != "pyproject.toml" or _has_table(p):
                 return p
     return None
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path) -> tuple[str | None, str]:
+    """The normalized text of a configuration file, or None and why it cannot be read
+    (only a regular file, at most MAX_CONFIG_BYTES)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_CONFIG_BYTES + 1)
-    except OSError:
-        return None
+        data = read_limited(path, MAX_CONFIG_BYTES)
+    except OSError as exc:
+        return None, exc.strerror or type(exc).__name__
     text = data.decode("utf-8", errors="replace")
-    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n"), ""
+
+
+def _loads(text: str) -> dict[str, Any]:
+    """``tomllib.loads``; a document nested too deeply for the parser's recursion is a
+    ``TOMLDecodeError`` too."""
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError("nested too deeply") from None
+    return data
 
 
 _TABLE = re.compile(
@@ -330,11 +391,11 @@ _TABLE = re.compile(
 
 
 def _has_table(pyproject: Path) -> bool:
-    text = _read(pyproject)
+    text = _read(pyproject)[0]
     if text is None:
         return False
     try:
-        data = tomllib.loads(text)
+        data = _loads(text)
     except tomllib.TOMLDecodeError:
         # broken: ours only if it looks like it has our table (else its owner complains)
         return bool(_TABLE.search(text))
@@ -412,13 +473,15 @@ _LINE_COL = re.compile(r"line (\d+), column (\d+)")
 
 def read_config(path: Path) -> tuple[_File | None, list[SettingsError]]:
     """Parse one configuration file into our table (None when unreadable or broken)."""
-    text = _read(path)
+    text, why = _read(path)
     if text is None:
-        return None, [SettingsError(path, 0, 0, 1, "cannot read the configuration file", None)]
-    if len(text) > MAX_CONFIG_BYTES:
-        return None, [SettingsError(path, 0, 0, 1, "configuration file larger than 1 MB", None)]
+        if why.startswith("larger than"):
+            msg = "configuration file larger than 1 MB"
+        else:
+            msg = f"cannot read the configuration file ({why})"
+        return None, [SettingsError(path, 0, 0, 1, msg, None)]
     try:
-        data = tomllib.loads(text)
+        data = _loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = _LINE_COL.search(str(exc))
         if m:
@@ -428,7 +491,8 @@ def read_config(path: Path) -> tuple[_File | None, list[SettingsError]]:
         else:
             line, col = 0, 0
         msg = re.sub(r"\s*\(at [^)]*\)\s*$", "", str(exc)) or "invalid TOML"
-        return None, [SettingsError(path, line, col, col + 1, f"invalid TOML: {msg}", None)]
+        err = SettingsError(path, line, col, col + 1, f"invalid TOML: {msg}", None)
+        return None, [err]
     in_pyproject = path.name == "pyproject.toml"
     table: Any = data
     if in_pyproject:
@@ -489,8 +553,10 @@ def _check(f: _File, known: Collection[str]) -> dict[str, Any]:
 def _str_list(
     f: _File, key: str, value: Any, what: str | None = None, needle: str | None = None
 ) -> list[str] | None:
-    if isinstance(value, str):
-        value = [value]
+    if isinstance(value, str):  # a bare string: the documented error, with the fix
+        hint = json.dumps([value], ensure_ascii=False)
+        f.error(key, f"{what or f'`{key}`'} must be a list of strings (write {hint})", needle)
+        return None
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         f.error(key, f"{what or f'`{key}`'} must be a list of strings", needle, what)
         return None

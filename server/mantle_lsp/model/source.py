@@ -149,3 +149,38 @@ def _too_large(n: int) -> SyntaxIssue:
         TextRange(0, 0),
         "warning",
     )
+
+
+class FileTooLarge(OSError):
+    """A file over the size limit of what reads it (:func:`read_limited`)."""
+
+
+def read_limited(path: Path, limit: int) -> bytes:
+    """The bytes of ``path`` for a file the user names (a baseline, a configuration
+    file): only a regular file (a FIFO or a device could block or never end; the open is
+    non-blocking, the check on the open file), never more than ``limit`` bytes. Raises
+    ``OSError`` — its ``strerror`` says why: "not a regular file", :class:`FileTooLarge`."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(0, "not a regular file", str(path))
+        if st.st_size > limit:
+            raise FileTooLarge(0, f"larger than {_size(limit)}", str(path))
+        chunks: list[bytes] = []
+        left = limit + 1  # the file may have grown since fstat
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:
+            raise FileTooLarge(0, f"larger than {_size(limit)}", str(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MB" if n >= 1024 * 1024 else f"{n} bytes"
