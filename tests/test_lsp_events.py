@@ -504,6 +504,25 @@ async def test_an_event_for_the_root_folder_costs_no_other_event(tmp_path: Path)
         assert h is None
 
 
+@pytest.mark.parametrize("named", ["memory.yml", "skills/up/memory.yml"])
+async def test_a_file_also_listed_through_a_linked_skill_folder(tmp_path: Path, named: str) -> None:
+    """Issue 29: with `skills/up -> ..`, the project's memory.yml is also the memory.yml of
+    skill folder `up` (which fails to load: the root has no skill.md). A change on disk,
+    reported under either name, reaches both, as `check` reads them."""
+    root = copy_telecom(tmp_path)
+    (root / "skills" / "up").symlink_to("..")
+    memory = root / "memory.yml"
+    async with lsp_session(root) as s:
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="at start")
+        memory.write_text("schema:\n  public:\n    x: {type: text}\n", "utf-8")
+        notify_files(s, (root / named, CHANGED))
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="memory.yml rewritten")
+        seen = root / "skills" / "up" / "memory.yml"
+        assert "lsp.memory.missing_schema" not in s.codes(seen), "read again through the link"
+
+
 async def test_overlapping_workspace_folders(tmp_path: Path) -> None:
     root = copy_telecom(tmp_path)
     path = root / "skills" / "roaming_pass" / "skill.md"

@@ -316,3 +316,28 @@ def test_a_skill_that_stops_loading_rechecks_the_files_referring_to_it(tmp_path:
     assert proj.set_source(billing, src) >= {card, plain}
     # an edit that keeps it loading rechecks none of them
     assert card not in proj.set_source(billing, source_from_text(billing, src.text + "More.\n"))
+
+
+def test_a_skill_folder_linked_to_the_project_root(tmp_path: Path) -> None:
+    """`skills/up -> ..` is a skill folder for rasa-pro too: it looks for the root's
+    skill.md and fails to load it. Its Mantle files are the project's own, seen again
+    (reported on the first of them; the server keeps both names current)."""
+    check_diagnostics(
+        tmp_path,
+        """\
+//- memory.yml
+tier:
+  type: text
+//- skills/up -> ..
+//- skills/card/skill.md
+---
+description: Card.
+---
+Help.
+""",
+        unmarked=[
+            ("skills/up/memory.yml", 0, 0, "failed_to_load"),
+            ("skills/up/memory.yml", 0, 4, "missing_schema"),
+        ],
+        silent=["invalid_target"],
+    )
