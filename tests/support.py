@@ -9,7 +9,9 @@ may nest and touch; ranges are code-point offsets into the text without marks, i
 order their ``«`` appears. ``marked(text)`` does this for one text (parser tests).
 
 A workspace fixture is split into files by ``//- <relative path>`` header lines; inside a
-file ``$0`` marks a cursor. For diagnostics the label is the end of the expected code (for
+file ``$0`` marks a cursor. A header ending in ``/`` (``//- skills/empty/``) makes an empty
+folder, and ``//- <relative path> -> <target>`` a symbolic link (``//- skills/up -> ..``);
+neither has a body. For diagnostics the label is the end of the expected code (for
 example ``unknown_memory_key`` or ``prose.unknown_memory_key``).
 
 Unless the fixture defines them, a minimal valid ``agent.yml`` and ``integrations.yml``
@@ -184,12 +186,29 @@ def write_fixture(tmp_path: Path, fixture: str, defaults: bool = True) -> Fixtur
         files.setdefault("integrations.yml", DEFAULT_INTEGRATIONS)
         if not any(rel.startswith("skills/") for rel in files):
             files["skills/example/skill.md"] = DEFAULT_SKILL
-    for rel, text in files.items():
-        p = tmp_path / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
+    materialize(tmp_path, files)
     _dump_fixture(files)
     return Fixture(tmp_path, files, marks, cursor)
+
+
+def materialize(base: Path, files: dict[str, str]) -> None:
+    """Write a parsed fixture's files below ``base``: its empty folders (``rel/``) and
+    symbolic links (``rel -> target``) too, the links last."""
+    links = []
+    for rel, text in files.items():
+        if " -> " in rel:
+            links.append(rel.split(" -> ", 1))
+            continue
+        p = base / rel
+        if rel.endswith("/"):
+            p.mkdir(parents=True, exist_ok=True)
+            continue
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    for rel, target in links:
+        p = base / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.symlink_to(target, target_is_directory=True)
 
 
 def _dump_fixture(files: dict[str, str]) -> None:
@@ -214,10 +233,7 @@ def _dump_fixture(files: dict[str, str]) -> None:
         except FileExistsError:
             n += 1
             target = base / f"{name}-{n}"
-    for rel, text in files.items():
-        p = target / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
+    materialize(target, files)
 
 
 FirstLookDiff = tuple[Path, set[tuple[TextRange, str, str]], set[tuple[TextRange, str, str]]]

@@ -18,14 +18,14 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 _FOLDED = {"mantle.validation.skill.failed_to_load": "skill.markdown."}
 
 
-def _diagnostics(root: Path) -> list[tuple[str, int, str, str]]:
+def _diagnostics(root: Path) -> list[tuple[str, int, str, str, str]]:
     proj = Project.load(root)
     out = []
     for path, ds in project_diagnostics(proj).items():
         src = proj.files[path].source
         for d in ds:
             line = src.index.position(d.range.start)[0] + 1
-            out.append((path.relative_to(root).as_posix(), line, d.code, d.severity))
+            out.append((path.relative_to(root).as_posix(), line, d.code, d.severity, d.message))
     return out
 
 
@@ -51,13 +51,13 @@ def test_every_planted_mistake_is_reported_on_its_line() -> None:
     planted = _planted()
     assert len(planted) == 22
     for num, path, line, code in planted:
-        if num == 5:
-            # Knock-on of #4 in the engine (a skill that fails to load vanishes from the
-            # catalogue). mantle-lsp keeps analysing such a skill, so there is nothing to
-            # report here — see docs/decisions.md.
-            assert not [g for g in got if g[0] == path and g[1] == line]
-            continue
         here = [g for g in got if g[0] == path and g[1] == line]
+        if num == 5:
+            # Knock-on of #4 (a skill that fails to load vanishes from the engine's
+            # catalogue): the reference is reported too, naming the cause (decisions #3)
+            assert [(g[2], g[3]) for g in here] == [("skill.referenced.invalid_target", "error")]
+            assert any("bill_dispute/skill.md" in g[4] for g in here), here
+            continue
         assert here, f"#{num}: nothing reported at {path}:{line}"
         if code == "engine silent":
             assert any(g[2].startswith("lsp.") and g[3] == "warning" for g in here), here
@@ -79,8 +79,6 @@ def test_engine_codes_for_the_broken_example_are_all_reported() -> None:
     ours = {g[2] for g in _diagnostics(EXAMPLES / "telecom-broken")}
     for f in findings:
         code = f["code"]
-        if code == "skill.referenced.invalid_target":
-            continue  # the knock-on finding (#5 above)
         if code in _FOLDED:
             assert any(c.startswith(_FOLDED[code]) for c in ours)
         else:

@@ -14,6 +14,7 @@ import pytest
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 
+from mantle_lsp.ide.codes import FAILED_TO_LOAD
 from mantle_lsp.ide.diagnostics import project_diagnostics
 from mantle_lsp.lsp import convert
 from mantle_lsp.model.source import C_BINARY
@@ -294,6 +295,70 @@ async def test_an_empty_skill_folder_moved(tmp_path: Path, events: str) -> None:
         assert any("`verify_customerb`" in d.message for d in s.diagnostics(root / "agent.yml"))
 
 
+async def test_a_skill_folder_emptied_file_by_file_fails_to_load_at_agent_yml(
+    tmp_path: Path,
+) -> None:
+    """Issue 29: a skill folder whose files are deleted one by one (the folder stays) is
+    reported on its first file left, then on agent.yml's first line, naming the folder;
+    and back when a file appears again."""
+    root = copy_telecom(tmp_path)
+    folder = root / "skills" / "bill_dispute"
+    agent = root / "agent.yml"
+
+    def at_agent() -> list[str]:
+        return [d.message for d in s.diagnostics(agent) if d.code == FAILED_TO_LOAD]
+
+    async with lsp_session(root) as s:
+        await flat(s, 0)
+        # skill.md first, memory.yml last (tools.py going changes memory facts)
+        for p in sorted((p for p in folder.iterdir() if p.is_file()), reverse=True):
+            p.unlink()
+            notify_files(s, (p, DELETED))
+            await flat(s, 0)
+            assert_agrees_with_check(s, root, what=f"without {p.name}")
+        assert not any(folder.iterdir())
+        (msg,) = at_agent()
+        assert msg.startswith("skills/bill_dispute/ holds no skill.md")
+        assert s.diagnostics(agent)[0].range.start == lsp.Position(line=0, character=0)
+        notes = folder / "notes.txt"  # not a Mantle file: the folder still fails, at agent.yml
+        notes.write_text("later\n", "utf-8")
+        notify_files(s, (notes, CREATED))
+        memory = folder / "memory.yml"
+        memory.write_text("schema:\n  public:\n    x: {type: text}\n", "utf-8")
+        notify_files(s, (memory, CREATED))
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="a memory.yml back")
+        assert not at_agent()
+        assert FAILED_TO_LOAD in s.codes(memory)
+
+
+async def test_a_skill_that_stops_loading_fails_where_it_is_referenced(tmp_path: Path) -> None:
+    """Issue 29: plan_change refers to @skill.bill_dispute; once bill_dispute fails to
+    load (an edit in the editor, then on disk), the reference fails too, and recovers."""
+    root = copy_telecom(tmp_path)
+    target = root / "skills" / "bill_dispute" / "skill.md"
+    user = root / "skills" / "plan_change" / "skill.md"
+    text = target.read_text("utf-8")
+    async with lsp_session(root) as s:
+        await flat(s, 0)
+        s.open(target)
+        s.change(target, (1, 0), (1, 0), "requires: session.project.x\n")
+        await flat(s, 0)
+        broken = text.replace("---\n", "---\nrequires: session.project.x\n", 1)
+        assert_agrees_with_check(s, root, {target: broken}, what="edited")
+        assert "skill.referenced.invalid_target" in s.codes(user)
+        s.change(target, (1, 0), (2, 0), "")
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, {target: text}, what="edited back")
+        assert "skill.referenced.invalid_target" not in s.codes(user)
+        s.close(target)
+        target.write_text(broken, "utf-8")
+        notify_files(s, (target, CHANGED))
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="on disk")
+        assert "skill.referenced.invalid_target" in s.codes(user)
+
+
 # ---------------------------------------------------------------------------------------
 # Findings that depend on another file
 
@@ -437,6 +502,25 @@ async def test_an_event_for_the_root_folder_costs_no_other_event(tmp_path: Path)
             lsp.HoverParams(text_document=s.doc(root), position=lsp.Position(line=0, character=0))
         )
         assert h is None
+
+
+@pytest.mark.parametrize("named", ["memory.yml", "skills/up/memory.yml"])
+async def test_a_file_also_listed_through_a_linked_skill_folder(tmp_path: Path, named: str) -> None:
+    """Issue 29: with `skills/up -> ..`, the project's memory.yml is also the memory.yml of
+    skill folder `up` (which fails to load: the root has no skill.md). A change on disk,
+    reported under either name, reaches both, as `check` reads them."""
+    root = copy_telecom(tmp_path)
+    (root / "skills" / "up").symlink_to("..")
+    memory = root / "memory.yml"
+    async with lsp_session(root) as s:
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="at start")
+        memory.write_text("schema:\n  public:\n    x: {type: text}\n", "utf-8")
+        notify_files(s, (root / named, CHANGED))
+        await flat(s, 0)
+        assert_agrees_with_check(s, root, what="memory.yml rewritten")
+        seen = root / "skills" / "up" / "memory.yml"
+        assert "lsp.memory.missing_schema" not in s.codes(seen), "read again through the link"
 
 
 async def test_overlapping_workspace_folders(tmp_path: Path) -> None:

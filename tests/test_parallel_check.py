@@ -13,6 +13,7 @@ import pytest
 
 from mantle_lsp import parallel
 from mantle_lsp import workers as spawning
+from mantle_lsp.ide.codes import FAILED_TO_LOAD
 from mantle_lsp.ide.diagnostics import Diagnostic, project_diagnostics
 from mantle_lsp.model import layout
 from mantle_lsp.model.project import PendingFile, Project
@@ -27,7 +28,9 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this
 
 def _plain(diags: dict[Path, list[Diagnostic]]) -> dict[Path, list[tuple[object, ...]]]:
     return {
-        p: [(d.code, d.range, d.severity, d.message) for d in ds] for p, ds in diags.items() if ds
+        p: [(d.code, d.range, d.severity, d.message, d.related, d.folder) for d in ds]
+        for p, ds in diags.items()
+        if ds
     }
 
 
@@ -61,6 +64,11 @@ def _broken_generated(tmp_path: Path, n: int = 24) -> Path:
     (root / "lib" / "broken.py").write_text("def oops(\n")
     tools9 = root / "skills" / "s9" / "tools.py"
     tools9.write_text("from lib.broken import oops\n" + tools9.read_text())
+    # a skill the engine drops (another worker's), referred to from s1; an empty folder
+    s10 = root / "skills" / "s10" / "skill.md"
+    s10.write_text(s10.read_text().replace("---\n", "---\nrequires: session.project.x\n", 1))
+    s1.write_text(s1.read_text() + "\nHand over to @skill.s10.\n")
+    (root / "skills" / "s_empty").mkdir()
     return root
 
 
@@ -71,6 +79,8 @@ def test_spread_check_equals_the_serial_check_on_a_generated_project(
     root = _broken_generated(tmp_path)
     expected = _serial(root)
     assert expected, "the planted mistakes must give diagnostics"
+    planted = [d[0] for ds in expected.values() for d in ds]
+    assert "skill.referenced.invalid_target" in planted and FAILED_TO_LOAD in planted
     _, found = parallel.check_project(root, jobs, min_skills=0)
     assert _plain(found) == expected
 

@@ -49,10 +49,14 @@ steps:
 ---
 description: Other.
 ---
-Hand over with @skill.old_style when asked.
+Hand over with @skill.«invalid_target:old_style» when asked.
 """,
     )
     diags = {d.code: d for d in _all(tmp_path)}
+    # the reference fails too, naming the first cause (issue 29)
+    assert "skills/old_style/skill.md: a frontmatter key the engine does not know" in (
+        diags["skill.referenced.invalid_target"].message
+    )
     for code in (
         "skill.markdown.unknown_frontmatter_key",
         "skill.requires.removed",

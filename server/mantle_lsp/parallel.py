@@ -65,7 +65,7 @@ Entries = tuple[list[Any], list[Any], dict[str, SkillFacts], dict[str, Any], str
 Export = tuple[list[Any], list[list[Any]], dict[str, SkillFacts], dict[str, Any], str]
 # a Diagnostic as plain data (file, start, end, code, severity, message, fix data,
 # related information as [file, start, end, message] lists)
-Row = tuple[int, int, int, str, str, str, "dict[str, Any] | None", list[list[Any]]]
+Row = tuple[int, int, int, str, str, str, "dict[str, Any] | None", list[list[Any]], str | None]
 Found = dict[Path, list[Diagnostic]]
 
 
@@ -286,14 +286,23 @@ def lead(
     _import(proj, idx, [decode(got[0]) for got in relayed], files)
     out = apply_suppressions(proj, file_diagnostics(proj, owned[0]), owned[0])
     for ch in others:
-        for where, start, end, code, severity, message, data, rel in receive(ch.answers):
+        for where, start, end, code, severity, message, data, rel, folder in receive(ch.answers):
             path = files[where][0]
             rng: TextRange = new_range(TextRange, (start, end))
             related = tuple(
                 Related(Location(files[f][0], TextRange(s, e)), m) for f, s, e, m in rel
             )
             out.setdefault(path, []).append(
-                Diagnostic(path, rng, code, severity, message, data, related)
+                Diagnostic(
+                    path,
+                    rng,
+                    code,
+                    severity,
+                    message,
+                    data,
+                    related,
+                    Path(folder) if folder else None,
+                )
             )
     return proj, out
 
@@ -335,6 +344,7 @@ def work(
                     for r in d.related
                     if r.location.path in ids
                 ],
+                str(d.folder) if d.folder is not None else None,
             )
             for ds in apply_suppressions(proj, file_diagnostics(proj, owned[w]), owned[w]).values()
             for d in ds
@@ -450,7 +460,7 @@ def _import(proj: Project, idx: Any, others: list[Entries], files: Files) -> Non
     paths = [path for path, _, _ in files]
     for syms, refs, facts, fields, _ in others:
         import_entries(idx, paths, syms, refs)  # keys arrive as JSON lists
-        proj.known_facts.update((sid, SkillFacts(*f)) for sid, f in facts.items())
+        proj.known_facts.update((sid, SkillFacts.from_json(f)) for sid, f in facts.items())
         proj.known_fields.update(
             (sid, {name: (_facts(p), _facts(e)) for name, (p, e) in table.items()})
             for sid, table in fields.items()

@@ -111,10 +111,17 @@ def dump_fixtures(dest: Path, pytest_args: Sequence[str]) -> None:
 
 
 def project_digest(root: Path) -> str:
+    """What makes two dumped projects the same: their files, folders (an empty skill
+    folder is a finding) and symbolic links."""
     h = hashlib.sha256()
     for p in sorted(root.rglob("*")):
-        if p.is_file() and "__pycache__" not in p.parts:
-            h.update(p.relative_to(root).as_posix().encode() + b"\0")
+        rel = p.relative_to(root).as_posix()
+        if p.is_symlink():
+            h.update(f"{rel} -> {os.readlink(p)}".encode() + b"\0")
+        elif p.is_dir():
+            h.update(rel.encode() + b"/\0")
+        elif p.is_file() and "__pycache__" not in p.parts:
+            h.update(rel.encode() + b"\0")
             h.update(p.read_bytes() + b"\0")
     return h.hexdigest()
 
@@ -278,6 +285,10 @@ def run_ours(root: Path, profile: str) -> list[OurDiagnostic]:
         src = sources.get(path)
         for d in ds:
             line = src.index.position(d.range.start)[0] + 1 if src is not None else 0
+            if d.folder is not None:  # placed at the folder, as `check` shows it
+                where = d.folder.relative_to(root).as_posix() + "/"
+                out.append(OurDiagnostic(where, 0, d.code, d.severity, d.message))
+                continue
             out.append(OurDiagnostic(rel, line, d.code, d.severity, d.message))
     return sorted(out, key=lambda d: (d.path, d.line, d.code))
 

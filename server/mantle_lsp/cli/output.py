@@ -114,7 +114,11 @@ def make_finding(
     index_of: Callable[[Path], LineIndex | None] | None = None,
 ) -> Finding:
     """``index`` converts the finding's offsets; ``index_of`` those of its related
-    information (an entry in a file it gives no index for is left out)."""
+    information (an entry in a file it gives no index for is left out). A finding about
+    a folder (``Diagnostic.folder``: a skill folder with no Mantle file) is placed at the
+    folder, shown with a trailing separator, without a line or a snippet."""
+    if d.folder is not None:
+        text = index = None
     line = col = eline = ecol = 0
     if index is not None:
         line, col = index.position(d.range.start)
@@ -132,7 +136,7 @@ def make_finding(
             RelatedRow(display_path(r.location.path), rl + 1, rc + 1, rel + 1, rec + 1, r.message)
         )
     row = Row(
-        display_path(d.path),
+        display_path(d.path) if d.folder is None else display_path(d.folder) + os.sep,
         line + 1,
         col + 1,
         eline + 1,
@@ -242,8 +246,14 @@ def _width(text: str) -> int:
     return sum(char_width(c) for c in text)
 
 
+def is_folder(row: Row) -> bool:
+    """The finding is about a folder (see :func:`make_finding`): no line to show."""
+    return row.path.endswith(("/", os.sep))
+
+
 def header(row: Row, style: Style) -> str:
-    where = style.bold(safe_text(f"{row.path}:{row.line}:{row.column}:"))
+    place = f"{row.path}:" if is_folder(row) else f"{row.path}:{row.line}:{row.column}:"
+    where = style.bold(safe_text(place))
     sev = style.severity(f"{row.severity}[{row.code}]", row.severity)
     return f"{where} {sev} {safe_text(row.message)}"
 

@@ -156,7 +156,7 @@ _ALL = [
     ),
     _e(
         "skill.referenced.invalid_target",
-        "`@skill.<id>` (or a cross-skill call/link) names no skill",
+        "`@skill.<id>` (or a cross-skill call/link) names no skill, or one rasa-pro fails to load",
     ),
     _e("skill.prose.hidden_skill_reference", "`@skill.<id>` names a hidden skill"),
     # -- prose -----------------------------------------------------------------------------

@@ -10,18 +10,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..syntax.config_yml import parse_agent_yml, parse_integrations_yml
 from ..syntax.errors import SyntaxIssue
-from ..syntax.memory_yml import MemoryDoc, MemoryField, parse_memory_yml
+from ..syntax.memory_yml import (
+    C_SKILL_LOAD,
+    MemoryDoc,
+    MemoryField,
+    attribute_type_problems,
+    parse_memory_yml,
+)
 from ..syntax.responses_yml import ResponsesDoc, parse_responses_yml
-from ..syntax.skill_md import SkillDoc, parse_skill_md
+from ..syntax.sites import SITE_LABELS
+from ..syntax.skill_md import COMPILE_CODES, COMPILED_CONDITIONS, SkillDoc, parse_skill_md
 from ..syntax.text import TextRange
 from ..syntax.tools_py import ToolModule, parse_tools_module
 from .defaults import DEFAULT_SKILLS
 from .layout import FileKind
-from .source import Source
+from .source import C_ENCODING, C_UNREADABLE, Source
 
 Reader = Callable[[Path], Source]
 
@@ -167,6 +174,26 @@ class PendingFile(ParsedFile):
         self._file().quiet_issues = value
 
 
+class LoadFailure(NamedTuple):
+    """Why rasa-pro fails to load a skill folder, and so drops the skill from its catalog
+    (the first cause found; :meth:`Skill.load_failure`). Plain data (it travels between
+    the processes of a spread check as JSON)."""
+
+    code: str  # our code for the cause (a compile error's own code, lsp.file.*, …)
+    message: str  # the cause's own message
+    path: str | None  # the file at fault; None: the folder has no skill.md
+    start: int = 0  # the cause's range in that file
+    end: int = 0
+
+    @property
+    def range(self) -> TextRange:
+        return TextRange(self.start, self.end)
+
+
+# what a file's reader reports when rasa-pro cannot read it either (it fails on the skill)
+_UNREADABLE = frozenset({C_ENCODING, C_UNREADABLE})
+
+
 @dataclass(eq=False)
 class Skill:
     id: str
@@ -218,3 +245,48 @@ class Skill:
     def files(self) -> list[ParsedFile]:
         out = [f for f in (self.skill_md, self.memory, self.responses) if f is not None]
         return out + list(self.tools)
+
+    def load_failure(self, engine: str) -> LoadFailure | None:
+        """Why rasa-pro (of the ``engine`` profile) fails to load this folder as a skill,
+        or None when it loads it (or when that cannot be known: a file too large to
+        analyse, binary data). The engine compiles skill.md, then loads memory.yml; any
+        problem there drops the skill: no skill.md, a file it cannot read, a compile
+        error (``syntax.skill_md.COMPILE_CODES``, incl. a trigger or ``complete_when``
+        condition that does not parse), a memory.yml it cannot load, and on 3.22 a
+        ``mutable`` / ``writable_by`` of the wrong type. The one answer to "does this
+        skill load?": the rules, the index's updates and a spread check's facts ask it."""
+        md = self.skill_md
+        if md is None:
+            return LoadFailure(C_SKILL_LOAD, "the folder has no skill.md", None)
+        for pf in (md, self.memory):
+            if pf is None:
+                continue
+            causes = [
+                LoadFailure(i.code, i.message, str(pf.path), i.range.start, i.range.end)
+                for i in pf.issues
+                if i.severity == "error"
+                and (i.code in COMPILE_CODES or i.code in _UNREADABLE or i.code == C_SKILL_LOAD)
+            ]
+            doc = pf.doc
+            if isinstance(doc, SkillDoc):
+                for site in doc.conditions:
+                    code = COMPILED_CONDITIONS.get(site.kind)
+                    if code is None or site.parsed.ok:
+                        continue
+                    err = site.parsed.errors[0]
+                    rng = site.file_range(err.range.start, err.range.end)
+                    rng = site.anchor if rng.start == rng.end else rng
+                    label = SITE_LABELS.get(site.kind, "condition")
+                    msg = f"{label}: {err.message}"
+                    causes.append(LoadFailure(code, msg, str(pf.path), rng.start, rng.end))
+            elif isinstance(doc, MemoryDoc) and engine == "3.22":
+                for f in doc.fields:
+                    for attr in ("mutable", "writable_by"):
+                        node = f.attrs.get(attr)
+                        for rng, why in attribute_type_problems(f, attr, node) if node else ():
+                            causes.append(
+                                LoadFailure(C_SKILL_LOAD, why, str(pf.path), rng.start, rng.end)
+                            )
+            if causes:
+                return min(causes, key=lambda c: (c.start, c.end))
+        return None

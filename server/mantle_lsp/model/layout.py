@@ -129,6 +129,28 @@ def skill_dirs(root: Path) -> list[Path]:
     return out
 
 
+def linked_skill_dirs(root: Path) -> list[tuple[Path, Path]]:
+    """The skill folders of the project at ``root`` that are symbolic links to folders,
+    each with the folder it leads to (links resolved): the project lists the files there
+    under the link's path too (``skills/up -> ..`` lists the project's memory.yml again as
+    ``skills/up/memory.yml``). One directory listing; a link is resolved only if found."""
+    skills = root / "skills"
+    try:
+        entries = listing(str(skills))
+    except OSError:
+        return []
+    out = []
+    for e in entries:
+        try:
+            if e.name.startswith("_") or not e.is_symlink() or not e.is_dir():
+                continue
+            link = child(skills, e.name)
+            out.append((link, Path(os.path.realpath(link))))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def is_project_root(path: Path) -> bool:
     markers = 0
     if (path / "agent.yml").is_file():

@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..syntax.config_yml import AgentDoc, IntegrationsDoc
 from ..syntax.memory_yml import FieldFacts, MemoryDoc, MemoryField
@@ -22,6 +22,7 @@ from ..syntax.tools_py import ToolModule
 from . import layout
 from .defaults import DEFAULT_SKILLS
 from .engine import DEFAULT_PROFILE, PROFILES, detect_profile
+from .files import LoadFailure as LoadFailure
 from .files import ParsedFile as ParsedFile
 from .files import PendingFile as PendingFile
 from .files import Reader as Reader
@@ -86,6 +87,14 @@ class SkillFacts(NamedTuple):
     dynamic_memory: bool = False
     # its responses.yml takes buttons from a tool (see Semantics.button_source_skills)
     tool_buttons: bool = False
+    # why rasa-pro fails to load it (Skill.load_failure), as a JSON-friendly row
+    load_failure: LoadFailure | None = None
+
+    @classmethod
+    def from_json(cls, row: Sequence[Any]) -> SkillFacts:
+        """The facts as another process sent them (tuples arrive as lists)."""
+        failure = LoadFailure(*row[4]) if row[4] else None
+        return cls(row[0], row[1], row[2], row[3], failure)
 
 
 # a skill's fields by name: (the public declaration, the effective one), see field_decls
@@ -303,6 +312,12 @@ class Project:
         skills_before = (
             set(self.skills) if sid is not None and existed != (source is not None) else None
         )
+        # whether rasa-pro loads the skill: references to it elsewhere fail when it does not
+        decides_load = sid is not None and kind in (FileKind.SKILL_MD, FileKind.SKILL_MEMORY)
+        old_failure = self.load_failure(sid) if decides_load and sid is not None else None
+        if sid is not None:  # what other processes reported of this skill is stale now
+            self.known_facts.pop(sid, None)
+            self.known_fields.pop(sid, None)
         if source is None:
             self.files.pop(path, None)
         else:
@@ -366,6 +381,20 @@ class Project:
                     form in WRITE_FORMS}:  # fmt: skip
             for idx in (index, new_index):
                 affected.update(r.path for r in idx.references_to(key) if r.form in WRITE_FORMS)
+        if decides_load and sid is not None and not skills_changed:
+            # the references name the cause (and point at it); a bare mention of the skill
+            # counts only while it loads
+            new_failure = self.load_failure(sid)
+            if new_failure != old_failure:
+                affected.update(new_index.referencing_files(("skill", sid)))
+            if (new_failure is None) != (old_failure is None):
+                affected.update(self._mentioning(sid))
+        if skills_before is not None and not skills_changed and owner is not None:
+            # a skill folder without skill.md is reported on its first file; with none
+            # left (or the first one back) on the project's anchor file
+            n = len(owner.files())
+            if (n == 0 or (n == 1 and source is not None)) and (af := self.anchor_file()):
+                affected.add(af.path)
         if skills_changed or kind in (
             FileKind.AGENT,
             FileKind.INTEGRATIONS,
@@ -480,6 +509,13 @@ class Project:
         self.skill_dir_names = names
         self._invalidate()
         return True
+
+    def _mentioning(self, sid: str) -> set[Path]:
+        """The skill.md files whose text holds ``sid`` (a bare mention of the skill, which
+        the index does not keep as a reference)."""
+        return {
+            p for p in self.paths_by_kind().get(FileKind.SKILL_MD, ()) if sid in self.files[p].text
+        }
 
     def _related(self, path: Path, sid: str | None) -> set[Path]:
         """``path`` and the other files of its skill: their references are resolved
@@ -621,7 +657,8 @@ class Project:
         dynamic = sk is not None and self._uses_dynamic_memory(sk)
         respdoc = sk.respdoc if sk is not None else None
         buttons = respdoc is not None and respdoc.takes_tool_buttons()
-        return SkillFacts(flag, self._precondition(sk), dynamic, buttons)
+        failure = sk.load_failure(self.engine) if sk is not None else None
+        return SkillFacts(flag, self._precondition(sk), dynamic, buttons, failure)
 
     def _uses_dynamic_memory(self, sk: Skill) -> bool:
         return any(memory_keys_unknown(self, pf.path, mod) for pf, mod in sk.tool_modules())
@@ -713,6 +750,16 @@ class Project:
 
     def has_skill(self, sid: str) -> bool:
         return sid in self.skills or sid in DEFAULT_SKILLS
+
+    def load_failure(self, sid: str) -> LoadFailure | None:
+        """Why rasa-pro fails to load the project's skill folder ``sid`` (None: it loads,
+        or there is no such folder); see :meth:`Skill.load_failure`. A worker of a spread
+        check knows it for other workers' skills from :attr:`known_facts`."""
+        known = self.known_facts.get(sid)
+        if known is not None:
+            return known.load_failure
+        sk = self.skill(sid)
+        return sk.load_failure(self.engine) if sk is not None else None
 
     def anchor_file(self) -> ParsedFile | None:
         """Where problems of the project as a whole are reported (no file is at fault):

@@ -2,12 +2,14 @@
 
 Who may read a memory key, who may write one, which tools a skill sees, which responses
 exist and who delivers them, how the blocks and steps of a skill connect, what type and
-values a field has, who reads and who writes a field. Diagnostics, completion, hover,
+values a field has, who reads and who writes a field, which skills rasa-pro loads (and so
+which are in its catalog). Diagnostics, completion, hover,
 navigation, rename and code actions all ask these functions; none re-derives an answer.
 
 Answers are plain data. Where the answer is "no", it says why as a structured verdict
-(:class:`Unreadable`, :class:`Unwritable`) with the names the author may have meant, so a
-diagnostic can word it and a quick fix can act on it without reading any message text.
+(:class:`Unreadable`, :class:`Unwritable`, :class:`LoadFailure`) with the names the author
+may have meant, so a diagnostic can word it and a quick fix can act on it without reading
+any message text.
 
 A :class:`Semantics` is cheap to make and caches only for its own lifetime: make one per
 check run or per request (``Semantics(project)``), never keep one across edits.
@@ -26,7 +28,7 @@ from ..syntax.skill_md import Block, SkillDoc, Step
 from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YScalar
 from .defaults import DEFAULT_SKILLS, DefaultField
-from .project import ParsedFile, Project, Skill
+from .project import LoadFailure, ParsedFile, Project, Skill
 from .symbols import READ_FORMS, WRITE_FORMS, SymbolKey, code_memory
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "WRITE_FORMS",
     "CodeMemoryFacts",
     "FieldType",
+    "LoadFailure",
     "Semantics",
     "StepExit",
     "Unreadable",
@@ -130,6 +133,7 @@ class Semantics:
         self._code: CodeMemoryFacts | None = None
         self._tools_in: dict[Path, list[ToolDef]] = {}
         self._local: dict[str, frozenset[str]] = {}  # local_tools by skill
+        self._load: dict[str, LoadFailure | None] = {}  # load_failure by skill
 
     # -- reading memory ------------------------------------------------------------------
     def scope(self, sid: str | None, ns: str) -> Scope:
@@ -542,6 +546,24 @@ class Semantics:
             if name is not None and name.strip():
                 used.add(name.strip())
         return used
+
+    # -- which skills load ----------------------------------------------------------------
+    def load_failure(self, sid: str) -> LoadFailure | None:
+        """Why rasa-pro fails to load the project's skill folder ``sid``: the first cause
+        (no skill.md, a compile error, a memory.yml it cannot load, …), or None when it
+        loads (or there is no such folder). See :meth:`Skill.load_failure`."""
+        if sid not in self._load:
+            self._load[sid] = self.p.load_failure(sid)
+        return self._load[sid]
+
+    def dropped(self, sid: str) -> LoadFailure | None:
+        """Why skill ``sid`` is missing from rasa-pro's catalog although the project has a
+        folder of that name: the folder fails to load, and no bundled default skill of
+        that id stands in (an override that fails leaves the bundled skill in place).
+        Every ``@skill`` / ``call`` / ``link`` to it then fails too."""
+        if sid in DEFAULT_SKILLS or sid not in self.p.skills:
+            return None
+        return self.load_failure(sid)
 
     # -- skills and flows -------------------------------------------------------------------
     def skill_targets(self, sid: str) -> dict[str, set[str]]:

@@ -130,7 +130,26 @@ class Workspace:
             root = layout.find_project_for(path)
             if root is not None and root not in self.projects:
                 return set(self._load(root).files)
-        return self._refresh(path)
+        affected = self._refresh(path)
+        for proj, alias in self._aliases(path):
+            exists = alias in self.overlays or alias.is_file()
+            affected |= proj.set_source(alias, self.read(alias) if exists else None)
+        return affected
+
+    def _aliases(self, real: Path) -> list[tuple[Project, Path]]:
+        """The other paths the projects list the file ``real`` (links resolved) under:
+        below a skill folder that is a symbolic link (``skills/up -> ..`` lists the
+        project's memory.yml again as ``skills/up/memory.yml``, ``skills/b -> a`` every
+        file of skill ``a``), where ``check`` reads it afresh as well."""
+        out = []
+        for proj in self.projects.values():
+            for link, target in layout.linked_skill_dirs(proj.root):
+                if real != target and target not in real.parents:
+                    continue
+                alias = link / real.relative_to(target)
+                if alias != real and proj.classify(alias) is not None:
+                    out.append((proj, alias))
+        return out
 
     def sync_folder(self, proj: Project, folder: Path) -> set[Path]:
         """A folder of ``proj`` changed on disk (created, deleted, moved, replaced by a

@@ -542,3 +542,32 @@ def _check_attr(
 
 def _closest(word: str, choices: tuple[str, ...]) -> str | None:
     return closest(word.lower(), choices, cutoff=0.7)
+
+
+def attribute_type_problems(f: MemoryField, attr: str, node: YNode) -> list[tuple[TextRange, str]]:
+    """rasa-pro 3.22: where the ``mutable`` attribute ``node`` of field ``f`` is not a
+    boolean (pydantic's lax reading, no null) or its ``writable_by`` not a list of strings
+    (the engine then fails to load the skill, or crashes on the project file)."""
+    if attr == "mutable":
+        if isinstance(node, YScalar) and lax_bool(node.value) is not None:
+            return []
+        return [
+            (node.range, f"`mutable` of `{f.name}` must be true or false (found {describe(node)})")
+        ]
+    if not isinstance(node, YSeq):
+        return [
+            (
+                node.range,
+                f"`writable_by` of `{f.name}` must be a list of skill ids, e.g. `[card]` "
+                f"(found {describe(node)})",
+            )
+        ]
+    return [
+        (
+            item.range,
+            f"`writable_by` of `{f.name}` lists skill ids, which are strings (found "
+            f"{describe(item)})",
+        )
+        for item in node.items
+        if not (isinstance(item, YScalar) and isinstance(item.value, str))
+    ]

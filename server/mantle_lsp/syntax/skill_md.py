@@ -68,6 +68,21 @@ C_DUP_STEP = "lsp.flow.duplicate_step_id"
 C_BRANCH_IF_LOST = "lsp.flow.branch_if_ignored"
 C_FENCE_IGNORED = "lsp.markdown.fence_not_recognised"
 
+# The compile errors: on any of them rasa-pro fails to load the whole skill (and reports
+# the first as ``mantle.validation.skill.failed_to_load``). ``ide/codes.py`` notes each as
+# such (a test holds the two equal); ``Skill.load_failure`` asks this set.
+COMPILE_CODES = frozenset(
+    {
+        C_DELIM, C_FM, C_UNKNOWN_KEY, C_REQUIRES, C_PRECONDITION, C_BOOL, C_ROUTING,
+        C_IMPORT, C_TC, C_UTTER, C_KA, C_CW_MAP, C_CW, C_CW_PROSE, C_MISSING, C_ELSE,
+        C_ELIF, C_EMPTY_IF, C_EMPTY_BODY, C_BLOCK_REF, C_BLOCK, C_BLOCK_DESC,
+        C_BLOCK_ROUTABLE, C_STEP_TARGET, C_STEP, C_FORCE, C_COLLECT_TOOL,
+    }
+)  # fmt: skip
+# The conditions rasa-pro parses when it compiles skill.md, by site, with the compile
+# error a condition that does not parse is (the rules parse them on use, not the parser).
+COMPILED_CONDITIONS: dict[SiteKind, str] = {"utter_when": C_UTTER, "skill_complete_when": C_CW}
+
 FRONTMATTER_KEYS = (
     "name",
     "description",

@@ -78,6 +78,10 @@ class Diagnostic:
     # other places the finding is about (see Related); the message still names them, so a
     # client that cannot show related information loses nothing
     related: tuple[Related, ...] = field(default=(), hash=False)
+    # the folder the finding is about when no file of it can carry it (a skill folder with
+    # no Mantle file): an editor shows it on ``path`` (the project's anchor file), `check`
+    # prints the folder as its place
+    folder: Path | None = None
 
     @property
     def engine_code(self) -> str | None:
@@ -253,6 +257,7 @@ class Checker:
         severity: Severity | None = None,
         data: dict[str, Any] | None = None,
         related: Iterable[Related] = (),
+        folder: Path | None = None,
     ) -> None:
         if STRICT and self.rule is not None and code not in self.rule.codes:
             raise AssertionError(f"rule {self.rule.name} emits {code}, which it does not declare")
@@ -267,7 +272,7 @@ class Checker:
             )
         sev = severity or ci.severity
         self.out.setdefault(path, []).append(
-            Diagnostic(path, rng, code, sev, message, data, tuple(related))
+            Diagnostic(path, rng, code, sev, message, data, tuple(related), folder)
         )
 
     def related(self, path: Path, rng: TextRange, message: str) -> Related:

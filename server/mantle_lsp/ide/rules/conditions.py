@@ -33,6 +33,7 @@ _SITE_CODES: dict[str, tuple[str, str]] = {
         "mantle.validation.response.invalid_condition",
         "mantle.validation.response.unknown_memory_key",
     ),
+    # compile errors: the engine fails to load the skill (syntax.skill_md.COMPILED_CONDITIONS)
     "utter_when": ("skill.markdown.invalid_utter", "lsp.condition.unknown_memory_key"),
     "skill_complete_when": ("skill.complete_when.invalid", "lsp.condition.unknown_memory_key"),
     "satisfied_when": (

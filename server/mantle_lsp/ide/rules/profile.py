@@ -10,9 +10,8 @@ from pathlib import Path
 from ...model.defaults import EXECUTE_ONLY_TOOLS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
-from ...syntax.memory_yml import C_ENGINE_322, MemoryField
-from ...syntax.text import TextRange
-from ...syntax.yaml_tree import YMap, YNode, YScalar, YSeq, describe, lax_bool, to_python
+from ...syntax.memory_yml import C_ENGINE_322, MemoryField, attribute_type_problems
+from ...syntax.yaml_tree import YMap, YScalar, YSeq, lax_bool, to_python
 from .base import Checker, did_you_mean, meant, rule
 from .responses import writable_by
 
@@ -66,7 +65,7 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
                 node = f.attrs.get(attr)
                 if node is None:
                     continue
-                bad = _type_problems(f, attr, node)
+                bad = attribute_type_problems(f, attr, node)
                 for rng, why in bad:
                     ck.emit(
                         pf.path,
@@ -115,41 +114,13 @@ def _check_attribute_types(ck: Checker, path: Path, f: MemoryField) -> None:
     for attr in ("mutable", "writable_by"):
         node = f.attrs.get(attr)
         if node is not None:
-            for rng, why in _type_problems(f, attr, node):
+            for rng, why in attribute_type_problems(f, attr, node):
                 ck.emit(
                     path,
                     rng,
                     "lsp.memory.invalid_shape",
                     f"{why}; rasa-pro 3.22 crashes on this file",
                 )
-
-
-def _type_problems(f: MemoryField, attr: str, node: YNode) -> list[tuple[TextRange, str]]:
-    """Where `mutable` is not a boolean (pydantic's lax reading, no null) or `writable_by`
-    not a list of strings."""
-    if attr == "mutable":
-        if isinstance(node, YScalar) and lax_bool(node.value) is not None:
-            return []
-        return [
-            (node.range, f"`mutable` of `{f.name}` must be true or false (found {describe(node)})")
-        ]
-    if not isinstance(node, YSeq):
-        return [
-            (
-                node.range,
-                f"`writable_by` of `{f.name}` must be a list of skill ids, e.g. `[card]` "
-                f"(found {describe(node)})",
-            )
-        ]
-    return [
-        (
-            item.range,
-            f"`writable_by` of `{f.name}` lists skill ids, which are strings (found "
-            f"{describe(item)})",
-        )
-        for item in node.items
-        if not (isinstance(item, YScalar) and isinstance(item.value, str))
-    ]
 
 
 @rule(

@@ -117,9 +117,9 @@ _WORD_RUN = re.compile(r"(?<!\w)(?<!\w\.)\w+(?!\w)(?!\.\w)")
 
 
 def mention_pattern(ck: Checker) -> Mentions | None:
-    """Every project skill's id as a whole word. (Engine-managed skills are left out at
-    each match, by :func:`check_bare_mentions`: deciding it for every skill up front
-    would read every skill.md's frontmatter.)"""
+    """Every project skill's id as a whole word. (Engine-managed skills and skills the
+    engine fails to load are left out at each match, by :func:`check_bare_mentions`:
+    deciding it for every skill up front would read every skill.md.)"""
     ids = tuple(sorted((s for s in ck.p.skills if s not in DEFAULT_SKILLS), key=len, reverse=True))
     if not ids:
         return None
@@ -154,8 +154,8 @@ def check_bare_mentions(
             if name == sid or name in seen:
                 continue
             seen.add(name)
-            if ck.p.engine_managed(name):
-                continue
+            if ck.p.engine_managed(name) or ck.sem.dropped(name) is not None:
+                continue  # the engine leaves both out (a dropped skill is not in its catalog)
             ck.emit(
                 sk.skill_md.path,
                 TextRange(start, end),

@@ -10,9 +10,11 @@ from pathlib import Path
 from ...model.defaults import EXECUTE_ONLY_TOOLS, FRAMEWORK_TOOLS, STEP_ACTIONS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
+from ...model.semantics import LoadFailure
 from ...syntax.errors import closest
 from ...syntax.skill_md import SkillDoc
 from ...syntax.yaml_tree import YMap, YScalar
+from ..codes import FAILED_TO_LOAD, info
 from .base import Checker, Related, did_you_mean, meant, rule
 from .flow import where
 
@@ -48,6 +50,16 @@ def skill_references(ck: Checker, sid: str, sk: Skill) -> None:
                     "skill.referenced.invalid_target",
                     f"`@skill.{target}` names no skill{did_you_mean(target, ck.p.catalog_ids())}",
                     data=meant(target, ck.p.catalog_ids()),
+                )
+            elif (failure := ck.sem.dropped(target)) is not None:
+                cause, related = load_cause(ck, target, failure)
+                ck.emit(
+                    path,
+                    trng,
+                    "skill.referenced.invalid_target",
+                    f"`@skill.{target}` names a skill rasa-pro fails to load ({cause}), so it "
+                    "is not in the catalog and this reference fails too",
+                    related=related,
                 )
             else:
                 tsk = ck.p.skill(target)
@@ -117,6 +129,41 @@ def check_call(
             "skill.referenced.invalid_target",
             f"`{target}` is not a skill (referenced by `{kind}:` in {where})",
         )
+    elif (failure := ck.sem.dropped(target)) is not None:
+        cause, related = load_cause(ck, target, failure)
+        ck.emit(
+            path,
+            node.range,
+            f"mantle.validation.flow.unresolved_{kind}",
+            f"{where}: `{kind}: {target}` names a skill rasa-pro fails to load ({cause}), so "
+            "no such target exists",
+            related=related,
+        )
+        ck.emit(
+            path,
+            node.range,
+            "skill.referenced.invalid_target",
+            f"`{target}` is not in the catalog: rasa-pro fails to load it ({cause}) "
+            f"(referenced by `{kind}:` in {where})",
+            related=related,
+        )
+
+
+def load_cause(ck: Checker, sid: str, failure: LoadFailure) -> tuple[str, tuple[Related, ...]]:
+    """Why skill ``sid`` is not in the engine's catalog, in words (the file at fault and
+    what is wrong there), and where (as related information)."""
+    if failure.path is None:
+        return f"skills/{sid}/ has no skill.md", ()
+    at = Path(failure.path)
+    try:
+        shown = at.relative_to(ck.p.root).as_posix()
+    except ValueError:
+        shown = at.name
+    # a compile error's or an unreadable file's summary says it in a few words; a memory.yml
+    # the engine cannot load, in its own words
+    what = failure.message if failure.code == FAILED_TO_LOAD else info(failure.code).summary
+    where = ck.related(at, failure.range, f"why rasa-pro fails to load skill `{sid}`")
+    return f"{shown}: {what}", (where,)
 
 
 # -- tools ---------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ SKILL_FILES = (K.SKILL_MD, K.SKILL_MEMORY, K.SKILL_RESPONSES, K.SKILL_TOOLS)
         "mantle.validation.config.missing_integrations",
         "config.project_structure.missing_skills",
         "config.project_structure.mixed_layout",
+        "mantle.validation.skill.failed_to_load",
     ),
     scope="anchor",
     reports_on=tuple(K),
@@ -30,10 +31,27 @@ SKILL_FILES = (K.SKILL_MD, K.SKILL_MEMORY, K.SKILL_RESPONSES, K.SKILL_TOOLS)
 )
 def project_layout(ck: Checker) -> None:
     """A project has agent.yml, integrations.yml and at least one skill, and no CALM
-    domain.yml: reported on the project's anchor file, since no file is at fault."""
+    domain.yml; a skill folder holds a skill.md: reported on the project's anchor file,
+    since no file is at fault (the skill folder has none)."""
     anchor = ck.p.anchor_file()
     if anchor is None:
         return
+    for sid, sk in ck.p.skills.items():
+        if sk.files():
+            continue  # a folder with a Mantle file is reported there (skill_identity)
+        failure = ck.sem.load_failure(sid)
+        if failure is not None and failure.path is None:
+            # what is in it (nothing, notes, __pycache__) is no Mantle file; `check` shows
+            # it at the folder itself
+            ck.emit(
+                anchor.path,
+                TextRange(0, 0),
+                "mantle.validation.skill.failed_to_load",
+                f"skills/{sid}/ holds no skill.md, so rasa-pro fails to load it as a skill "
+                "(every folder under skills/ is one, but those starting with `_`): add its "
+                "skill.md, or remove the folder or rename it to start with `_`",
+                folder=sk.dir,
+            )
     if ck.p.file_of_kind(K.AGENT) is None:
         ck.emit(
             anchor.path,
@@ -82,9 +100,10 @@ def project_layout(ck: Checker) -> None:
 def skill_identity(ck: Checker, sid: str, sk: Skill) -> None:
     """A skill folder has a skill.md; its id can be a namespace; it has a description;
     only overrides of bundled skills may claim to be a default."""
-    if sk.skill_md is None:
+    failure = ck.sem.load_failure(sid)
+    if failure is not None and failure.path is None:
         others = sk.files()
-        if others:
+        if others:  # else reported on the anchor file (project_layout)
             ck.emit(
                 others[0].path,
                 TextRange(0, 0),
@@ -93,7 +112,8 @@ def skill_identity(ck: Checker, sid: str, sk: Skill) -> None:
                 "name is lower-case `skill.md`)",
             )
         return
-    assert sk.skill_md is not None
+    if sk.skill_md is None:
+        return
     path = sk.skill_md.path
     doc = sk.doc
     rng = TextRange(0, 0)
