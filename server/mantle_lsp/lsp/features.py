@@ -750,7 +750,9 @@ def register(server: MantleServer) -> None:
     @server.request(PREVIEW_PROMPT)
     def preview_prompt(params: Any) -> dict[str, Any] | None:
         """The prompt preview of the skill of ``textDocument`` for the memory state
-        ``memory`` (YAML or JSON text; absent: everything None); None outside a skill."""
+        ``memory`` (YAML or JSON text; absent: everything None): of the ordered-block step
+        ``step`` (of ``block``), else of the step at ``position`` when ``textDocument`` is
+        the skill.md, else of the prose; None outside a skill."""
         uri = _param(params, "textDocument", "uri")
         doc = server.doc(uri) if isinstance(uri, str) else None
         if doc is None:
@@ -763,7 +765,21 @@ def register(server: MantleServer) -> None:
             state = ide_preview.parse_state(memory) if isinstance(memory, str) else {}
         except ValueError as e:
             raise FeatureFailed(f"mantle/previewPrompt: memory: {e}") from None
-        pv = ide_preview.preview_skill(doc.project, sid, state)
+        step, block = _param(params, "step"), _param(params, "block")
+        if step is not None and not isinstance(step, str):
+            raise FeatureFailed("mantle/previewPrompt: `step` must be a step id")
+        if block is not None and (not isinstance(block, str) or step is None):
+            raise FeatureFailed("mantle/previewPrompt: `block` needs `step` (a step id)")
+        offset = None
+        line, char = _param(params, "position", "line"), _param(params, "position", "character")
+        sk = doc.project.skill(sid)
+        in_skill_md = sk is not None and sk.skill_md is not None and sk.skill_md.path == doc.path
+        if step is None and in_skill_md and isinstance(line, int) and isinstance(char, int):
+            offset = convert.to_offset(doc.index, lsp.Position(line=line, character=char))
+        try:
+            pv = ide_preview.preview_skill(doc.project, sid, state, step, block, offset)
+        except ide_preview.StepNotFound as e:
+            raise FeatureFailed(f"mantle/previewPrompt: {e}") from None
         return pv.to_json() if pv is not None else None
 
 
