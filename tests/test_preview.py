@@ -372,3 +372,70 @@ def test_cli_step(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["preview", skill, *args]) == 2
         out = capsys.readouterr()
         assert out.out == "" and why in out.err
+
+
+SCALARS = (
+    """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+:::ordered_block id=main
+steps:
+  - id: plain
+    instructions: Ask why
+      they need a new card
+      (@memory.card.reason).
+  - id: single
+    instructions: 'It''s   @memory.card.reason, isn''t it?'
+  - id: double
+    instructions: "Tab\\there, caf\\u00e9,\\
+      joined; @memory.card.reason"
+  - id: folded
+    instructions: >-
+      One
+      two
+
+        indented more
+      three
+  - id: literal_indent
+    instructions: |2
+         Four spaces kept.
+        Two.
+  - id: commented
+    instructions: |  # a comment
+      Kept."""
+    + "   \n"  # trailing spaces: kept by a literal block
+    + """\
+    complete_when: session.card.reason
+  - id: last
+    instructions: |+
+      The end.
+
+
+:::
+"""
+)
+
+
+@pytest.mark.parametrize(
+    ("step", "text"),
+    [  # as rasa-pro 3.21 renders them (make oracle compares every one)
+        ("plain", "Ask why they need a new card (lost)."),
+        ("single", "It's   lost, isn't it?"),
+        ("double", "Tab\there, café,joined; lost"),
+        ("folded", "One two\n\n  indented more\nthree"),
+        ("literal_indent", "   Four spaces kept.\n  Two.\n"),
+        ("commented", "Kept.   \n"),
+        ("last", "The end."),
+    ],
+)
+def test_step_instructions_in_every_yaml_scalar_form(tmp_path: Path, step: str, text: str) -> None:
+    proj = Project.load(write_fixture(tmp_path, SCALARS).root)
+    pv = preview_skill(proj, "card", {"card": {"reason": "lost"}}, step=step)
+    assert pv is not None and pv.text == text
