@@ -2730,3 +2730,88 @@ if: session.card.attempts >= 3
 Stop.
 """,
     )
+
+
+# ---------------------------------------------------------------------------------------
+# A list that falls out of the `if:` scope announcing it
+
+LEAK_MEMORY = """\
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: categorical
+      enum_values: [lost, stolen]
+"""
+
+
+def test_a_leaking_list_is_scoped_under_the_same_condition(tmp_path: Path) -> None:
+    from mantle_lsp.ide.preview import preview_skill
+
+    fixture = (
+        LEAK_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help the customer replace a card.
+
+if: session.card.reason == 'stolen'
+Before anything else:"""
+        # two whitespace-only lines: the list paragraph starts with the second one, which
+        # would hide an `if:` written after it, so the fix replaces that line
+        + "\n  \n \n"
+        + """\
+- Lock the c$0ard.
+
+  - Tell them a new card is on its way.
+"""
+    )
+    after = (
+        LEAK_MEMORY
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help the customer replace a card.
+
+if: session.card.reason == 'stolen'
+Before anything else:"""
+        + "\n  \n"
+        + """\
+if: session.card.reason == 'stolen'
+- Lock the card.
+
+if: session.card.reason == 'stolen'
+  - Tell them a new card is on its way.
+"""
+    )
+    leaks = Project.load(write_fixture(tmp_path / "leaks", fixture.replace("$0", "")).root)
+    lost = {"card": {"reason": "lost"}}
+    pv = preview_skill(leaks, "card", lost)
+    assert pv is not None and "Lock the card." in pv.text  # the leak: in every prompt
+    action = check_code_action(
+        tmp_path / "fix",
+        fixture,
+        "Scope each paragraph of this list under the same condition "
+        "(`if: session.card.reason == 'stolen'`)",
+        after,
+    )
+    assert action.preferred and not action.safe  # what the model sees changes: never unasked
+    proj = Project.load(tmp_path / "fix")
+    assert not [
+        d for ds in project_diagnostics(proj).values() for d in ds if d.code.startswith("lsp.prose")
+    ]
+    # the engine reads the fixed text as meant (make oracle compares this project's
+    # rendering with the engine's under both values of `reason`)
+    fixed = Project.load(write_fixture(tmp_path / "fixed", after).root)
+    pv = preview_skill(fixed, "card", lost)
+    assert pv is not None and pv.text == "Help the customer replace a card."
+    pv = preview_skill(fixed, "card", {"card": {"reason": "stolen"}})
+    assert pv is not None
+    assert pv.text == (
+        "Help the customer replace a card.\n\nBefore anything else:\n\n"
+        "- Lock the card.\n\n- Tell them a new card is on its way."
+    )

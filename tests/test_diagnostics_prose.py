@@ -161,3 +161,107 @@ Smile 😀 — «unknown_memory_reference:@memory.card.nope» ✓.
     assert [g[3] for g in got if g[4] != "hint"] == [
         "mantle.validation.prose.unknown_memory_reference"
     ]
+
+
+def test_a_list_announced_by_a_scoped_paragraph_but_not_in_its_scope(tmp_path: Path) -> None:
+    got = check_diagnostics(
+        tmp_path,
+        BASE
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Help the customer replace a card.
+
+if: not session.card.reason
+The customer has not said why. Follow these steps in order:
+
+«list_outside_scope:1. Ask what happened to the card.
+2. Set `reason` from the answer.»
+
+if: session.card.reason == 'stolen'
+**Before anything else:**
+
+«list_outside_scope:- Lock the card.
+
+  - Tell them a new card is on its way.»
+
+Thank them.
+
+if: session.card.reason == 'lost'
+Ask where they last had it:"""
+        # two whitespace-only lines in a row: the list paragraph starts with the second
+        + "\n   \n  \n"
+        + """\
+«list_outside_scope:* at home
+* elsewhere»
+""",
+        severities={"list_outside_scope": "hint"},
+    )
+    messages = [g[5] for g in got if g[3] == "lsp.prose.list_outside_scope"]
+    assert messages[0] == (
+        "this list is not in the `if:` scope of line 6, which ends at the blank line: the "
+        "model sees it whatever `not session.card.reason` is; scope it under the same "
+        "condition (or remove the blank line, if the list belongs to that paragraph)"
+    )
+    assert messages[1].startswith("these 2 list paragraphs are not in the `if:` scope of line 12")
+
+
+def test_lists_that_stay_in_scope_or_are_not_announced_are_silent(tmp_path: Path) -> None:
+    check_clean(
+        tmp_path,
+        BASE
+        + """\
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Offer exactly two ways to verify:
+
+- the app
+- a store visit
+
+if: session.card.reason == 'stolen'
+Say the card is blocked.
+
+- a list the paragraph above does not announce
+
+if: session.card.reason == 'lost'
+Ask where they last had it:
+- at home
+- elsewhere
+
+if: session.card.reason
+Then say:
+
+Thanks for waiting.
+
+if: session.card.reason
+Mind this:
+
+---
+
+***
+
+**Bold** is not a list.
+
+if: session.card.reason == 'lost'
+Read the options:
+
+if: session.card.reason == 'lost'
+- a list in its own scope
+
+if: session.card.reason
+Continue with @block.main:
+
+:::ordered_block id=main
+steps:
+  - id: a
+    instructions: Do it.
+:::
+
+- a list after a block
+""",
+        silent=["lsp.prose.list_outside_scope"],
+    )

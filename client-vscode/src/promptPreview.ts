@@ -2,7 +2,9 @@
 // system prompt (the server's `mantle/previewPrompt`, docs/features/preview.md), in a
 // read-only document beside the skill. The memory state is the project's
 // `.mantle-state.yml` ("Mantle: Edit Prompt Preview Memory State"), unsaved edits included;
-// the preview follows edits of the skill's files and of the state as they are typed.
+// the preview follows edits of the skill's files and of the state as they are typed. With
+// the cursor in a step of an ordered block of the skill.md, it shows that step's
+// instructions (what the engine shows instead of the prose while the step is active).
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { LanguageClient } from 'vscode-languageclient/node';
@@ -25,11 +27,19 @@ interface Paragraph {
   reason?: string;
   detail?: string;
 }
-interface PreviewJson {
+interface PreviewStep {
+  block: string;
+  id: string;
+  kind: string | null;
+  line: number;
+}
+export interface PreviewJson {
   skill: string;
+  step: PreviewStep | null;
   text: string;
-  tokens: number;
-  token_estimate: string;
+  characters: number;
+  estimated_tokens: number;
+  estimate_rule: string;
   dropped: Paragraph[];
   unresolved: { token: string; reason: string }[];
   ignored_state: string[];
@@ -57,10 +67,22 @@ export function previewUri(folder: string): vscode.Uri {
   });
 }
 
-/** The preview as text: the prompt text exactly, then what was left out and why. */
+/** The preview as text: the prompt text exactly, then what it is of, its size (an
+ * estimate of the tokens, from the characters) and what was left out and why. */
 export function renderPreview(pv: PreviewJson, stateFile: string): string {
   const lines = [pv.text, '', '<!-- ' + '-'.repeat(70) + ' -->'];
-  lines.push(`<!-- ~${pv.tokens} tokens (${pv.token_estimate}); memory state: ${stateFile} -->`);
+  const st = pv.step;
+  if (st) {
+    lines.push(`<!-- step \`${st.id}\` of block \`${st.block}\` (line ${st.line}): its instructions, shown instead of the prose while it is active -->`);
+    if (st.kind !== 'instructions') {
+      lines.push(`<!-- a ${st.kind ?? 'malformed'} step has no instructions: the engine shows none -->`);
+    }
+  } else {
+    lines.push('<!-- the skill\'s prose (put the cursor in a step of an ordered block to preview its instructions) -->');
+  }
+  lines.push(
+    `<!-- ${pv.characters} characters, about ${pv.estimated_tokens} tokens: an estimate (${pv.estimate_rule}), not a tokenizer count; memory state: ${stateFile} -->`,
+  );
   for (const d of pv.dropped) {
     const why = d.reason === 'false' ? 'false' : `${d.reason}: ${d.detail ?? ''}`;
     lines.push(`<!-- dropped (line ${d.line}, if: ${d.condition ?? '-'} → ${why}) -->`);
@@ -75,6 +97,32 @@ export function renderPreview(pv: PreviewJson, stateFile: string): string {
 }
 
 class PreviewProvider extends FollowingDocuments {
+  /** The last cursor in each skill folder's skill.md (by folder). */
+  private readonly cursors = new Map<string, vscode.Position>();
+
+  /** Follow the cursor of a skill.md whose preview is open: a moved line refreshes it. */
+  cursorMoved(e: vscode.TextEditorSelectionChangeEvent): void {
+    const doc = e.textEditor.document;
+    if (doc.uri.scheme !== 'file' || path.basename(doc.uri.fsPath) !== 'skill.md') {
+      return;
+    }
+    const folder = skillFolder(doc.uri.fsPath);
+    if (!folder || !vscode.workspace.textDocuments.some((d) => d.uri.scheme === SCHEME && decodeURIComponent(d.uri.query) === folder)) {
+      return;
+    }
+    const at = e.selections[0]?.active;
+    const before = this.cursors.get(folder);
+    if (at && (!before || before.line !== at.line)) {
+      this.cursors.set(folder, at);
+      this.schedule();
+    }
+  }
+
+  /** The cursor to preview at when the preview of ``folder`` opens. */
+  remember(folder: string, at: vscode.Position): void {
+    this.cursors.set(folder, at);
+  }
+
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const folder = decodeURIComponent(uri.query);
     const stateFile = path.join(path.dirname(path.dirname(folder)), STATE_FILE);
@@ -82,9 +130,17 @@ class PreviewProvider extends FollowingDocuments {
     if (!c) {
       return '(the Mantle language server is not running)\n';
     }
-    const params: { textDocument: { uri: string }; memory?: string } = {
+    const params: {
+      textDocument: { uri: string };
+      memory?: string;
+      position?: { line: number; character: number };
+    } = {
       textDocument: { uri: vscode.Uri.file(path.join(folder, 'skill.md')).toString() },
     };
+    const cursor = this.cursors.get(folder);
+    if (cursor) {
+      params.position = { line: cursor.line, character: cursor.character };
+    }
     const open = vscode.workspace.textDocuments.find((d) => d.uri.fsPath === stateFile);
     if (open) {
       params.memory = open.getText();
@@ -114,12 +170,17 @@ export function registerPromptPreview(
   const provider = new PreviewProvider(SCHEME, getClient, log);
   context.subscriptions.push(
     ...provider.register(serverReady),
+    vscode.window.onDidChangeTextEditorSelection((e) => provider.cursorMoved(e)),
     vscode.commands.registerCommand('mantle.previewPrompt', async (uri?: vscode.Uri) => {
       const target = uri ?? vscode.window.activeTextEditor?.document.uri;
       const folder = target?.scheme === 'file' ? skillFolder(target.fsPath) : undefined;
       if (!folder) {
         void vscode.window.showInformationMessage('Mantle: open a file of a skill (skills/<id>/skill.md) first.');
         return;
+      }
+      const editor = vscode.window.activeTextEditor;
+      if (editor && editor.document.uri.fsPath === path.join(folder, 'skill.md')) {
+        provider.remember(folder, editor.selection.active);
       }
       const doc = await vscode.workspace.openTextDocument(previewUri(folder));
       await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });

@@ -6,7 +6,9 @@ rest counts as None on both sides): every slot unset; every declared field (ever
 public and private, and the project's) set to a typical value of its type; to a falsy
 value; to a value of the wrong type (comparisons that fail); to a long multi-line value
 (whitespace folding, the cut at 100 characters); and, for each categorical field, one
-state per enum value. The texts must be identical (docs/oracle.md#prompt-preview).
+state per enum value. The texts must be identical (docs/oracle.md#prompt-preview): the
+prose of every skill, and the instructions of every step of its ordered blocks (empty for a
+step without instructions, on both sides).
 """
 
 from __future__ import annotations
@@ -54,8 +56,10 @@ _LONG = "first line\n\tsecond   line " + "x" * 120
 
 @dataclass
 class PreviewReport:
-    compared: int = 0  # texts
+    compared: int = 0  # texts (prose and steps)
     skills: int = 0  # skills the engine loaded and rendered
+    steps: int = 0  # ordered-block steps rendered (each under every state)
+    step_texts: int = 0  # texts of steps that are not empty (steps with instructions)
     skipped: int = 0  # skills the engine could not load (not compared)
     mismatches: list[Mismatch] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)  # projects the engine could not load
@@ -68,6 +72,7 @@ class Mismatch:
     state: dict[str, Any]
     ours: str
     engine: str
+    step: str | None = None  # `block/step` for a step's instructions, None for the prose
 
 
 def _fields(project: Any) -> list[tuple[str, str, tuple[object, ...]]]:
@@ -133,10 +138,18 @@ def _nested(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def ours(project: Any, sid: str, state: dict[str, Any]) -> str | None:
-    from mantle_lsp.ide.preview import preview_skill
+def ours(
+    project: Any, sid: str, state: dict[str, Any], step: tuple[str, str] | None = None
+) -> str | None:
+    """Our text: of the prose, or of ``step`` (block id, step id); None when we find no
+    such skill or step."""
+    from mantle_lsp.ide.preview import StepNotFound, preview_skill
 
-    pv = preview_skill(project, sid, _nested(state))
+    block, step_id = step if step is not None else (None, None)
+    try:
+        pv = preview_skill(project, sid, _nested(state), step_id, block)
+    except StepNotFound:
+        return None
     return pv.text if pv is not None else None
 
 
@@ -177,4 +190,17 @@ def compare_previews(engine_python: str, roots: Sequence[Path], cache: Path) -> 
                     report.mismatches.append(
                         Mismatch(name, sid, state, our_text or "", engine_text)
                     )
+        for sid, steps in row["steps"].items():
+            for block, step_id, step_texts in steps:
+                report.steps += 1
+                where = f"{block}/{step_id}"
+                for state, engine_text in zip(states[name], step_texts, strict=True):
+                    our_text = ours(projects[name], sid, state, (block, step_id))
+                    report.compared += 1
+                    report.step_texts += bool(engine_text)
+                    if our_text != engine_text:
+                        shown = "(no such step)" if our_text is None else our_text
+                        report.mismatches.append(
+                            Mismatch(name, sid, state, shown, engine_text, where)
+                        )
     return report

@@ -219,11 +219,15 @@ def check_previews(engine_python: str, roots: Sequence[Path]) -> int:
     out = sys.stdout
     out.write(
         f"\nprompt preview: {rep.compared} texts of {rep.skills} skills compared with the "
-        f"engine's, {len(rep.mismatches)} differ ({rep.skipped} skills the engine cannot "
-        f"load and {len(rep.broken)} project(s) it cannot load are not compared)\n"
+        f"engine's (their prose, and the instructions of their {rep.steps} ordered-block "
+        f"steps: {rep.step_texts} texts not empty), {len(rep.mismatches)} differ "
+        f"({rep.skipped} skills "
+        f"the engine cannot load and {len(rep.broken)} project(s) it cannot load are not "
+        "compared)\n"
     )
     for m in rep.mismatches[:10]:
-        out.write(f"  DIFFERS {_rel(Path(m.project))} skill {m.skill}\n")
+        what = f"skill {m.skill}" + (f", step {m.step}" if m.step else "")
+        out.write(f"  DIFFERS {_rel(Path(m.project))} {what}\n")
         out.write(_wrap(f"state: {json.dumps(m.state, ensure_ascii=False)}", "    ") + "\n")
         out.write(f"    ours:   {m.ours!r}\n    engine: {m.engine!r}\n")
     return len(rep.mismatches)

@@ -1,6 +1,7 @@
-"""``mantle-lsp preview SKILL.md [--memory STATE.yml] [--format text|json]``: the skill's
-instruction text as the engine puts it in the system prompt for a memory state
-(ide/preview.py; docs/features/preview.md)."""
+"""``mantle-lsp preview SKILL.md [--memory STATE.yml] [--step ID [--block ID]]
+[--format text|json]``: the skill's instruction text (or one ordered-block step's) as the
+engine puts it in the system prompt for a memory state (ide/preview.py;
+docs/features/preview.md)."""
 
 from __future__ import annotations
 
@@ -27,10 +28,23 @@ def add_parser(sub: Any) -> None:
         description="Print the instruction text of a skill as rasa-pro puts it in the "
         "system prompt for a memory state: `if:` paragraphs kept or dropped, @memory "
         "tokens replaced by their values. STATE.yml maps namespaces to entries "
-        "(`card_replace: {reason: lost}`, `project: {...}`); anything absent is None.",
+        "(`card_replace: {reason: lost}`, `project: {...}`); anything absent is None. "
+        "With --step, the instructions of that ordered-block step, which the engine shows "
+        "instead of the prose while the step is active. --format json adds the text's "
+        "size: characters and an estimated token count (characters / 4, not a tokenizer).",
     )
     p.add_argument("skill", metavar="SKILL_MD", help="the skill's skill.md (or its folder)")
     p.add_argument("--memory", metavar="STATE.yml", help="the memory state (YAML or JSON)")
+    p.add_argument(
+        "--step",
+        metavar="ID",
+        help="preview this ordered-block step's instructions instead of the prose",
+    )
+    p.add_argument(
+        "--block",
+        metavar="ID",
+        help="the block of --step (needed when the step id is in several blocks)",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -39,8 +53,10 @@ def render_text(pv: Preview) -> str:
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    from ..ide.preview import parse_state, preview_skill  # only this command
+    from ..ide.preview import StepNotFound, parse_state, preview_skill  # only this command
 
+    if args.block is not None and args.step is None:
+        return _error("--block needs --step (the step of that block to preview)")
     path = Path(args.skill)
     if not path.exists():
         return _error(f"{args.skill}: no such file or directory")
@@ -66,10 +82,21 @@ def cmd_preview(args: argparse.Namespace) -> int:
             return _error(f"{args.memory}: cannot read it ({exc.strerror or exc})")
         except ValueError as exc:
             return _error(f"{args.memory}: {exc}")
-    pv = preview_skill(Project.load(root), folder.name, state)
+    try:
+        pv = preview_skill(Project.load(root), folder.name, state, args.step, args.block)
+    except StepNotFound as exc:
+        return _error(str(exc))
     if pv is None:
         print(f"mantle-lsp: error: no skill.md in {folder}", file=sys.stderr)
         return EXIT_USAGE
+    if pv.step is not None and pv.step.kind != "instructions":
+        kind = pv.step.kind or "malformed"
+        kind = ("an " if kind[0] in "aeiou" else "a ") + f"`{kind}`"
+        print(
+            f"mantle-lsp: note: step `{pv.step.id}` of block `{pv.step.block}` is {kind} "
+            "step: it has no instructions, so the engine shows none while it is active",
+            file=sys.stderr,
+        )
     if args.format == "json":
         sys.stdout.write(json.dumps(pv.to_json(), indent=2, ensure_ascii=False) + "\n")
     else:

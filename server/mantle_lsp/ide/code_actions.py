@@ -121,6 +121,7 @@ C_UNKNOWN_FM_KEY = "skill.markdown.unknown_frontmatter_key"
 C_UNKNOWN_TOP = "lsp.memory.unknown_top_level_key"
 C_UNKNOWN_PARAM = "lsp.tools.unknown_parameter"
 C_MISSING_PARAM = "lsp.tools.missing_parameter"
+C_LIST_OUTSIDE_SCOPE = "lsp.prose.list_outside_scope"
 
 # Files where `# mantle-lsp: ignore[…]` works (skill.md: its frontmatter and block bodies)
 _SUPPRESSIBLE = frozenset(
@@ -584,6 +585,8 @@ class _Fixer:
             yield from self.remove_unknown_attribute(d)
         if code == C_BARE_MENTION:
             yield from self.wrap_mention(d)
+        if code == C_LIST_OUTSIDE_SCOPE:
+            yield from self.scope_list(d)
         if code == C_UNKNOWN_FM_KEY:
             yield from self.constraints_to_prose(d)
         if code in (C_UNKNOWN_FM_KEY, C_LEGACY, C_UNKNOWN_TOP):
@@ -952,6 +955,38 @@ class _Fixer:
         new = f"@skill.{name}"
         # the model then may switch to that skill: a change of behaviour, never unasked
         yield self.action(f"Change to `{new}`", d, _ws_edit(self.path, TextEdit(d.range, new)))
+
+    # -- a list that falls out of the `if:` scope announcing it ---------------------------
+    def scope_list(self, d: Diagnostic) -> Iterator[CodeAction]:
+        """An `if:` line with the announcing paragraph's condition above each list
+        paragraph: the engine then shows the list exactly when it shows the paragraph, and
+        the text it shows does not change."""
+        from .rules.prose import leaking_lists
+
+        cond = (d.data or {}).get("condition")
+        sk = self.p.skill(self.pf.skill_id) if self.pf.skill_id else None
+        doc = sk.doc if sk is not None else None
+        if not isinstance(cond, str) or not cond or doc is None or doc.text != self.text:
+            return
+        for intro, run in leaking_lists(doc):
+            first = run[0].body_range
+            if intro.condition != cond or first is None or first.start != d.range.start:
+                continue
+            edits = []
+            for para in run:
+                content = (para.body_range or para.range).start
+                line = self.text.rfind("\n", 0, content) + 1
+                # from the paragraph's start: a whitespace-only first line (two blank
+                # lines in a row) would hide the `if:` from the engine, so it goes
+                edits.append(TextEdit(TextRange(para.range.start, line), f"if: {cond}\n"))
+            what = "this list" if len(run) == 1 else "each paragraph of this list"
+            # the model then sees the list only under the condition: never unasked
+            yield self.action(
+                f"Scope {what} under the same condition (`if: {cond}`)",
+                d,
+                _ws_edit(self.path, *edits),
+                preferred=True,
+            )
 
     # -- session.a.b in prose ------------------------------------------------------------
     def session_to_memory(self, d: Diagnostic) -> Iterator[CodeAction]:

@@ -630,6 +630,12 @@ _ALL = [
     _l("lsp.flow.duplicate_step_id", "two steps of a block share an id"),
     _l("lsp.flow.branch_if_ignored", "a branch with both `if:` and `else:` (the `if:` is ignored)"),
     _l("lsp.markdown.fence_not_recognised", "`:::ordered_block` text that is not a fence"),
+    _l(
+        "lsp.prose.list_outside_scope",
+        "a list right after a scoped paragraph ending with a colon is not scoped: it goes "
+        "into every prompt",
+        "hint",
+    ),
     _l("lsp.legacy.syntax", "an obsolete (Maestro-era or pre-3.21) form"),
     _l("lsp.skill.id_not_identifier", "a skill id that can never appear in a condition"),
     _l("lsp.config.invalid_integrations_yml", "integrations.yml is not a mapping", "error"),

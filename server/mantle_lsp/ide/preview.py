@@ -5,8 +5,10 @@ Plain data in, plain data out: :func:`render_preview` takes a parsed ``skill.md`
 memory slots the skill may read (with their ``pii`` flag) and a memory state (namespace ->
 entry -> value; anything absent is None) and returns the text, the paragraphs kept and
 dropped (with the condition that dropped each), the ``@memory`` tokens left as written and
-a token estimate. :func:`preview_skill` gathers the readable slots of a skill from
-:class:`~mantle_lsp.model.semantics.Semantics`.
+an estimate of its size in tokens (a character count, not a tokenizer). :func:`render_step`
+does the same for the instructions of one ordered-block step (what the engine shows while
+that step is active, instead of the prose). :func:`preview_skill` gathers the readable
+slots of a skill from :class:`~mantle_lsp.model.semantics.Semantics`.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from ..syntax.conditions import (
     RefExpr,
     parse_condition,
 )
-from ..syntax.skill_md import MEMORY_TOKEN_RE, Paragraph, SkillDoc
-from ..syntax.yaml_tree import parse_yaml, to_python
+from ..syntax.skill_md import MEMORY_TOKEN_RE, Block, Paragraph, SkillDoc, Step
+from ..syntax.text import TextRange
+from ..syntax.yaml_tree import YScalar, parse_yaml, to_python
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -37,20 +40,26 @@ __all__ = [
     "VALUE_LIMIT",
     "Preview",
     "PreviewParagraph",
+    "PreviewStep",
+    "StepNotFound",
     "Unresolved",
     "condition_holds",
+    "find_step",
     "parse_state",
     "preview_skill",
     "readable_slots",
     "render_preview",
+    "render_step",
     "render_value",
+    "step_at",
 ]
 
 PARAGRAPH_SEPARATOR = "\n\n"  # between the visible paragraphs
 PII_PLACEHOLDER = "[set]"  # a set `pii: true` field: the value is withheld
 VALUE_LIMIT = 100  # characters of a substituted value before it is cut
 CUT_MARK = "... [truncated]"
-CHARS_PER_TOKEN = 4  # the estimate: ceil(characters / 4)
+CHARS_PER_TOKEN = 4  # the estimate: ceil(characters / 4); no tokenizer (nothing downloads)
+ESTIMATE_RULE = f"ceil(characters / {CHARS_PER_TOKEN})"
 
 DropReason = Literal["false", "error", "invalid"]
 
@@ -83,28 +92,47 @@ class Unresolved:
 
 
 @dataclass(frozen=True)
+class PreviewStep:
+    """The ordered-block step a preview is of: while it is active the engine shows its
+    ``instructions`` (the text) instead of the skill's prose."""
+
+    block: str
+    id: str
+    kind: str | None  # instructions, collect, action, execute_tool, ... (None: unknown)
+    line: int  # 0-based line of the step's first line
+    range: TextRange  # the step's YAML item in skill.md
+
+    def to_json(self) -> dict[str, Any]:
+        return {"block": self.block, "id": self.id, "kind": self.kind, "line": self.line + 1}
+
+
+@dataclass(frozen=True)
 class Preview:
     skill_id: str
     text: str
     paragraphs: list[PreviewParagraph]
     unresolved: list[Unresolved] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # state slots the skill cannot read
+    step: PreviewStep | None = None  # None: the skill's prose
 
     @property
     def dropped(self) -> list[PreviewParagraph]:
         return [p for p in self.paragraphs if not p.kept]
 
     @property
-    def tokens(self) -> int:
+    def estimated_tokens(self) -> int:
+        """An estimate, not a count: characters / 4, rounded up (no tokenizer)."""
         return math.ceil(len(self.text) / CHARS_PER_TOKEN)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON form (docs/features/preview.md#json)."""
+        """The JSON form (docs/features/preview.md#output)."""
         return {
             "skill": self.skill_id,
+            "step": self.step.to_json() if self.step is not None else None,
             "text": self.text,
-            "tokens": self.tokens,
-            "token_estimate": f"ceil(characters / {CHARS_PER_TOKEN})",
+            "characters": len(self.text),
+            "estimated_tokens": self.estimated_tokens,
+            "estimate_rule": ESTIMATE_RULE,
             "paragraphs": [_paragraph_json(p) for p in self.paragraphs],
             "dropped": [_paragraph_json(p) for p in self.dropped],
             "unresolved": [{"token": u.token, "reason": u.reason} for u in self.unresolved],
@@ -247,6 +275,22 @@ def render_preview(
     ``readable`` maps every slot (``ns.entry``) the skill may read to its ``pii`` flag;
     ``state`` maps namespaces to entries and values. A value the skill cannot read counts
     as None (and is listed in :attr:`Preview.ignored`)."""
+    values, ignored = _readable_values(readable, state)
+    paragraphs: list[PreviewParagraph] = []
+    line, pos = 0, 0
+    for p in doc.paragraphs:
+        line += doc.text.count("\n", pos, p.range.start)
+        pos = p.range.start
+        paragraphs.append(_paragraph(doc, p, values, line))
+    joined = PARAGRAPH_SEPARATOR.join(p.text for p in paragraphs if p.kept)
+    text, unresolved = _substitute(joined, readable, values)
+    return Preview(doc.skill_id, text, paragraphs, unresolved, ignored)
+
+
+def _readable_values(
+    readable: Mapping[str, bool], state: Mapping[str, Mapping[str, object]]
+) -> tuple[dict[str, object], list[str]]:
+    """The values of ``state`` the skill may read (slot -> value), and the slots it cannot."""
     values: dict[str, object] = {}
     ignored: list[str] = []
     for ns, entries in state.items():
@@ -256,13 +300,14 @@ def render_preview(
                 values[slot] = value
             else:
                 ignored.append(slot)
-    paragraphs: list[PreviewParagraph] = []
-    line, pos = 0, 0
-    for p in doc.paragraphs:
-        line += doc.text.count("\n", pos, p.range.start)
-        pos = p.range.start
-        paragraphs.append(_paragraph(doc, p, values, line))
-    joined = PARAGRAPH_SEPARATOR.join(p.text for p in paragraphs if p.kept)
+    return values, ignored
+
+
+def _substitute(
+    text: str, readable: Mapping[str, bool], values: Mapping[str, object]
+) -> tuple[str, list[Unresolved]]:
+    """``@memory`` tokens of instruction text replaced by their values (the same rule for
+    prose and step instructions)."""
     unresolved: list[Unresolved] = []
 
     def substitute(m: Any) -> str:
@@ -277,8 +322,91 @@ def render_preview(
             return token
         return PII_PLACEHOLDER if readable[slot] else render_value(value)
 
-    text = MEMORY_TOKEN_RE.sub(substitute, joined)
-    return Preview(doc.skill_id, text, paragraphs, unresolved, ignored)
+    return MEMORY_TOKEN_RE.sub(substitute, text), unresolved
+
+
+# -- steps ----------------------------------------------------------------------------------
+
+
+class StepNotFound(ValueError):
+    """No step answers the request, or several do (the message says which exist)."""
+
+
+def _steps(doc: SkillDoc) -> Iterator[tuple[Block, Step]]:
+    for blk in doc.blocks:
+        if blk.id is None:
+            continue
+        for st in blk.steps:
+            if st.id is not None:
+                yield blk, st
+
+
+def find_step(doc: SkillDoc, step_id: str, block: str | None = None) -> tuple[Block, Step]:
+    """The step ``step_id`` (of block ``block``, needed when the id is in several blocks).
+    Within one block the first step of that id, as the engine looks steps up. Raises
+    :class:`StepNotFound` with a message naming what there is."""
+    blocks = {b.id: b for b in reversed(doc.blocks) if b.id is not None}  # the first of an id
+    if block is not None:
+        blk = blocks.get(block)
+        if blk is None:
+            known = ", ".join(f"`{b}`" for b in sorted(blocks)) or "none"
+            raise StepNotFound(f"skill `{doc.skill_id}` has no block `{block}` (blocks: {known})")
+        found = [(blk, st) for b, st in _steps(doc) if b is blk and st.id == step_id]
+        if not found:
+            ids = ", ".join(dict.fromkeys(f"`{st.id}`" for b, st in _steps(doc) if b is blk))
+            raise StepNotFound(
+                f"block `{block}` of skill `{doc.skill_id}` has no step `{step_id}` "
+                f"(steps: {ids or 'none'})"
+            )
+        return found[0]
+    found = [(b, st) for b, st in _steps(doc) if st.id == step_id]
+    in_blocks = list(dict.fromkeys(str(b.id) for b, _ in found))
+    if not found:
+        ids = ", ".join(dict.fromkeys(f"`{st.id}`" for _, st in _steps(doc)))
+        raise StepNotFound(
+            f"skill `{doc.skill_id}` has no step `{step_id}` (steps: {ids or 'none'})"
+        )
+    if len(in_blocks) > 1:
+        names = " and ".join(f"`{b}`" for b in in_blocks)
+        raise StepNotFound(
+            f"step `{step_id}` is in blocks {names} of skill `{doc.skill_id}`: name the block too"
+        )
+    return found[0]
+
+
+def step_at(doc: SkillDoc, offset: int) -> tuple[Block, Step] | None:
+    """The step whose YAML item holds ``offset`` (a cursor), or None."""
+    for blk, st in _steps(doc):
+        if st.node.range.start <= offset <= st.node.range.end:
+            # the first step of its id in its block is the one the engine runs
+            return blk, next(s for b, s in _steps(doc) if b is blk and s.id == st.id)
+    return None
+
+
+def render_step(
+    doc: SkillDoc,
+    block: Block,
+    step: Step,
+    readable: Mapping[str, bool],
+    state: Mapping[str, Mapping[str, object]],
+) -> Preview:
+    """The step instructions the engine shows while ``step`` of ``block`` is active: its
+    ``instructions`` string exactly as YAML reads it (no `if:` scoping: an `if:` line in it
+    is text), with ``@memory`` tokens replaced. A step without instructions (collect,
+    action, execute_tool, ...) shows none: the text is empty."""
+    values, ignored = _readable_values(readable, state)
+    node = step.get("instructions") if step.kind == "instructions" else None
+    raw = node.value if isinstance(node, YScalar) and isinstance(node.value, str) else ""
+    text, unresolved = _substitute(raw, readable, values)
+    start = step.node.range.start
+    info = PreviewStep(
+        str(block.id),
+        str(step.id),
+        step.kind,
+        doc.text.count("\n", 0, start),
+        step.node.range,
+    )
+    return Preview(doc.skill_id, text, [], unresolved, ignored, info)
 
 
 def parse_state(text: str) -> dict[str, dict[str, object]]:
@@ -315,11 +443,29 @@ def readable_slots(project: Project, sid: str) -> dict[str, bool]:
 
 
 def preview_skill(
-    project: Project, sid: str, state: Mapping[str, Mapping[str, object]]
+    project: Project,
+    sid: str,
+    state: Mapping[str, Mapping[str, object]],
+    step: str | None = None,
+    block: str | None = None,
+    offset: int | None = None,
 ) -> Preview | None:
-    """The preview of skill ``sid`` of ``project`` (None: no such skill or no skill.md)."""
+    """The preview of skill ``sid`` of ``project`` (None: no such skill or no skill.md):
+    of its prose, or of the step ``step`` (in block ``block``; :func:`find_step`, which
+    raises :class:`StepNotFound`), or of the step at ``offset`` in skill.md (a cursor; the
+    prose when the cursor is in no step)."""
     sk = project.skill(sid)
     doc = sk.doc if sk is not None else None
     if doc is None:
         return None
-    return render_preview(doc, readable_slots(project, sid), state)
+    readable = readable_slots(project, sid)
+    found = (
+        find_step(doc, step, block)
+        if step is not None
+        else step_at(doc, offset)
+        if offset is not None
+        else None
+    )
+    if found is not None:
+        return render_step(doc, found[0], found[1], readable, state)
+    return render_preview(doc, readable, state)

@@ -37,7 +37,7 @@ from ..syntax.text import LineIndex, TextRange
 from . import convert
 from . import layers as lsp_layers
 from .base import FeatureFailed
-from .params import InvalidParams, integer, object_params, required_string, string
+from .params import InvalidParams, field, integer, object_params, required_string, string
 from .server import MantleServer
 
 TRIGGER_CHARACTERS = [".", "@", "{", '"', "'", ":", " "]
@@ -757,11 +757,16 @@ def register(server: MantleServer) -> None:
     @server.request(PREVIEW_PROMPT)
     def preview_prompt(params: Any) -> dict[str, Any] | None:
         """The prompt preview of the skill of ``textDocument`` for the memory state
-        ``memory`` (YAML or JSON text; absent: everything None); None outside a skill."""
+        ``memory`` (YAML or JSON text; absent: everything None): of the ordered-block step
+        ``step`` (of ``block``), else of the step at ``position`` when ``textDocument`` is
+        the skill.md, else of the prose; None outside a skill."""
         m = PREVIEW_PROMPT
-        object_params(m, params, "{textDocument: {uri}, memory?}")
+        object_params(m, params, "{textDocument: {uri}, memory?, step?, block?, position?}")
         uri = required_string(m, params, "textDocument", "uri")
         memory = string(m, params, "memory")  # YAML or JSON text
+        step, block = string(m, params, "step"), string(m, params, "block")
+        if block is not None and step is None:
+            raise InvalidParams(f"{m}: `block` needs `step` (a step id)")
         doc = server.doc(uri)
         if doc is None:
             return None
@@ -772,7 +777,19 @@ def register(server: MantleServer) -> None:
             state = ide_preview.parse_state(memory) if isinstance(memory, str) else {}
         except ValueError as e:
             raise FeatureFailed(f"mantle/previewPrompt: memory: {e}") from None
-        pv = ide_preview.preview_skill(doc.project, sid, state)
+        offset = None
+        sk = doc.project.skill(sid)
+        in_skill_md = sk is not None and sk.skill_md is not None and sk.skill_md.path == doc.path
+        if step is None and in_skill_md and field(params, "position") is not None:
+            line, char = (
+                integer(m, params, "position", "line"),
+                integer(m, params, "position", "character"),
+            )
+            offset = convert.to_offset(doc.index, lsp.Position(line=line, character=char))
+        try:
+            pv = ide_preview.preview_skill(doc.project, sid, state, step, block, offset)
+        except ide_preview.StepNotFound as e:
+            raise FeatureFailed(f"mantle/previewPrompt: {e}") from None
         return pv.to_json() if pv is not None else None
 
 

@@ -1,5 +1,6 @@
 """Instruction text: ``@memory`` tokens and the other ``@`` forms, ``session.`` references
-written where only ``@memory`` is substituted, and skill ids written as plain words."""
+written where only ``@memory`` is substituted, skill ids written as plain words, and lists
+that fall out of the `if:` scope that announces them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import NamedTuple
 from ...model.defaults import DEFAULT_SKILLS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
-from ...syntax.skill_md import SkillDoc
+from ...syntax.skill_md import Paragraph, SkillDoc
 from ...syntax.text import TextRange
 from .base import Checker, rule
 
@@ -164,3 +165,80 @@ def check_bare_mentions(
                 f"that skill; write `@skill.{name}` to delegate to it (or ignore this code "
                 "if the word is meant as plain text)",
             )
+
+
+# -- lists that leak out of an `if:` scope --------------------------------------------------
+
+C_LIST_OUTSIDE_SCOPE = "lsp.prose.list_outside_scope"
+# a Markdown list item: a bullet (`-`, `*`, `+`) or a number (`1.`, `1)`), a space, text
+_LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])[ \t]+\S")
+# a line that announces what follows: it ends with a colon (inside emphasis: `**Steps:**`)
+_ANNOUNCES = re.compile(r"[:\uff1a][*_]*[ \t]*\Z")
+
+
+def _is_list(doc: SkillDoc, p: Paragraph) -> bool:
+    """An always-shown paragraph whose first line is a list item."""
+    if p.kind != "text" or p.body_range is None:
+        return False
+    return _LIST_ITEM.match(doc.text, p.body_range.start, p.range.end) is not None
+
+
+def _announces(doc: SkillDoc, p: Paragraph) -> bool:
+    """A valid scoped paragraph whose last line ends with a colon."""
+    if p.kind != "if" or not p.condition or p.body_range is None:
+        return False
+    body = doc.text[p.body_range.start : p.body_range.end]
+    return _ANNOUNCES.search(body.rsplit("\n", 1)[-1]) is not None
+
+
+def _adjacent(doc: SkillDoc, a: Paragraph, b: Paragraph) -> bool:
+    """Only blank lines between ``a`` and ``b``: no ordered block."""
+    return not any(a.range.end <= blk.range.start < b.range.start for blk in doc.blocks)
+
+
+def leaking_lists(doc: SkillDoc) -> Iterator[tuple[Paragraph, list[Paragraph]]]:
+    """Each scoped paragraph that ends with a colon, with the list paragraphs right after it
+    that its scope does not cover (several when the list has blank lines between items)."""
+    paras = doc.paragraphs
+    i = 0
+    while i < len(paras):
+        intro = paras[i]
+        i += 1
+        if not _announces(doc, intro):
+            continue
+        run: list[Paragraph] = []
+        while i < len(paras) and _is_list(doc, paras[i]):
+            if not _adjacent(doc, run[-1] if run else intro, paras[i]):
+                break
+            run.append(paras[i])
+            i += 1
+        if run:
+            yield intro, run
+
+
+@rule(
+    codes=(C_LIST_OUTSIDE_SCOPE,),
+    scope="skill",
+    reports_on=(K.SKILL_MD,),
+    reads=(K.SKILL_MD,),
+)
+def list_outside_scope(ck: Checker, sid: str, sk: Skill) -> None:
+    """A list right after a scoped paragraph that announces it (ends with a colon) is not
+    in that scope: a scope ends at the blank line, so the list goes into every prompt."""
+    doc = sk.doc
+    if doc is None or sk.skill_md is None:
+        return
+    for intro, run in leaking_lists(doc):
+        first = run[0].body_range or run[0].range
+        line = doc.text.count("\n", 0, intro.range.start) + 1
+        what = "this list is" if len(run) == 1 else f"these {len(run)} list paragraphs are"
+        ck.emit(
+            sk.skill_md.path,
+            TextRange(first.start, run[-1].range.end),
+            C_LIST_OUTSIDE_SCOPE,
+            f"{what} not in the `if:` scope of line {line}, which ends at the blank line: "
+            f"the model sees {'it' if len(run) == 1 else 'them'} whatever "
+            f"`{intro.condition or ''}` is; scope {'it' if len(run) == 1 else 'each'} under the "
+            "same condition (or remove the blank line, if the list belongs to that paragraph)",
+            data={"condition": intro.condition or ""},
+        )
