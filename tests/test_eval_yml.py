@@ -252,8 +252,8 @@ def test_schema_problems_are_reported_where_they_are() -> None:
               - «skill_completed: {skill_id: x}
                 skill_cancelled: {skill_id: x}»
               - «unknown_key»: 1
-              - «memory_was_set»:
-                  -
+              - memory_was_set:
+                  «-»
               - memory_was_not_set:
                   - name: a
                     «value»:
@@ -269,8 +269,8 @@ def test_schema_problems_are_reported_where_they_are() -> None:
               - sequencing:
                   - «memory_was_not_set»: x
                   - memory_was_set: «{name: x}»
-            «criteria»:
-              -
+            criteria:
+              «-»
             expected_tools:
               - tool_called: x
                 «foo»: 1

@@ -14,7 +14,8 @@ For every project root it finds the eval files the way mantle-lsp does
   assertion-key check ``run_scenarios`` makes for a Mantle engine (keys of the other
   engine, sequencing children included); then every assertion as the evaluation builds it
   (``Assertion.create_typed_assertion``, sequencing children normalised as the assertion
-  engine does), which raises for entries that abort a run;
+  engine does), which raises for entries that abort a run, and a ``text_matches`` pattern
+  compiled as the run compiles it;
 * the conftest: ``load_conftest``, then ``load_prompt_template`` for each prompt path.
 
 Prints one JSON line per project::
@@ -33,6 +34,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -87,7 +89,10 @@ def _runtime_problem(assertions: list[Any]) -> str | None:
                     if normalized is not None:
                         Assertion.create_typed_assertion(normalized)
                 continue
-            Assertion.create_typed_assertion(item)
+            built = Assertion.create_typed_assertion(item)
+            pattern = getattr(built, "text_matches", None)
+            if pattern is not None:  # what the run does first with it (`bot_uttered`)
+                re.compile(pattern)
         except Exception as exc:
             return f"{where}: {_first_line(exc)}"
     return None

@@ -714,8 +714,20 @@ class _Checker:
             ok = False
         return ok
 
+    def item_range(self, item: YNode, anchor: TextRange) -> TextRange:
+        """Where a problem of a list item is reported: the item, or for an empty one its
+        `-`."""
+        if item.range.length:
+            return item.range
+        j = item.range.start
+        while j > 0 and self.text[j - 1] in " \t":
+            j -= 1
+        if j > 0 and self.text[j - 1] == "-":
+            return TextRange(j - 1, j)
+        return anchor
+
     def check_item(self, item: YNode, rule: _Rule, anchor: TextRange) -> bool:
-        where = item.range if item.range.length else anchor
+        where = self.item_range(item, anchor)
         alts = rule.items
         label = _a(rule.what)
         if len(alts) == 1:
@@ -916,7 +928,7 @@ def _goals(doc: ScenarioDoc, ck: _Checker, goals: YMap) -> None:
                 for item in v.items:
                     if _is_null(item):
                         ck.err(
-                            item.range if item.range.length else k.range,
+                            ck.item_range(item, k.range),
                             "a criterion must be text (found nothing)",
                         )
         elif kv == "expected_tools" and isinstance(v, YSeq):
