@@ -428,12 +428,15 @@ def test_tools_and_arguments(tmp_path: Path) -> None:
           calls:
             - tool_executed: {tool_name: notify, source: local}
             - tool_executed: {tool_name: «eval.unknown_tool:notifi», source: local}
+            - tool_executed: {tool_name: «eval.unknown_tool:set_fields», source: local}
+            - tool_executed: {tool_name: search_knowledge, source: local}
       - bot_uttered: {utter_name: «eval.unknown_response:utter_card_block»}
 """
     got = check_diagnostics(tmp_path, fixture(body), severities={"eval.tool_skill": "warning"})
     messages = [g[5] for g in got]
     assert any("comes from MCP server `crm`: write `source: mcp`" in m for m in messages)
     assert any("`block_card` is a local tool" in m for m in messages)
+    assert any("`tools_within_one_turn` counts none but" in m for m in messages)
 
 
 def test_tool_names_stay_silent_where_the_code_is_opaque(tmp_path: Path) -> None:
@@ -518,3 +521,20 @@ def test_an_edit_to_the_agent_rechecks_its_scenarios(tmp_path: Path) -> None:
 
 def test_integrations_default_is_still_used_elsewhere() -> None:
     assert "mcp_servers" not in DEFAULT_INTEGRATIONS
+
+
+def test_eval_files_behind_a_link_out_of_the_project_are_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    (outside / "scenarios").mkdir(parents=True)
+    (outside / "scenarios" / "a.yml").write_text("scenario: {}\n", encoding="utf-8")
+    (outside / "b.yml").write_text("scenario: {}\n", encoding="utf-8")
+    fx = write_fixture(tmp_path / "agent", AGENT)
+    (fx.root / "eval" / "scenarios").mkdir()
+    (fx.root / "eval" / "scenarios" / "b.yml").symlink_to(outside / "b.yml")
+    listed = [p for p, kind in layout.eval_files(fx.root) if kind is FileKind.EVAL_SCENARIO]
+    assert listed == []
+    other = write_fixture(
+        tmp_path / "other", "//- skills/a/skill.md\n---\ndescription: A.\n---\nA.\n"
+    )
+    (other.root / "eval").symlink_to(outside, target_is_directory=True)
+    assert layout.eval_files(other.root) == []

@@ -7,9 +7,10 @@ folders itself with `watchdog <https://pypi.org/project/watchdog/>`_: the platfo
 native notifications (inotify, FSEvents, ReadDirectoryChangesW), or polling when they
 are not available (e.g. no inotify watches left) or when ``MANTLE_LSP_WATCH=poll`` asks
 for it. Only the paths that matter to a project are kept (Mantle files, tool and hook
-modules, skill folders, the evaluation's files); ``.git``, ``.venv``, ``node_modules`` and the other folders
-:data:`layout.SKIP_DIRS` names are ignored. Events are gathered for :data:`QUIET`
-seconds and handed to the server (:func:`sync.files_changed`) as one batch, on the event loop.
+modules, skill folders, the evaluation's files); ``.git``, ``.venv``, ``node_modules``
+and the other folders :data:`layout.SKIP_DIRS` names are ignored. Events are gathered for
+:data:`QUIET` seconds and handed to the server (:func:`sync.files_changed`) as one batch,
+on the event loop.
 """
 
 from __future__ import annotations

@@ -738,6 +738,8 @@ class Project:
         src = self.reader(path)
         if any(i.code == C_UNREADABLE for i in src.issues):
             return "missing" if not path.exists() else "unreadable"
+        if not src.analyzable:
+            return "ok"  # too large or binary: not ours to judge (the engine reads it as text)
         return "ok" if src.text.strip() else "empty"
 
     def has_root_file(self, name: str) -> bool:

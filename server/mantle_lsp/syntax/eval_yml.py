@@ -684,10 +684,10 @@ class _Checker:
                     ok = False
             return ok
         present = {kv for _, kv, _ in _pairs(m)}
-        for name, sub in rule.keys:
-            if sub.required and name not in present:
-                self.err(anchor, f"{label} needs `{name}`")
-                ok = False
+        missing = [name for name, sub in rule.keys if sub.required and name not in present]
+        if missing:
+            self.err(anchor, f"{label} needs " + " and ".join(f"`{n}`" for n in missing))
+            ok = False
         allowed = [name for name, _ in rule.keys]
         for k, kv, v in _pairs(m):
             child = rule.key(kv)

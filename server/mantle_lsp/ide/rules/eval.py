@@ -59,6 +59,9 @@ _AGENT = (
     K.INTEGRATIONS,
 )
 _UNSAFE_SLUG_CHARS = frozenset('/\\<>:"|?*')
+# the framework tools whose runs `tools_within_one_turn` counts (the others are hidden
+# from the judge and from tool scoring)
+_COUNTED_FRAMEWORK_TOOLS = frozenset({"search_knowledge", "cannot_help"})
 
 
 def _scenarios(ck: Checker) -> list[tuple[ParsedFile, ScenarioDoc]]:
@@ -573,6 +576,16 @@ class _References:
                 )
                 return
         else:
+            grouped = a.parent is not None and a.parent.key == "tools_within_one_turn"
+            if grouped and name in FRAMEWORK_TOOLS and name not in _COUNTED_FRAMEWORK_TOOLS:
+                self.emit(
+                    call.tool.range,
+                    C_TOOL,
+                    f"`{name}` is a framework tool, and `tools_within_one_turn` counts none but "
+                    "`search_knowledge` and `cannot_help`: this call never matches",
+                    a,
+                )
+                return
             if name not in tools.local:
                 if name in tools.possible or not tools.complete:
                     return  # may be a tool (made by a factory) or in a module that does not parse
