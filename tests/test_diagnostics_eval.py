@@ -538,3 +538,22 @@ def test_eval_files_behind_a_link_out_of_the_project_are_not_read(tmp_path: Path
     )
     (other.root / "eval").symlink_to(outside, target_is_directory=True)
     assert layout.eval_files(other.root) == []
+
+
+def test_memory_of_a_file_that_does_not_load_is_not_judged(tmp_path: Path) -> None:
+    body = """\
+  goals:
+    assertions:
+      - memory_was_set:
+          - name: card.anything
+          - name: project.anything
+"""
+    text = fixture(body).replace(
+        "schema:\n  public:\n    reason:", "schema:\n  public:\n    reason: ["
+    )
+    text = text.replace("customer_verified:\n  type: bool\n", "customer_verified:\n  type: [\n")
+    fx = write_fixture(tmp_path, text)
+    found = project_diagnostics(Project.load(fx.root))
+    scenario = fx.root / "eval/scenarios/lost_card.yml"
+    assert [d.code for d in found[scenario]] == []
+    assert any(d.severity == "error" for ds in found.values() for d in ds)  # the files

@@ -743,6 +743,8 @@ class Semantics:
                 return TrackerKey("ok", owner="system")
             cands = tuple(f"system.{e}" for e in SYSTEM_MEMORY_ENTRIES)
             return TrackerKey("system_unknown", None, cands)
+        if ns in ("project", *self.p.skills) and self._memory_unknown(ns):
+            return TrackerKey("ok", owner=ns)  # its memory.yml does not load: not judged
         if ns == "project":
             f = self.p.project_field(entry)
             if f is not None:
@@ -773,6 +775,16 @@ class Semantics:
         meant = f"{owners[0]}.{entry}" if len(owners) == 1 else None
         return TrackerKey("unknown_namespace", meant, ("project", "system",
                                                       *self.p.catalog_ids()))  # fmt: skip
+
+    def _memory_unknown(self, ns: str) -> bool:
+        """The memory.yml of ``ns`` (`project` or a skill) exists but does not load: its
+        fields are not known (the engine reports the file; nothing else is judged on it)."""
+        if ns == "project":
+            pf, doc = self.p.project_memory_file(), self.p.project_memory
+        else:
+            sk = self.p.skill(ns)
+            pf, doc = (sk.memory, sk.memdoc) if sk is not None else (None, None)
+        return pf is not None and (doc is None or not doc.loads)
 
     def eval_tools(self) -> EvalTools:
         """Every tool name a `tool_executed` may hold, by source."""
