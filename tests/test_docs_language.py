@@ -28,6 +28,7 @@ EXPECTED_PAGES = {
     "config.md",
     "profiles.md",
     "citations.md",
+    "eval.md",
 }
 
 _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})\s*([\w+-]*)")
@@ -36,7 +37,7 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _INLINE_CODE = re.compile(r"(`+)(.+?)\1")
 # What a diagnostic code looks like: a known prefix and at least two more dotted segments
 # (`skill.md` and `responses.yml` are file names, not codes).
-_CODE_SHAPE = re.compile(r"(?:mantle|skill|lsp|config|responses)(?:\.[a-z0-9_]+){2,}")
+_CODE_SHAPE = re.compile(r"(?:mantle|skill|lsp|config|responses|eval)(?:\.[a-z0-9_]+){2,}")
 
 
 def split_fences(text: str) -> tuple[list[str], list[tuple[str, str, int]]]:

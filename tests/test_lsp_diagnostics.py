@@ -268,3 +268,67 @@ async def test_engine_version_setting(tmp_path: Path) -> None:
         s.client.set_configuration({"mantle": {"engineVersion": "3.22"}})
         s.client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
         await s.until(lambda: code not in s.codes(memory), what="accepted under 3.22")
+
+
+async def test_scenarios_get_diagnostics_and_follow_the_agent(tmp_path: Path) -> None:
+    """An open scenario gets the same diagnostics as `check`, edits of it are checked,
+    and a change to the agent it names (a skill folder renamed on disk) re-checks it."""
+    root = copy_telecom(tmp_path)
+    scenario = root / "eval" / "scenarios" / "happy_path" / "roaming_week_pass.yml"
+    text = scenario.read_text(encoding="utf-8")
+    async with lsp_session(root) as s:
+        globs = [
+            w["globPattern"]
+            for r in s.registrations
+            if r.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+            for w in r.register_options["watchers"]  # type: ignore[index]
+        ]
+        assert "**/eval/**/*.yml" in globs and "**/eval/**/*.yaml" in globs
+        s.open(scenario)
+        await s.until(lambda: any(p.version == 1 for p in s.published_for(scenario)))
+        assert s.diagnostics(scenario) == ()
+        # an edit: a CALM key where the Mantle one was
+        pos = position_of(text, "memory_was_set:\n")
+        v = s.change(
+            scenario,
+            (pos.line, pos.character),
+            (pos.line, pos.character + len("memory_was_set")),
+            "slot_was_set",
+        )
+        got = await s.until(lambda: [p for p in s.published_for(scenario) if p.version == v])
+        (d,) = got[-1].diagnostics
+        assert d.code == "eval.scenario.calm_assertion"
+        assert d.severity == lsp.DiagnosticSeverity.Error
+        assert d.range == lsp.Range(
+            start=pos, end=lsp.Position(line=pos.line, character=pos.character + 12)
+        )
+        v = s.change(
+            scenario,
+            (pos.line, pos.character),
+            (pos.line, pos.character + len("slot_was_set")),
+            "memory_was_set",
+        )
+        got = await s.until(lambda: [p for p in s.published_for(scenario) if p.version == v])
+        assert got[-1].diagnostics == ()
+        # the skill folder renamed on disk: the scenario names a skill that is gone
+        (root / "skills" / "roaming_pass").rename(root / "skills" / "roaming")
+        s.client.workspace_did_change_watched_files(
+            lsp.DidChangeWatchedFilesParams(
+                changes=[
+                    lsp.FileEvent(
+                        uri=uri(root / "skills" / "roaming_pass"),
+                        type=lsp.FileChangeType.Deleted,
+                    ),
+                    lsp.FileEvent(
+                        uri=uri(root / "skills" / "roaming"), type=lsp.FileChangeType.Created
+                    ),
+                ]
+            )
+        )
+        await s.until(
+            lambda: "lsp.eval.unknown_skill" in s.codes(scenario), what="the scenario re-checked"
+        )
+        assert any(
+            "`roaming_pass` is not a skill" in d.message and "did you mean `roaming`?" in d.message
+            for d in s.diagnostics(scenario)
+        )

@@ -16,7 +16,7 @@ from support import write_fixture
 
 SERVER = Path(__file__).resolve().parents[1] / "server" / "mantle_lsp"
 RULES_DIR = SERVER / "ide" / "rules"
-CODE = re.compile(r'"((?:mantle|skill|responses|config|lsp)\.[a-z_0-9.]+)"')
+CODE = re.compile(r'"((?:mantle|skill|responses|config|eval|lsp)\.[a-z_0-9.]+)"')
 
 # Codes two rule modules emit, because the engine uses one code for two checks.
 SHARED = {

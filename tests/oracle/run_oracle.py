@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -35,7 +36,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+from eval_compare import EvalReport, Ours, judge  # noqa: E402
 from oracle_compare import (  # noqa: E402
     FAILED_TO_LOAD,
     Allowance,
@@ -271,8 +273,11 @@ def profile_of(version: str) -> str:
     return profile_for(major, minor)
 
 
-def run_ours(root: Path, profile: str) -> list[OurDiagnostic]:
+def run_ours(root: Path, profile: str, evals: dict[str, EvalSide]) -> list[OurDiagnostic]:
+    """Our diagnostics of the project at ``root``, but those of its eval files, which
+    the validator never reads: those go to ``evals`` (compared in check_evals)."""
     from mantle_lsp.ide.diagnostics import project_diagnostics
+    from mantle_lsp.model import layout
     from mantle_lsp.model.project import Project
 
     proj = Project.load(root)
@@ -287,6 +292,22 @@ def run_ours(root: Path, profile: str) -> list[OurDiagnostic]:
         except ValueError:
             rel = path.as_posix()
         src = sources.get(path)
+        if layout.is_eval_file(root, path) and src is not None:
+            evals[rel] = EvalSide(
+                src.text,
+                proj.files[path].doc,
+                [
+                    Ours(
+                        d.range.start,
+                        d.range.end,
+                        d.code,
+                        src.index.position(d.range.start)[0] + 1,
+                        d.message,
+                    )
+                    for d in ds
+                ],
+            )
+            continue
         for d in ds:
             line = src.index.position(d.range.start)[0] + 1 if src is not None else 0
             if d.folder is not None:  # placed at the folder, as `check` shows it
@@ -295,6 +316,129 @@ def run_ours(root: Path, profile: str) -> list[OurDiagnostic]:
                 continue
             out.append(OurDiagnostic(rel, line, d.code, d.severity, d.message))
     return sorted(out, key=lambda d: (d.path, d.line, d.code))
+
+
+@dataclass
+class EvalSide:
+    """Our side of one eval file: its text, parsed document and diagnostics."""
+
+    text: str
+    doc: Any
+    ours: list[Ours]
+
+
+def run_engine_evals(
+    engine_python: str, roots: Sequence[Path], timeout: float
+) -> dict[Path, dict[str, Any]]:
+    """The engine's verdict on the eval files of ``roots`` (engine_scenarios.py, one
+    process for all of them); root -> {"files": {rel: {"stage", "message"}}, "error"}."""
+    listing = REPO / ".cache" / "oracle-eval-projects.txt"
+    listing.parent.mkdir(parents=True, exist_ok=True)
+    listing.write_text("".join(f"{r}\n" for r in roots), encoding="utf-8")
+    cmd = [engine_python, str(HERE / "engine_scenarios.py"), "--from-file", str(listing)]
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run(
+        cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout * 10
+    )
+    rows = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            row = json.loads(line)
+            rows[Path(row["project"])] = row
+    if proc.returncode != 0 or len(rows) != len(roots):
+        log(proc.stderr[-6000:])
+        raise SystemExit(EXIT_BROKEN)
+    return rows
+
+
+def _resolve(node: Any, size: int, path: tuple[str | int, ...]) -> tuple[int, int]:
+    """The span (from its key) of the deepest node of our YAML tree ``path`` reaches; an
+    int at a mapping is a key written as a number (pykwalify counts from 1) or a position."""
+    from mantle_lsp.syntax.yaml12 import key12
+    from mantle_lsp.syntax.yaml_tree import YMap, YSeq
+
+    span = (0, size)
+    for seg in path:
+        nxt, key_start = None, None
+        if isinstance(node, YMap):
+            for k, v in node.items:
+                kv = key12(k)
+                if kv == seg or (isinstance(seg, int) and str(kv) in (str(seg + 1), str(seg))):
+                    nxt, key_start = v, k.range.start
+            if nxt is None and isinstance(seg, int) and 0 <= seg < len(node.items):
+                nxt, key_start = node.items[seg][1], node.items[seg][0].range.start
+        elif isinstance(node, YSeq) and isinstance(seg, int) and 0 <= seg < len(node.items):
+            nxt = node.items[seg]
+        if nxt is None:
+            break
+        node = nxt
+        start = key_start if key_start is not None else nxt.range.start
+        if key_start is None and not nxt.range.length:  # an empty list item: from its `-`
+            start = max(0, start - 2)
+        span = (start, max(nxt.range.end, start + 1))
+    return span
+
+
+def check_evals(
+    engine_python: str,
+    roots: dict[str, Path],
+    sides: dict[str, dict[str, EvalSide]],
+    timeout: float,
+    verbose: bool,
+) -> EvalReport:
+    """Every eval file of the corpus: the engine's verdict against ours (eval_compare.py);
+    prints the differences and a summary line."""
+    with_evals = [n for n in roots if sides.get(n)]
+    report = EvalReport()
+    if not with_evals:
+        sys.stdout.write("\neval files: none in the corpus\n")
+        return report
+    started = time.monotonic()
+    rows = run_engine_evals(engine_python, [roots[n] for n in with_evals], timeout)
+    for n in with_evals:
+        row = rows[roots[n]]
+        if row.get("error"):
+            log(f"engine_scenarios failed on {n}:\n{row['error']}")
+            raise SystemExit(EXIT_BROKEN)
+        for rel, side in sorted(sides[n].items()):
+            verdict = row["files"].get(rel)
+            if verdict is None:  # a file the engine script does not list (a .yaml conftest
+                continue  # next to the .yml one): never read by the evaluation
+            root_node = getattr(side.doc, "root", None)
+
+            def key_at(d: Ours, text: str = side.text) -> str | None:
+                return text[d.start : d.end]
+
+            report.files.append(
+                judge(
+                    f"{n}: {rel}",
+                    verdict["stage"],
+                    verdict["message"],
+                    side.ours,
+                    functools.partial(_resolve, root_node, len(side.text)),
+                    key_at,
+                )
+            )
+    log(f"eval files: {len(report.files)} in {time.monotonic() - started:.0f} s")
+    out = sys.stdout
+    if report.failed:
+        out.write("\n== EVAL: the engine's verdict on an eval file and ours differ ==\n")
+        for f in report.failed:
+            out.write(f"\n{f.rel}  [{f.status}]\n")
+            out.write(_wrap(f"engine ({f.stage}): {f.message[-600:]}", "    ") + "\n")
+            shown = "; ".join(f"{d.line}: {d.code}: {d.message}" for d in f.ours) or "nothing"
+            out.write(_wrap(f"ours: {shown}", "    ") + "\n")
+    rejected = sum(1 for f in report.files if f.stage != "ok")
+    out.write(
+        f"\neval files: {len(report.files)} compared with the engine's loader, {rejected} "
+        f"rejected by it; {len(report.failed)} differ (missed {report.count('missed')}, "
+        f"extra {report.count('extra')}, unlocated {report.count('unlocated')})\n"
+    )
+    if verbose:
+        for f in report.files:
+            if f.note:
+                out.write(f"  {f.rel}: {f.note}\n")
+    return report
 
 
 # -- report ----------------------------------------------------------------------------------------
@@ -558,13 +702,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     results: list[ProjectResult] = []
     ours_by_name: dict[str, list[OurDiagnostic]] = {}
+    eval_sides: dict[str, dict[str, EvalSide]] = {}
     with _quiet_stdout():
         for n in names:
             row = engine_rows[roots[n]]
             engine = [
                 EngineFinding(f["code"], f["severity"], f["message"]) for f in row["findings"]
             ]
-            ours = run_ours(roots[n], profile)
+            ours = run_ours(roots[n], profile, eval_sides.setdefault(n, {}))
             ours_by_name[n] = ours
             results.append(compare(n, projects[n][0], engine, ours, allow, load_codes))
     log(f"ours: {len(names)} projects in {time.monotonic() - started:.0f} s")
@@ -612,9 +757,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_preview:
         preview_diffs = check_previews(args.engine_python, [roots[n] for n in names])
     first_look_diffs = check_first_looks([roots[n] for n in names])
+    evals = check_evals(args.engine_python, roots, eval_sides, args.timeout, args.verbose)
     failed = [r for r in results if r.failed]
     crashes = sum(1 for r in results if not r.engine_ok)
-    if failed or stale or bad_tags or preview_diffs or first_look_diffs:
+    if failed or stale or bad_tags or preview_diffs or first_look_diffs or evals.failed:
         sys.stdout.write(
             f"\nFAILED: {len(failed)} project(s) differ from the engine"
             + (
@@ -625,6 +771,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             + (f", {len(bad_tags)} false agent.language warning(s)" if bad_tags else "")
             + (f", {preview_diffs} prompt preview(s) differ" if preview_diffs else "")
             + (f", {first_look_diffs} first look(s) differ" if first_look_diffs else "")
+            + (f", {len(evals.failed)} eval file(s) differ" if evals.failed else "")
             + f" (engine crashed on {crashes}; full report: {_rel(args.report_json)})\n"
         )
         return EXIT_DIFFERENCES

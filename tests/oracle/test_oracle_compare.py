@@ -436,3 +436,99 @@ def test_errors_in_a_skill_the_engine_could_not_load_are_explained() -> None:
     inside = ours("skills/card/memory.yml", "mantle.validation.memory.skill_seed")
     r = compare("p", "g", [LOAD_FAILED_CARD], [compile_error, inside], ALLOW, {compile_error.code})
     assert not r.load_disagreements and not r.unexplained_errors and not r.failed
+
+
+# -- eval files (eval_compare.py) ---------------------------------------------------------
+
+from eval_compare import Ours, Where, judge, where  # noqa: E402
+
+SCHEMA_ERROR = (
+    "EvalScenarioError: Invalid scenario in '<project>/eval/scenarios/a.yml':\n"
+    "Error found. Failed to validate YAML. Please make sure the file is correct and all "
+    "mandatory parameters are specified. Here are the errors found during validation:\n"
+    "  in Line 6:\n\n    4 |   goals:\n    5 |     assertions:\n"
+    ">>> 6 |       - skill_activated: {skill_id: x, step_id: y}\n"
+    "Key 'step_id' was not defined. Path: '/scenario/goals/assertions/1/skill_activated'\n"
+)
+EXTENSION_ERROR = (
+    "<SchemaError: error code 2: 'mcp_server' is required when source is 'mcp': Path: '/'>. "
+    "Path: /scenario/goals/assertions\n"
+)
+PYDANTIC_ERROR = (
+    "EvalScenarioError: Invalid scenario in '<project>/eval/scenarios/a.yml':\n"
+    "1 validation error for Scenario\nsetup.initial_slots.1.[key]\n"
+    "  Input should be a valid string [type=string_type, input_value=1, input_type=int]\n"
+)
+PARSE_ERROR = (
+    "EvalScenarioError: Could not parse '<project>/eval/scenarios/a.yml': Error found. "
+    'Failed to read YAML. while constructing a mapping\n  in "<unicode string>", line 2, '
+    'column 3:\n      name: a\n      ^ (line: 2)\nfound duplicate key "name" with value "b" '
+    '(original value: "a")\n  in "<unicode string>", line 3, column 3:\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("stage", "message", "want"),
+    [
+        (
+            "load",
+            SCHEMA_ERROR,
+            Where(path=("scenario", "goals", "assertions", 0, "skill_activated")),
+        ),
+        ("load", EXTENSION_ERROR, Where(path=("scenario", "goals", "assertions"))),
+        (
+            "load",
+            "nullable.novalue : '/scenario/goals/assertions/2/memory_was_set/1/value'",
+            Where(path=("scenario", "goals", "assertions", 1, "memory_was_set", 0, "value")),
+        ),
+        ("load", PYDANTIC_ERROR, Where(path=("scenario", "setup", "initial_slots", 1))),
+        ("load", PARSE_ERROR, Where(lines=(2, 3))),
+        (
+            "load",
+            "EvalScenarioError: expected_tools[1]: tool_called must be a non-empty tool "
+            "name string",
+            Where(path=("scenario", "goals", "expected_tools", 1)),
+        ),
+        (
+            "keys",
+            "rejected keys: ['action_executed', 'slot_was_set']",
+            Where(keys=("action_executed", "slot_was_set")),
+        ),
+        (
+            "runtime",
+            "assertions[3].sequencing[1]: InvalidAssertionType: …",
+            Where(path=("scenario", "goals", "assertions", 3, 0, 1)),
+        ),
+        (
+            "slug",
+            "ValueError: Unsafe path component: 'a:b'",
+            Where(code="eval.scenario.unsafe_slug"),
+        ),
+    ],
+)
+def test_where_an_engine_message_says_the_problem_is(stage: str, message: str, want: Where) -> None:
+    assert where(stage, message) == want
+
+
+def test_an_eval_file_is_judged_on_its_verdict_and_where_we_report() -> None:
+    ours = [
+        Ours(40, 47, "eval.scenario.invalid", 6, "…"),
+        Ours(0, 8, "lsp.eval.unknown_skill", 1, "…"),
+    ]
+
+    def resolve(path: tuple[str | int, ...]) -> tuple[int, int]:
+        return (30, 60) if len(path) > 3 else (0, 100)
+
+    def key_at(d: Ours) -> str | None:
+        return "slot_was_set"
+
+    assert judge("a", "load", SCHEMA_ERROR, ours, resolve, key_at).status == "agree"
+    far = [Ours(80, 85, "eval.scenario.invalid", 9, "…")]
+    assert judge("a", "load", SCHEMA_ERROR, far, resolve, key_at).status == "unlocated"
+    assert judge("a", "ok", "", ours, resolve, key_at).status == "extra"
+    refs_only = [ours[1]]  # our reference checks never reject a file
+    assert judge("a", "ok", "", refs_only, resolve, key_at).status == "agree"
+    assert judge("a", "load", SCHEMA_ERROR, refs_only, resolve, key_at).status == "missed"
+    calm = [Ours(10, 22, "eval.scenario.calm_assertion", 3, "…")]
+    keys = "rejected keys: ['slot_was_set']"
+    assert judge("a", "keys", keys, calm, resolve, key_at).status == "agree"

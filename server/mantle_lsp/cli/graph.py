@@ -117,7 +117,7 @@ def _diagnostics(project: Project, settings: Any, sid: str | None) -> list[Diagn
     else:
         paths = list(project.files)
     found = apply_suppressions(project, file_diagnostics(project, paths), paths)
-    return [d for p, ds in found.items() for d in apply(settings, p, ds)]
+    return [d for p, ds in found.items() for d in apply(settings, p, ds, root=project.root)]
 
 
 def _where(project: Project, root: Path) -> graphs.Where:

@@ -491,7 +491,10 @@ def _collect(
             if t.only is not None and path not in t.only:
                 continue
             below = root if t.explicit else None
-            found_in.append((root, apply(t.settings, path, ds, t.only is None, below)))
+            whole = t.only is None  # files named on the command line are checked as asked
+            found_in.append(
+                (root, apply(t.settings, path, ds, whole, below, root if whole else None))
+            )
     findings = []
     for root, ds in found_in:
         proj = projects[root]

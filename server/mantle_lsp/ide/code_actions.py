@@ -136,6 +136,8 @@ _SUPPRESSIBLE = frozenset(
         FileKind.SHARED_TOOLS,
         FileKind.HOOKS,
         FileKind.SKILL_MD,
+        FileKind.EVAL_CONFTEST,
+        FileKind.EVAL_SCENARIO,
     }
 )
 _PLAIN_SAFE = re.compile(r"[A-Za-z_][\w-]*(?: [\w-]+)*\Z")
@@ -598,6 +600,9 @@ class _Fixer:
         if code == C_MISSING_PARAM:
             yield from self.add_parameters(d)
             return
+        if isinstance(data.get("fix"), dict):
+            yield from self.prepared(d, data["fix"])
+            return
         if code == C_ENUM_VALUE:
             yield from self.enum_value(d)
         elif code == C_TYPE_MISMATCH:
@@ -618,6 +623,27 @@ class _Fixer:
         name: NameFix | None = None,
     ) -> CodeAction:
         return CodeAction(title, "quickfix", edit, (d.code,), preferred, safe, name=name)
+
+    def prepared(self, d: Diagnostic, fix: dict[str, object]) -> Iterator[CodeAction]:
+        """A rewrite the rule worked out (the Mantle form of a CALM assertion): its title
+        and edits (``[start, end, new text]`` in the file), never safe: the target was
+        resolved by name only."""
+        title, edits = fix.get("title"), fix.get("edits")
+        if not isinstance(title, str) or not isinstance(edits, list):
+            return
+        out = []
+        for e in edits:
+            if not (
+                isinstance(e, list)
+                and len(e) == 3
+                and isinstance(e[0], int)
+                and isinstance(e[1], int)
+                and isinstance(e[2], str)
+                and 0 <= e[0] <= e[1] <= len(self.text)
+            ):
+                return
+            out.append(TextEdit(TextRange(e[0], e[1]), e[2]))
+        yield self.action(title, d, _ws_edit(self.path, *out), preferred=True)
 
     # -- did you mean -----------------------------------------------------------------
     def replace_with(self, d: Diagnostic, value: str) -> Iterator[CodeAction]:

@@ -42,6 +42,7 @@ def _l(code: str, summary: str, severity: Severity = "warning", note: str = "") 
 FAILED_TO_LOAD = "mantle.validation.skill.failed_to_load"
 _LOAD = "the engine reports it inside mantle.validation.skill.failed_to_load (first error only)"
 _RUNTIME = "reported when the agent loads (`rasa run`, `rasa inspect`), not by `rasa train`"
+_EVAL = "reported by the evaluation (`load_scenario`, `evaluate_agent`), not by `rasa train`"
 
 _ALL = [
     # -- skill.md compile errors (engine: folded into failed_to_load) -------------------
@@ -657,6 +658,122 @@ _ALL = [
         "`skill_retrieval.embeddings` names no model group (training fails when it builds "
         "the skill index)",
     ),
+    # -- the evaluation's files (eval/, docs/language/eval.md) ----------------------------
+    _e(
+        "eval.yaml.duplicate_key",
+        "a key given twice in an eval file (the evaluation's YAML reader refuses the file)",
+        note=_EVAL,
+    ),
+    _e(
+        "eval.scenario.invalid",
+        "a scenario the evaluation's loader rejects: an unknown or missing key, a value of "
+        "the wrong type, an assertion entry of the wrong shape",
+        note=_EVAL,
+    ),
+    _e(
+        "eval.scenario.not_a_scenario",
+        "a file in eval/scenarios/ without `scenario:` (another tool's file?)",
+        "warning",
+        note=_EVAL,
+    ),
+    _e(
+        "eval.scenario.calm_assertion",
+        "a CALM-only assertion key (`slot_was_set`, `action_executed`, `flow_started`, …): "
+        "the evaluation rejects the whole batch",
+        note=_EVAL,
+    ),
+    _e(
+        "eval.assertion.aborts_run",
+        "an assertion the evaluation cannot build when it runs (empty list, empty id, bad "
+        "regular expression): the run errors out",
+        note=_EVAL,
+    ),
+    _e(
+        "eval.scenario.unsafe_slug",
+        "a scenario file name the evaluation refuses as a results folder name",
+        "warning",
+        note=_EVAL,
+    ),
+    _e(
+        "eval.scenario.duplicate_slug",
+        "two scenario files with the same name up to case (in any folders): one batch "
+        "cannot run both",
+        "warning",
+        note=_EVAL,
+    ),
+    _e(
+        "eval.conftest.invalid",
+        "eval/conftest.yml without `simulation.llm` / `evaluation.llm`, or with a value of "
+        "the wrong type",
+        note=_EVAL,
+    ),
+    _e(
+        "eval.conftest.prompt_template",
+        "a conftest prompt path that does not exist, is empty or leads out of the project",
+        note=_EVAL,
+    ),
+    _e(
+        "eval.conftest.shadowed",
+        "eval/conftest.yaml next to eval/conftest.yml, which the evaluation reads instead",
+        "warning",
+        note=_EVAL,
+    ),
+    _l(
+        "lsp.eval.unknown_skill",
+        "a scenario names a skill id that no skill folder (or bundled skill) has",
+        "error",
+    ),
+    _l(
+        "lsp.eval.unknown_step",
+        "a scenario's `step_id` is not `autonomous` nor a step of that skill (or block)",
+        "error",
+    ),
+    _l(
+        "lsp.eval.unknown_block",
+        "a scenario's `block_id` is not an ordered block of that skill",
+        "error",
+    ),
+    _l(
+        "lsp.eval.unknown_memory",
+        "a scenario's memory name is not a tracker key the agent writes (`project.<f>`, "
+        "`<skill>.<f>`, `system.<entry>`)",
+        "error",
+    ),
+    _l(
+        "lsp.eval.memory_value",
+        "a scenario's memory value never equals what the field holds (type, or not one of "
+        "its values)",
+    ),
+    _l(
+        "lsp.eval.unknown_tool",
+        "a scenario's `tool_executed` names a tool the agent cannot run that way (unknown "
+        "name, wrong source, MCP server that does not import it)",
+        "error",
+    ),
+    _l(
+        "lsp.eval.unknown_argument",
+        "a scenario's `tool_executed.arguments` names a parameter the local tool does not take",
+        "error",
+    ),
+    _l(
+        "lsp.eval.tool_skill",
+        "a scenario's `tool_executed.skill_id` names a skill that does not see the tool",
+    ),
+    _l(
+        "lsp.eval.unknown_response",
+        "a scenario's `utter_name` is not a response of the agent",
+        "error",
+    ),
+    _l(
+        "lsp.eval.initial_slot",
+        "a `setup.initial_slots` key nobody reads (not in the form the evaluation routes to "
+        "a memory field)",
+    ),
+    _l(
+        "lsp.eval.vacuous",
+        "a negative assertion (`memory_was_not_set`, `bot_did_not_utter`) on a name that can "
+        "never occur: it always passes",
+    ),
     # -- configuration and inline suppressions (docs/configuration.md) --------------------
     _l(
         "lsp.config.invalid_settings_file",
@@ -725,6 +842,8 @@ def markdown_table() -> str:
         src = "engine" if c.engine else "mantle-lsp"
         if c.engine_note == _LOAD:
             src += " (folded into failed_to_load)"
+        elif c.engine_note == _EVAL:
+            src += " (when it evaluates)"
         elif c.engine_note:
             src += " (when the agent loads)"
         lines.append(

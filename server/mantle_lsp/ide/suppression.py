@@ -45,6 +45,8 @@ _YAML_KINDS = frozenset(
         FileKind.PROJECT_RESPONSES,
         FileKind.SKILL_MEMORY,
         FileKind.SKILL_RESPONSES,
+        FileKind.EVAL_CONFTEST,
+        FileKind.EVAL_SCENARIO,
     }
 )
 _PY_KINDS = frozenset({FileKind.SKILL_TOOLS, FileKind.SHARED_TOOLS, FileKind.HOOKS})

@@ -86,7 +86,7 @@ class ProjectConfigs:
         return self.settings_for(root).engine_override
 
     def filter(self, project: Project, path: Path, diags: list[Diagnostic]) -> list[Diagnostic]:
-        return apply(self.prepare(project), path, diags)
+        return apply(self.prepare(project), path, diags, root=project.root)
 
     def reload(self) -> set[Path]:
         """Read every project's configuration again; the roots whose settings changed."""

@@ -34,6 +34,8 @@ WATCHED_GLOBS = (
     "**/agent.yml",
     "**/integrations.yml",
     "**/*.py",
+    "**/eval/**/*.yml",  # the evaluation's files (docs/language/eval.md)
+    "**/eval/**/*.yaml",
     lsp_layers.WATCH_GLOB,  # Cadenya memory layers (lsp/layers.py)
     *CONFIG_GLOBS,
 )

@@ -7,9 +7,10 @@ folders itself with `watchdog <https://pypi.org/project/watchdog/>`_: the platfo
 native notifications (inotify, FSEvents, ReadDirectoryChangesW), or polling when they
 are not available (e.g. no inotify watches left) or when ``MANTLE_LSP_WATCH=poll`` asks
 for it. Only the paths that matter to a project are kept (Mantle files, tool and hook
-modules, skill folders); ``.git``, ``.venv``, ``node_modules`` and the other folders
-:data:`layout.SKIP_DIRS` names are ignored. Events are gathered for :data:`QUIET`
-seconds and handed to the server (:func:`sync.files_changed`) as one batch, on the event loop.
+modules, skill folders, the evaluation's files); ``.git``, ``.venv``, ``node_modules``
+and the other folders :data:`layout.SKIP_DIRS` names are ignored. Events are gathered for
+:data:`QUIET` seconds and handed to the server (:func:`sync.files_changed`) as one batch,
+on the event loop.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ def relevant(path: str, is_dir: bool, roots: list[Path]) -> bool:
     name = parts[-1]
     if "memory-layers" in parts:  # Cadenya memory layers (lsp/layers.py)
         return True
+    if "eval" in parts:  # the evaluation's files and folders (docs/language/eval.md)
+        return is_dir or name.endswith(layout.EVAL_SUFFIXES)
     if is_dir:
         return name in FOLDER_NAMES or (len(parts) >= 2 and parts[-2] == "skills")
     return name in MANTLE_NAMES or name.endswith(".py")

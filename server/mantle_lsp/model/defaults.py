@@ -103,4 +103,15 @@ EXECUTE_ONLY_TOOLS = ("record_handoff",)
 # names a rename never produces (every profile)
 RESERVED_TOOL_NAMES = frozenset(FRAMEWORK_TOOLS) | frozenset(EXECUTE_ONLY_TOOLS)
 RESERVED_SKILL_IDS = ("project", "system")
+# the engine's own memory entries (`system.<entry>`), the only ones it writes there
+SYSTEM_MEMORY_ENTRIES = (
+    "correction_resume_point",
+    "__discovered__",
+    "pending_tool_confirmation",
+    "consecutive_silence_timeouts",
+    "verbatim_activate_triggers_fired",
+    "verbatim_when_trigger_match_state",
+)
+# the step id a prose skill's frame reports (skill events' `step_id` outside ordered blocks)
+AUTONOMOUS_STEP = "autonomous"
 STEP_ACTIONS = ("action_listen", "hangup")

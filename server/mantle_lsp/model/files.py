@@ -99,6 +99,18 @@ def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source)
     elif kind is FileKind.INTEGRATIONS:
         doc = parse_integrations_yml(text)
         pf.issues.extend(doc.issues)
+    elif kind is FileKind.EVAL_SCENARIO:
+        from ..syntax.eval_yml import parse_scenario  # most projects have no eval suite
+
+        doc = parse_scenario(text)
+        pf.issues.extend(doc.issues)
+    elif kind is FileKind.EVAL_CONFTEST:
+        from ..syntax.eval_yml import parse_conftest
+
+        # reported by the conftest rule, for the file the evaluation reads (of conftest.yml
+        # and conftest.yaml, the first): the other is never read
+        doc = parse_conftest(text)
+        pf.quiet_issues.extend(doc.issues)
     elif kind is FileKind.HOOKS:
         from ..syntax.hooks_py import parse_hooks_module  # most projects have no hooks
 

@@ -34,6 +34,10 @@ class FileKind(enum.Enum):
     # tools load). Read only for what it shows about memory (writes, reads, key constants);
     # never reported on.
     HELPER = "helper module"
+    # the evaluation's files (docs/language/eval.md): `eval/conftest.yml` (or `.yaml`) and
+    # every `*.yml` / `*.yaml` below `eval/scenarios/`
+    EVAL_CONFTEST = "eval conftest"
+    EVAL_SCENARIO = "eval scenario"
 
 
 # Directories never searched for projects (tool caches, dependencies, VCS data).
@@ -57,6 +61,9 @@ SKIP_DIRS = frozenset(
     }
 )
 MAX_DEPTH = 12
+EVAL_SUFFIXES = (".yml", ".yaml")
+CONFTEST_NAMES = ("conftest.yml", "conftest.yaml")  # the engine reads the first it finds
+MAX_SCENARIOS = 5000  # scenario files listed per project (a bound on outside input)
 
 
 def _child_maker() -> Any:
@@ -316,6 +323,8 @@ def classify(path: Path, root: Path) -> tuple[FileKind, str | None] | None:
         return FileKind.HOOKS, None
     if parts[0] == "lib" and _is_helper_module(parts):
         return FileKind.HELPER, None
+    if parts[0] == "eval":
+        return _classify_eval(parts)
     if parts[0] == "skills" and len(parts) >= 3:
         sid = parts[1]
         if sid.startswith("_"):
@@ -336,6 +345,68 @@ def classify(path: Path, root: Path) -> tuple[FileKind, str | None] | None:
         ):
             return FileKind.SKILL_TOOLS, sid
     return None
+
+
+def _classify_eval(parts: tuple[str, ...]) -> tuple[FileKind, str | None] | None:
+    """``eval/conftest.y(a)ml``, or a ``*.yml`` / ``*.yaml`` below ``eval/scenarios/`` (not
+    in a hidden or cache folder, not itself hidden); what the evaluation writes
+    (``eval/results/``) is none of them."""
+    if len(parts) == 2 and parts[1] in CONFTEST_NAMES:
+        return FileKind.EVAL_CONFTEST, None
+    if (
+        len(parts) >= 3
+        and parts[1] == "scenarios"
+        and parts[-1].endswith(EVAL_SUFFIXES)
+        and len(parts) <= MAX_DEPTH
+        and not any(p.startswith(".") or p in SKIP_DIRS for p in parts[2:])
+    ):
+        return FileKind.EVAL_SCENARIO, None
+    return None
+
+
+def is_eval_file(root: Path, path: Path) -> bool:
+    """``path`` is one of the evaluation's files of the project at ``root``."""
+    c = classify(path, root)
+    return c is not None and c[0] in (FileKind.EVAL_CONFTEST, FileKind.EVAL_SCENARIO)
+
+
+def eval_files(root: Path) -> list[tuple[Path, FileKind]]:
+    """The evaluation's files of the project at ``root``: the conftest files, then the
+    scenario files sorted by path (at most :data:`MAX_SCENARIOS`; links to folders are not
+    followed, a file that links out of the project is left out)."""
+    out: list[tuple[Path, FileKind]] = []
+    folder = root / "eval"
+    if folder.is_symlink() and not inside(root, folder):
+        return out  # never read through a link out of the project
+    try:
+        entries = {e.name: e for e in listing(str(folder))}
+    except OSError:
+        return out
+    for name in CONFTEST_NAMES:
+        e = entries.get(name)
+        if e is not None and _entry_is(e, want_dir=False):
+            p = child(folder, name)
+            if not e.is_symlink() or inside(root, p):
+                out.append((p, FileKind.EVAL_CONFTEST))
+    sub = entries.get("scenarios")
+    if sub is None or not _entry_is(sub, want_dir=True) or sub.is_symlink():
+        return out
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(child(folder, "scenarios")):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+        base = Path(dirpath)
+        if len(base.relative_to(root).parts) >= MAX_DEPTH - 1:
+            dirnames[:] = []
+        for name in sorted(filenames):
+            if name.startswith(".") or not name.endswith(EVAL_SUFFIXES):
+                continue
+            p = child(base, name)
+            if p.is_file() and (not p.is_symlink() or inside(root, p)):
+                found.append(p)
+        if len(found) >= MAX_SCENARIOS:
+            break
+    out.extend((p, FileKind.EVAL_SCENARIO) for p in sorted(found)[:MAX_SCENARIOS])
+    return out
 
 
 def _is_hook_module(parts: tuple[str, ...]) -> bool:
@@ -413,6 +484,8 @@ def project_files(root: Path) -> Iterator[tuple[Path, FileKind, str | None]]:
         yield p, FileKind.SHARED_TOOLS, None
     for p in helper_files(root):
         yield p, FileKind.HELPER, None
+    for p, kind in eval_files(root):
+        yield p, kind, None
     for d in skill_dirs(root):
         sid = d.name
         try:  # one directory listing per skill instead of a stat per possible file

@@ -773,6 +773,30 @@ class Project:
                 return sk.skill_md
         return next(iter(self.files.values()), None)
 
+    def project_text_file(self, rel: str) -> str:
+        """What the evaluation finds at ``rel`` (relative to the project root, as a
+        conftest prompt path is): ``ok``, ``outside`` (it leads out of the project, links
+        resolved), ``missing``, ``directory``, ``unreadable`` or ``empty`` (blank text).
+        Read through the project's reader, so an open buffer counts like a saved file."""
+        try:
+            path = (self.root / rel).resolve()
+            root = self.root.resolve()
+        except (OSError, RuntimeError, ValueError):
+            return "missing"
+        if path != root and root not in path.parents:
+            return "outside"
+        try:
+            if path.is_dir():
+                return "directory"
+        except OSError:
+            return "unreadable"
+        src = self.reader(path)
+        if any(i.code == C_UNREADABLE for i in src.issues):
+            return "missing" if not path.exists() else "unreadable"
+        if not src.analyzable:
+            return "ok"  # too large or binary: not ours to judge (the engine reads it as text)
+        return "ok" if src.text.strip() else "empty"
+
     def has_root_file(self, name: str) -> bool:
         """Whether the project root holds a file ``name`` (``domain.yml``): read through the
         project's reader, so an editor's open buffer counts like a saved file."""

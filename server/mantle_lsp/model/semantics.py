@@ -27,7 +27,13 @@ from ..syntax.responses_yml import Response, ResponsesDoc
 from ..syntax.skill_md import Block, SkillDoc, Step
 from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YScalar
-from .defaults import DEFAULT_SKILLS, DefaultField
+from .defaults import (
+    AUTONOMOUS_STEP,
+    DEFAULT_SKILLS,
+    FRAMEWORK_TOOLS,
+    SYSTEM_MEMORY_ENTRIES,
+    DefaultField,
+)
 from .project import LoadFailure, ParsedFile, Project, Skill
 from .symbols import READ_FORMS, WRITE_FORMS, SymbolKey, code_memory
 
@@ -35,10 +41,12 @@ __all__ = [
     "READ_FORMS",
     "WRITE_FORMS",
     "CodeMemoryFacts",
+    "EvalTools",
     "FieldType",
     "LoadFailure",
     "Semantics",
     "StepExit",
+    "TrackerKey",
     "Unreadable",
     "Unwritable",
 ]
@@ -96,6 +104,38 @@ class FieldType:
     enum_booleans: dict[str, bool]  # unquoted enum items YAML 1.1 read as booleans
 
 
+TrackerKeyKind = Literal[
+    "ok",  # a key the agent writes
+    "system_unknown",  # `system.<entry>` for an entry the engine does not know
+    "bare",  # `<field>`: the namespace is missing
+    "session",  # `session.…`: the condition syntax, not the tracker key
+    "wrong_scope",  # `project.<f>` for a skill field, `<skill>.<f>` for another's field
+    "undeclared",  # the namespace exists, the field does not
+    "unknown_namespace",  # neither a skill, `project` nor `system`
+]
+
+
+@dataclass(frozen=True)
+class TrackerKey:
+    """What a scenario's memory name (a tracker key) names (:meth:`Semantics.tracker_key`)."""
+
+    kind: TrackerKeyKind
+    meant: str | None = None  # the one key the name stands for, when there is exactly one
+    candidates: tuple[str, ...] = ()  # keys of that namespace (for a did-you-mean)
+    field: FieldType | None = None  # the field's type, for a key that is `ok`
+    owner: str | None = None  # the namespace of the key that is `ok` (a skill, `project`)
+
+
+@dataclass(frozen=True)
+class EvalTools:
+    """The tools a scenario's `tool_executed` may name (:meth:`Semantics.eval_tools`)."""
+
+    local: frozenset[str]  # defined in the project's tool modules (or framework tools)
+    possible: frozenset[str]  # bindings that may hold a tool (factory-made, imported)
+    complete: bool  # every tool module parses: a name outside `local` is not a tool
+    mcp: dict[str, frozenset[tuple[str, str]]]  # tool -> {(server, importing skill)}
+
+
 ExitKind = Literal["sequence", "next", "if", "else"]
 
 
@@ -134,6 +174,7 @@ class Semantics:
         self._tools_in: dict[Path, list[ToolDef]] = {}
         self._local: dict[str, frozenset[str]] = {}  # local_tools by skill
         self._load: dict[str, LoadFailure | None] = {}  # load_failure by skill
+        self._eval_tools: EvalTools | None = None
 
     # -- reading memory ------------------------------------------------------------------
     def scope(self, sid: str | None, ns: str) -> Scope:
@@ -680,6 +721,189 @@ class Semantics:
                     seen.add(e.target)
                     todo.append(e.target)
         return seen
+
+    # -- the evaluation's names (docs/language/eval.md#what-each-name-must-be) -------------
+    def skills_named(self, name: str) -> list[str]:
+        """Project skills whose frontmatter `name:` is ``name`` (a display label, never
+        the id that events carry)."""
+        out = []
+        for sid, sk in self.p.skills.items():
+            doc = sk.doc
+            if doc is not None and doc.fm_str("name") == name and sid != name:
+                out.append(sid)
+        return out
+
+    def eval_step_ids(self, sid: str, block: str | None = None) -> set[str] | None:
+        """The step ids a skill event of ``sid`` can carry (``autonomous`` for prose, a step
+        of one of its blocks, `END`); with ``block``, those of that block. None when not
+        known here (a bundled skill, a skill whose skill.md does not parse)."""
+        sk = self.p.skill(sid)
+        doc = sk.doc if sk is not None else None
+        if doc is None:
+            return None
+        out = {"END"} if block is not None else {AUTONOMOUS_STEP, "END"}
+        for b in doc.blocks:
+            if block is None or b.id == block:
+                out.update(st.id for st in b.steps if st.id)
+        return out
+
+    def eval_block_ids(self, sid: str) -> list[str] | None:
+        """The ordered blocks of skill ``sid`` by their authored id; None when not known
+        here (a bundled skill, a skill whose skill.md does not parse)."""
+        sk = self.p.skill(sid)
+        doc = sk.doc if sk is not None else None
+        if doc is None:
+            return None
+        return [b.id for b in doc.blocks if b.id]
+
+    def _declaring(self, entry: str) -> list[str]:
+        """The namespaces that declare a field ``entry``: `project`, then skills (bundled
+        ones not overridden included)."""
+        out = ["project"] if self.p.project_field(entry) is not None else []
+        for sid in self.p.catalog_ids():
+            if self._skill_field(sid, entry) is not None:
+                out.append(sid)
+        return out
+
+    def _skill_field(self, sid: str, entry: str) -> FieldType | None:
+        sk = self.p.skill(sid)
+        if sk is not None:
+            f = sk.field(entry)
+            if f is None:
+                return None
+            facts = f.facts
+            return FieldType(facts.type, facts.enum_values, facts.enum_booleans)
+        dflt = DEFAULT_SKILLS.get(sid)
+        for df in dflt.public_fields if dflt is not None else ():
+            if df.name == entry:
+                return FieldType(df.type, (), {})
+        return None
+
+    def tracker_key(self, name: str) -> TrackerKey:
+        """What the tracker key ``name`` of a scenario names: `project.<f>` for a field of
+        the project memory.yml, `<skill>.<f>` for a field of that skill (public or
+        private, bundled skills included), `system.<entry>` for the engine's own entries.
+        Anything else is never written, and the answer says what was probably meant."""
+        ns, dot, entry = name.partition(".")
+        if ns == "session" and dot:
+            inner = self.tracker_key(entry)
+            meant = entry if inner.kind == "ok" else inner.meant
+            return TrackerKey("session", meant, inner.candidates)
+        if not dot:
+            owners = self._declaring(name)
+            keys = tuple(f"{o}.{name}" for o in owners)
+            return TrackerKey("bare", keys[0] if len(keys) == 1 else None, keys)
+        if ns == "system":
+            if entry in SYSTEM_MEMORY_ENTRIES:
+                return TrackerKey("ok", owner="system")
+            cands = tuple(f"system.{e}" for e in SYSTEM_MEMORY_ENTRIES)
+            return TrackerKey("system_unknown", None, cands)
+        if ns in ("project", *self.p.skills) and self._memory_unknown(ns):
+            return TrackerKey("ok", owner=ns)  # its memory.yml does not load: not judged
+        if ns == "project":
+            f = self.p.project_field(entry)
+            if f is not None:
+                facts = f.facts
+                ft = FieldType(facts.type, facts.enum_values, facts.enum_booleans)
+                return TrackerKey("ok", field=ft, owner="project")
+            names = self.p.project_memory.fields if self.p.project_memory else []
+            cands = tuple(dict.fromkeys(f"project.{fd.name}" for fd in names))
+            others = [o for o in self._declaring(entry) if o != "project"]
+            if len(others) == 1:
+                return TrackerKey("wrong_scope", f"{others[0]}.{entry}", cands)
+            return TrackerKey("undeclared", None, cands)
+        if self.p.has_skill(ns):
+            found = self._skill_field(ns, entry)
+            if found is not None:
+                return TrackerKey("ok", field=found, owner=ns)
+            sk = self.p.skill(ns)
+            if sk is not None:
+                fields = sk.field_names()
+            else:
+                fields = [df.name for df in DEFAULT_SKILLS[ns].public_fields]
+            cands = tuple(f"{ns}.{n}" for n in fields)
+            others = [o for o in self._declaring(entry) if o != ns]
+            if len(others) == 1:
+                return TrackerKey("wrong_scope", f"{others[0]}.{entry}", cands)
+            return TrackerKey("undeclared", None, cands)
+        owners = self._declaring(entry)
+        meant = f"{owners[0]}.{entry}" if len(owners) == 1 else None
+        return TrackerKey("unknown_namespace", meant, ("project", "system",
+                                                      *self.p.catalog_ids()))  # fmt: skip
+
+    def _memory_unknown(self, ns: str) -> bool:
+        """The memory.yml of ``ns`` (`project` or a skill) exists but does not load: its
+        fields are not known (the engine reports the file; nothing else is judged on it)."""
+        if ns == "project":
+            pf, doc = self.p.project_memory_file(), self.p.project_memory
+        else:
+            sk = self.p.skill(ns)
+            pf, doc = (sk.memory, sk.memdoc) if sk is not None else (None, None)
+        return pf is not None and (doc is None or not doc.loads)
+
+    def eval_tools(self) -> EvalTools:
+        """Every tool name a `tool_executed` may hold, by source."""
+        if self._eval_tools is None:
+            local: set[str] = set(FRAMEWORK_TOOLS)
+            possible: set[str] = set()
+            complete = True
+            mcp: dict[str, set[tuple[str, str]]] = {}
+            modules = [m for sk in self.p.skills.values() for m in sk.tool_modules()]
+            modules += self.p.shared_tool_files()
+            for pf, mod in modules:
+                if pf.syntax_error() is not None:
+                    complete = False
+                for t in self.tools_in(pf, mod):
+                    (possible if t.kind == "possible" else local).add(t.name)
+            for sk in self.p.skills.values():
+                if sk.tools and any(not isinstance(t.doc, ToolModule) for t in sk.tools):
+                    complete = False
+                for tool, server in self.mcp_tools(sk.doc).items():
+                    mcp.setdefault(tool, set()).add((server, sk.id))
+            self._eval_tools = EvalTools(
+                frozenset(local),
+                frozenset(possible),
+                complete,
+                {k: frozenset(v) for k, v in mcp.items()},
+            )
+        return self._eval_tools
+
+    def eval_tool_params(self, name: str, sid: str | None) -> tuple[str, ...] | None:
+        """The parameters of local tool ``name`` (as skill ``sid`` sees it, or the one
+        definition of that name in the project), when its `def` shows them exactly; None
+        when not known (defined several times, factory-made, takes ``**kwargs``, a
+        framework or MCP tool)."""
+        if name in FRAMEWORK_TOOLS:
+            return None
+        sk = self.p.skill(sid) if sid is not None else None
+        if sk is not None:
+            t = self.tool_signature(sk, sk.doc, name)
+            defs = [t] if t is not None else []
+        else:
+            mods = [m for s in self.p.skills.values() for m in s.tool_modules()]
+            mods += self.p.shared_tool_files()
+            defs = [t for pf, mod in mods for t in self.tools_in(pf, mod) if t.name == name]
+        if len(defs) != 1:
+            return None
+        t = defs[0]
+        if t.kind == "possible" or not (t.exact or t.signature) or t.var_keyword:
+            return None
+        return t.params
+
+    def eval_tool_seen_by(
+        self, sid: str, name: str, source: str, server: str | None
+    ) -> bool | None:
+        """Whether skill ``sid`` can run tool ``name`` from ``source``, so that the event
+        carries its id; None when not known here (a bundled skill, or no skill.md)."""
+        sk = self.p.skill(sid)
+        doc = sk.doc if sk is not None else None
+        if sk is None or doc is None:
+            return None
+        if source == "mcp":
+            return self.mcp_tools(doc).get(name) == server
+        if name in FRAMEWORK_TOOLS:
+            return True
+        return self.tool_visible(sk, doc, name)
 
 
 def _effective(fields: list[MemoryField], lookup: object) -> list[MemoryField]:

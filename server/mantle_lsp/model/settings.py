@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..syntax.errors import closest
+from .layout import is_eval_file
 from .source import read_limited
 
 if sys.version_info >= (3, 11):
@@ -58,7 +59,7 @@ is still checked."""
 
 LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude", "include")
 CODE_KEYS = ("select", "extend-select", "ignore")
-KEYS = (*LIST_KEYS[:3], "per-file-ignores", *LIST_KEYS[3:], "engine", "min-severity")
+KEYS = (*LIST_KEYS[:3], "per-file-ignores", *LIST_KEYS[3:], "engine", "min-severity", "eval")
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
@@ -114,6 +115,7 @@ class Settings:
     include: tuple[str, ...] = ()
     engine: str = "auto"
     min_severity: str = DEFAULT_MIN_SEVERITY
+    eval: bool = True  # check the evaluation's files (eval/conftest.yml, eval/scenarios/)
     origins: Mapping[str, str] = field(default_factory=dict)
     file_keys: tuple[str, ...] = ()  # the keys the configuration file set (valid values)
 
@@ -188,11 +190,14 @@ class Settings:
             "include": list(self.include),
             "engine": self.engine,
             "min-severity": self.min_severity,
+            "eval": self.eval,
         }
         return [(k, _toml(values[k]), self.origins.get(k, "default")) for k in KEYS]
 
 
 def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, str):
         return f'"{value}"'
     if isinstance(value, list):
@@ -540,6 +545,11 @@ def _check(f: _File, known: Collection[str]) -> dict[str, Any]:
                 f.error(key, f"`engine` must be one of {', '.join(ENGINES)}, not {value!r}")
             else:
                 out[key] = value
+        elif key == "eval":
+            if not isinstance(value, bool):
+                f.error(key, f"`eval` must be true or false, not {value!r}")
+            else:
+                out[key] = value
         elif key == "min-severity":
             if value not in SEVERITIES:
                 f.error(
@@ -643,6 +653,7 @@ def load(
         include=values.get("include", ()),
         engine=engine,
         min_severity=min_sev,
+        eval=values.get("eval", True),
         origins=origins,
         file_keys=tuple(values),
     )
@@ -684,15 +695,19 @@ def apply(
     diags: Iterable[D],
     exclude: bool = True,
     below: Path | None = None,
+    root: Path | None = None,
 ) -> list[D]:
     """The diagnostics of the file ``path`` that ``settings`` let through: not in an
     excluded file (unless ``exclude`` is False: a file named on the command line; with
-    ``below``, a folder named there, only matches below it count), a selected code not
-    ignored for this file, at or above min-severity."""
+    ``below``, a folder named there, only matches below it count), not an eval file of the
+    project at ``root`` when ``eval`` is off, a selected code not ignored for this file, at
+    or above min-severity."""
     diags = list(diags)
     if not diags:  # most files: nothing to match
         return diags
     if exclude and settings.excluded(path, below=below):
+        return []
+    if not settings.eval and root is not None and is_eval_file(root, path):
         return []
     per_file = settings.ignored_in(path)
     limit = SEVERITIES.index(settings.min_severity)

@@ -14,6 +14,7 @@
 | ``config`` | agent.yml model groups, ``agent.id``, language, precondition bindings |
 | ``hooks`` | hook modules |
 | ``profile`` | the rasa-pro 3.22 rules (``mutable``, ``writable_by``) |
+| ``eval`` | eval files: rejected keys, file names, the conftest, every name a scenario holds |
 
 Each rule declares the codes it emits and the files it reports on and reads
 (:mod:`.base`); :mod:`mantle_lsp.ide.diagnostics` runs them.
@@ -25,6 +26,7 @@ from . import (  # rules run in the order their modules are imported (and declar
     conditions,
     config,
     dataflow,
+    eval,
     flow,
     hooks,
     memory,
@@ -45,6 +47,7 @@ __all__ = [
     "conditions",
     "config",
     "dataflow",
+    "eval",
     "flow",
     "hooks",
     "memory",
