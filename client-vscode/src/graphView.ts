@@ -247,6 +247,11 @@ function open(
   const key = keyOf(target);
   const existing = panels.get(key);
   if (existing) {
+    if (target.kind === 'map') {
+      // what it shows now (the whole map, or a skill): what it follows from here on
+      existing.target.skill = target.skill;
+      existing.target.hops = target.hops;
+    }
     existing.panel.reveal(vscode.ViewColumn.Beside, true);
     existing.show(graph);
     return;
