@@ -354,3 +354,272 @@ def test_a_folder_of_several_projects_names_them(
     code, out, err = run([str(tmp_path)], capsys)
     assert (code, out) == (2, "")
     assert "holds several projects; name one" in err and "/one, " in err and err.endswith("/two)\n")
+
+
+# -- SVG (issue 33) ----------------------------------------------------------------------------
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def svg_texts(svg: str) -> list[tuple[str, float, tuple[float, float, float, float]]]:
+    """Each text of an SVG: its words, font size and box (from its position, anchor and an
+    advance width of 0.62 em: what the layout assumes for a monospace font)."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(svg)
+    out = []
+    shift = 0.0
+    for g in root.iter(f"{SVG_NS}g"):
+        t = g.get("transform", "")
+        if t.startswith("translate(0,"):
+            shift = float(t[len("translate(0,") : -1])
+    body = {id(e) for g in root.iter(f"{SVG_NS}g") if g.get("transform") for e in g.iter()}
+    for t in root.iter(f"{SVG_NS}text"):
+        size = float(t.get("font-size", "0"))
+        x, y = float(t.get("x", "0")), float(t.get("y", "0")) + (shift if id(t) in body else 0)
+        w = len(t.text or "") * size * 0.62
+        left = x - w / 2 if t.get("text-anchor") == "middle" else x
+        out.append((t.text or "", size, (left, y - size * 0.8, left + w, y + size * 0.25)))
+    return out
+
+
+def text_overlaps(texts: list[tuple[str, float, tuple[float, float, float, float]]]) -> list[str]:
+    found = []
+    for i, (a, _, (ax0, ay0, ax1, ay1)) in enumerate(texts):
+        for b, _, (bx0, by0, bx1, by1) in texts[i + 1 :]:
+            if min(ax1, bx1) - max(ax0, bx0) > 0.5 and min(ay1, by1) - max(ay0, by0) > 0.5:
+                found.append(f"{a!r} / {b!r}")
+    return found
+
+
+def test_flow_as_svg_at_its_natural_size_readable_and_marked(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(
+        [str(root), "--skill", "order", "--block", "main", "--format", "svg"], capsys
+    )
+    assert code == 0 and out.startswith("<svg ")
+    texts = svg_texts(out)
+    assert [t for t, _, _ in texts][:1] == ["order: main"]  # the title
+    words = [t for t, _, _ in texts]
+    for want in ("ask_size", "collect size", "session.project.verified ==", "True", "else", "END"):
+        assert want in words, want
+    assert min(size for _, size, _ in texts) >= graphs.SVG_MIN_FONT
+    assert text_overlaps(texts) == []
+    assert 'class="node kind-action problem-error unreachable" data-id="step:orphan"' in out
+    assert "<title>orphan — action utter_nope\nunreachable" in out  # the tooltip
+    # the natural size: width and height are the viewBox's, nothing scaled
+    head = out.split(">", 1)[0]
+    w, h = head.split('width="')[1].split('"')[0], head.split('height="')[1].split('"')[0]
+    assert f'viewBox="0 0 {w} {h}"' in head
+
+
+def test_map_as_svg_has_a_legend_and_marks_the_skill_with_a_problem(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run([str(root), "--format", "svg"], capsys)
+    assert code == 0 and err == ""  # a small map: no hint about --output-dir
+    words = [t for t, _, _ in svg_texts(out)]
+    assert "writes (skill → field)" in words and "reads (field → skill)" in words
+    assert 'class="node kind-skill problem-error" data-id="skill:order"' in out
+    assert text_overlaps(svg_texts(out)) == []
+
+
+def test_svg_escapes_what_it_shows(tmp_path: Path) -> None:
+    fx = write_fixture(
+        tmp_path,
+        """\
+//- skills/s/skill.md
+---
+description: x
+---
+:::ordered_block id=main
+steps:
+  - id: a
+    noop: true
+    next:
+      - if: "session.s.x < 3 and session.s.y == '<b>&'"
+        then: END
+      - else: END
+:::
+""",
+    )
+    import xml.etree.ElementTree as ET
+
+    svg = graphs.to_svg(graphs.flow_graph(Project.load(fx.root), "s", "main"))
+    ET.fromstring(svg)  # well-formed
+    assert "session.s.x &lt; 3 and" in svg and "&lt;b&gt;&amp;" in svg
+
+
+def test_output_dir_writes_one_svg_per_skill_and_an_index(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_dir = tmp_path / "pictures"
+    code, out, err = run([str(root), "--output-dir", str(out_dir)], capsys)
+    assert code == 0, err
+    assert sorted(p.name for p in out_dir.iterdir()) == ["greet.svg", "index.md", "order.svg"]
+    greet = (out_dir / "greet.svg").read_text(encoding="utf-8")
+    assert "<title>agent map: greet</title>" in greet
+    assert 'problem-error" data-id="skill:order"' in greet  # as `check` reports it
+    index = (out_dir / "index.md").read_text(encoding="utf-8")
+    assert "## agent map: order\n\n![agent map: order](order.svg)\n" in index
+    assert out.splitlines()[-1].endswith("index.md")
+    # flows: one per ordered block, in a folder per skill; nothing else in DIR is touched
+    (out_dir / "keep.txt").write_text("mine", encoding="utf-8")
+    code, _, err = run([str(root), "--kind", "flow", "--output-dir", str(out_dir)], capsys)
+    assert code == 0, err
+    assert (out_dir / "order" / "main.svg").read_text(encoding="utf-8").startswith("<svg ")
+    assert (out_dir / "greet" / "main.svg").exists()
+    assert (out_dir / "keep.txt").read_text(encoding="utf-8") == "mine"
+    assert (out_dir / "greet.svg").exists()  # the map's pictures stay
+
+
+def test_output_dir_refuses_a_link_out_of_it_and_other_formats(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_dir, outside = tmp_path / "pictures", tmp_path / "outside"
+    out_dir.mkdir()
+    outside.mkdir()
+    (out_dir / "order").symlink_to(outside, target_is_directory=True)
+    code, _, err = run([str(root), "--kind", "flow", "--output-dir", str(out_dir)], capsys)
+    assert code == 2 and "could not write" in err and "a symbolic link leads outside" in err
+    assert list(outside.iterdir()) == []
+    code, _, err = run([str(root), "--format", "json", "--output-dir", str(out_dir)], capsys)
+    assert code == 2 and "--output-dir writes SVG files" in err
+
+
+HOPS = """\
+//- memory.yml
+flag:
+  type: bool
+note:
+  type: text
+//- skills/writer/skill.md
+---
+description: Sets the flag.
+---
+:::ordered_block id=main
+steps:
+  - id: set
+    set_memory:
+      flag: true
+:::
+//- skills/reader/skill.md
+---
+description: Reads the flag.
+---
+if: session.project.flag == True
+Mind the flag.
+
+:::ordered_block id=main
+steps:
+  - id: note
+    set_memory:
+      note: hello
+  - id: help
+    call: helper
+:::
+//- skills/consumer/skill.md
+---
+description: Reads the note.
+---
+if: session.project.note != None
+Read the note.
+//- skills/helper/skill.md
+---
+description: Helps.
+---
+:::ordered_block id=main
+steps:
+  - id: deeper
+    call: deeper
+:::
+//- skills/deeper/skill.md
+---
+description: Deep.
+---
+Text.
+//- skills/boss/skill.md
+---
+description: Calls the reader.
+---
+:::ordered_block id=main
+steps:
+  - id: go
+    call: reader
+:::
+//- skills/top/skill.md
+---
+description: Calls the boss.
+---
+:::ordered_block id=main
+steps:
+  - id: go
+    call: boss
+:::
+"""
+
+
+def test_two_hops_follow_the_data_and_the_calls_one_step_further(tmp_path: Path) -> None:
+    project = Project.load(write_fixture(tmp_path, HOPS).root)
+    one = graphs.agent_map(project, "reader")
+    assert one.hops == 1 and one.title == "agent map: reader"
+    assert sorted(n.id for n in one.nodes if n.kind == "skill") == [
+        "skill:boss",
+        "skill:helper",
+        "skill:reader",
+    ]
+    two = graphs.agent_map(project, "reader", hops=2)
+    assert sorted(n.id for n in two.nodes if n.kind == "skill") == [
+        "skill:boss",
+        "skill:consumer",  # reads what it writes
+        "skill:deeper",  # its callee calls it
+        "skill:helper",
+        "skill:reader",
+        "skill:top",  # calls its caller
+        "skill:writer",  # writes what it reads
+    ]
+    assert {"source": "skill:writer", "target": "field:project.flag", "kind": "writes"} in [
+        {"source": e.source, "target": e.target, "kind": e.kind} for e in two.edges
+    ]
+    assert two.omitted == 0
+
+
+def test_two_hops_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = Project.load(write_fixture(tmp_path, HOPS).root)
+    monkeypatch.setattr(graphs, "MAX_SECOND_HOP", 1)
+    two = graphs.agent_map(project, "reader", hops=2)
+    assert two.omitted == 3
+    assert len([n for n in two.nodes if n.kind == "skill"]) == 4
+    data = graphs.to_json(two, lambda loc: {})
+    assert (data["hops"], data["omitted"]) == (2, 3)
+
+
+def test_hops_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_fixture(tmp_path, HOPS).root
+    code, out, _ = run([str(root), "--skill", "reader", "--hops", "2"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert data["hops"] == 2 and "skill:writer" in [n["id"] for n in data["nodes"]]
+
+
+@pytest.mark.timeout(300)  # 1,000 skills, and an SVG each: ~30 s on a quiet machine
+def test_problem_marks_at_1000_skills(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The whole map and a skill's picture mark the skill with a problem, at 1,000 skills."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from generate import generate
+
+    big = generate(tmp_path / "big", 1000)
+    md = big / "skills/s777/skill.md"
+    md.write_text(md.read_text(encoding="utf-8") + "\nAlso mind @memory.s777.nope.\n", "utf-8")
+    code, out, err = run([str(big), "--format", "svg"], capsys)
+    assert code == 0 and "--output-dir DIR" in err  # a large map: the hint
+    marked = [line for line in out.splitlines() if "problem-error" in line and "data-id" in line]
+    assert marked == ['<g class="node kind-skill problem-error" data-id="skill:s777">']
+    code, out, _ = run([str(big), "--output-dir", str(tmp_path / "pics")], capsys)
+    assert code == 0
+    assert 'problem-error" data-id="skill:s777"' in (tmp_path / "pics/s777.svg").read_text("utf-8")
+    assert (
+        "problem-error" not in (tmp_path / "pics/s776.svg").read_text("utf-8").split("</style>")[1]
+    )

@@ -70,3 +70,23 @@ async def test_a_client_pulling_open_documents_only_gets_marks_that_follow_edits
         s.change(md, (at.line, at.character), (at.line, at.character + 15), "the rules")
         await s.until(lambda: s.client.diagnostic_refresh_count > 1, what="a refresh")
         assert set(_marks(await _map(s, root))) == {"skill:s9", "field:s9.note"}
+
+
+async def test_marks_and_layout_of_a_map_of_1000_skills(tmp_path: Path) -> None:
+    """What the VS Code view asks for a large agent (the map with its layout, and one
+    skill's part): the problem marks are there at 1,000 skills."""
+    root = generate(tmp_path / "big", 1000)
+    md = root / "skills/s777/skill.md"
+    md.write_text(md.read_text(encoding="utf-8") + "\nAlso mind @memory.s777.nope.\n", "utf-8")
+    async with lsp_session(root) as s:
+        await s.until(lambda: s.diagnostics(md), what="the problem published", timeout=240)
+        params: dict[str, Any] = {
+            "textDocument": {"uri": uri(root / "memory.yml")},
+            "layout": {"fontSize": 13, "charWidth": 7.8},
+        }
+        whole = plain(await s.client.protocol.send_request_async("mantle/agentMap", params))
+        assert _marks(whole) == {"skill:s777": ["mantle.validation.prose.unknown_memory_reference"]}
+        assert len(whole["layout"]["nodes"]) == len(whole["nodes"]) > 5000
+        params["skill"] = "s777"
+        part = plain(await s.client.protocol.send_request_async("mantle/agentMap", params))
+        assert _marks(part) == _marks(whole)

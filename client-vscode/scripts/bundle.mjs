@@ -15,8 +15,8 @@ await build({
   logLevel: 'warning',
 });
 
-// The flow / agent map webview's script, with its layout library (dagre): a browser bundle
-// loaded by the webview from the .vsix (no CDN).
+// The flow / agent map webview's script (it draws the layout the server computes): a
+// browser bundle loaded by the webview from the .vsix (no CDN).
 await build({
   entryPoints: ['src/webview/graph.ts'],
   bundle: true,

@@ -1,4 +1,4 @@
-// Unit tests of the extension's pure helpers (src/text.ts, src/trust.ts), bundled with
+// Unit tests of the extension's pure helpers (src/text.ts, src/trust.ts, src/graphModel.ts), bundled with
 // esbuild and run by `node --test` (`npm test`; `make client-check` runs them after tsc).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -17,6 +17,7 @@ async function load(name) {
 }
 const { stderrLevel, exitSummary, toTerminal } = await load('text');
 const { folderHolding, whichProgram, untrustedReason } = await load('trust');
+const { targetOf, nodeAt, lensesOf, skillOfPath } = await load('graphModel');
 
 test('a server log record keeps its level in the output channel', () => {
   // what pygls logged for every cancelled pull (shown as 125 [error] lines before)
@@ -106,4 +107,46 @@ test('untrusted: a program inside the workspace is skipped, with a reason to log
   assert.match(untrustedReason('python3', 'the Python', false, [ws], `${bin}:${outside}`, '/'), /python3 \(.*\.venv\/bin\/python3\)/);
   assert.equal(untrustedReason('python3', 'the Python', false, [ws], `${outside}:${bin}`, '/'), undefined);
   assert.equal(untrustedReason(python, 'x', false, [], '', '/'), undefined); // no folder open
+});
+
+// ---- the graph views (src/graphModel.ts) --------------------------------------------------
+test('a saved view comes back as what it showed: a flow, a whole map, a map focused on a skill', () => {
+  const uri = 'file:///p/skills/a/skill.md';
+  assert.deepEqual(targetOf({ target: { kind: 'flow', uri, skill: 'a', block: 'main' } }), { kind: 'flow', uri, skill: 'a', block: 'main' });
+  assert.equal(targetOf({ target: { kind: 'flow', uri, skill: 'a' } }), undefined);
+  assert.deepEqual(targetOf({ target: { kind: 'map', uri } }), { kind: 'map', uri, skill: undefined, hops: undefined });
+  assert.deepEqual(targetOf({ target: { kind: 'map', uri, skill: 'a', hops: 2 } }), { kind: 'map', uri, skill: 'a', hops: 2 });
+  assert.deepEqual(targetOf({ target: { kind: 'map', uri, skill: 'a', hops: 7 } }), { kind: 'map', uri, skill: 'a', hops: 1 });
+  assert.equal(targetOf({ target: { kind: 'pie', uri } }), undefined);
+  assert.equal(targetOf(undefined), undefined);
+});
+
+test('the step under the cursor: the step whose lines hold it, in that file only', () => {
+  const uri = 'file:///p/skills/a/skill.md';
+  const at = (l1, l2) => ({ uri, range: { start: { line: l1, character: 4 }, end: { line: l2, character: 10 } } });
+  const nodes = [
+    { id: 'step:ask', location: at(7, 9) },
+    { id: 'step:check', location: at(10, 14) },
+    { id: 'END', location: at(15, 15) },
+    { id: 'skill:b', location: { uri: 'file:///p/skills/b/skill.md', range: at(0, 99).range } },
+    { id: 'bundled', location: null },
+  ];
+  assert.equal(nodeAt(nodes, uri, { line: 7, character: 0 }), 'step:ask');
+  assert.equal(nodeAt(nodes, uri, { line: 12, character: 30 }), 'step:check');
+  assert.equal(nodeAt(nodes, uri, { line: 15, character: 0 }), 'END');
+  assert.equal(nodeAt(nodes, uri, { line: 3, character: 0 }), null);
+  assert.equal(nodeAt(nodes, 'file:///p/skills/b/skill.md', { line: 12, character: 0 }), 'skill:b');
+});
+
+test('skill.md code lenses: the focused agent map on the first line, a flow on each ordered block', () => {
+  const text = '---\ndescription: x\n---\nProse.\n\n:::ordered_block id=main\nsteps: []\n:::\n:::ordered_block id=après-vente\n:::\ntext :::ordered_block id=inline\n';
+  assert.deepEqual(lensesOf(text, 'pay'), [
+    { line: 0, title: 'Agent Map: pay and its neighbours', command: 'mantle.focusSkill' },
+    { line: 5, title: 'Show Flow of main', command: 'mantle.showFlow', block: 'main' },
+    { line: 8, title: 'Show Flow of après-vente', command: 'mantle.showFlow', block: 'après-vente' },
+    { line: 10, title: 'Show Flow of inline', command: 'mantle.showFlow', block: 'inline' }, // as the engine reads it
+  ]);
+  assert.equal(skillOfPath('/w/p/skills/pay_slip/skill.md'), 'pay_slip');
+  assert.equal(skillOfPath('C:\\w\\skills\\pay\\tools.py'), 'pay');
+  assert.equal(skillOfPath('/w/p/memory.yml'), undefined);
 });

@@ -23,7 +23,7 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const SHOTS = path.resolve(process.env.E2E_SHOTS || path.join(REPO, '.cache', 'e2e', 'screenshots'));
 const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 const EXAMPLE = path.join(REPO, 'examples', 'telecom-broken');
-const WATCHDOG_MS = 10 * 60 * 1000; // two more code-server starts (trust, no Python) on a busy machine
+const WATCHDOG_MS = 14 * 60 * 1000; // two more code-server starts (trust, no Python) and a second folder, on a busy machine
 
 function need(name) {
   const v = process.env[name];
@@ -348,6 +348,17 @@ async function runCommand(title) {
   await input.fill(`>${title}`);
   await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 10000 });
   await sleep(300);
+  await page.keyboard.press('Enter');
+}
+
+/** Run the command titled exactly `title` (not the palette's best guess). */
+async function runExactCommand(title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row').first();
+  await until(`the palette to offer "${title}" first`, async () => ((await row.getAttribute('aria-label')) ?? '').startsWith(title), 10000);
   await page.keyboard.press('Enter');
 }
 
@@ -931,6 +942,7 @@ async function main() {
   await promptPreview(); // issue 15: prompt preview
   await configMessage(); // issue 29: a malformed configuration file
   await viewsAfterReload(); // issue 29: the views come back after a window reload
+  await bigAgent(url); // issue 33: the pictures at real size, on a 75-skill agent
 
   await check('without mantle.interpreter: the Python extension\'s environment (mantle_lsp importable there)', async () => {
     writeSettings({ 'fakePython.interpreter': PYTHON }, 'Machine');
@@ -1504,6 +1516,215 @@ async function viewsAfterReload() {
     await closeOtherGraphs();
     return `${before.length} tabs before, ${after.length} after; flow ${flowNodes} nodes, map ${mapNodes} nodes, prompt text back`;
   });
+}
+
+// ---- issue 33: the pictures at real size, on a 75-skill agent ----------------------------
+const BIG = path.join(tmp, 'agent75');
+const BIG_NAMES = [
+  'issue 33: the 33-step flow at real size: every text on screen at the UI font size, no caption over another; the step under the cursor is highlighted and followed; the wheel zooms',
+  'issue 33: the 75-skill agent map at real size: every text on screen at the UI font size, a minimap, the problem mark; search finds a skill and centres it; Focus and Whole map',
+  'issue 33: the code lens on payroll_payslip/skill.md shows the skill and its neighbours: every label on screen at the UI font size',
+];
+
+/** Every text of the graph webview in `frame` that shows on screen: its size on screen
+ * (CSS font size x the SVG's scale), the UI font size of the page, and the pairs of visible
+ * texts whose boxes overlap. */
+async function textAudit(frame) {
+  return frame.evaluate(() => {
+    const svg = document.getElementById('graph');
+    const box = svg.getBoundingClientRect();
+    const ui = parseFloat(getComputedStyle(document.body).fontSize);
+    const scale = svg.getScreenCTM().a;
+    const all = [...svg.querySelectorAll('text')].map((t) => {
+      const r = t.getBoundingClientRect();
+      return { text: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * scale, x: r.left, y: r.top, r: r.right, b: r.bottom };
+    });
+    const miniEl = document.getElementById('minimap');
+    const m = miniEl && !miniEl.classList.contains('hidden') ? miniEl.getBoundingClientRect() : null;
+    const underMini = (t) => m && t.x < m.right && t.r > m.left && t.y < m.bottom && t.b > m.top;
+    const vis = all.filter((t) => t.x < box.right && t.r > box.left && t.y < box.bottom && t.b > box.top && !underMini(t));
+    const inside = vis.filter((t) => t.x >= box.left - 0.5 && t.r <= box.right + 0.5 && t.y >= box.top - 0.5 && t.b <= box.bottom + 0.5);
+    const overlaps = [];
+    for (let i = 0; i < vis.length; i++) {
+      for (let j = i + 1; j < vis.length; j++) {
+        const a = vis[i];
+        const b = vis[j];
+        if (Math.min(a.r, b.r) - Math.max(a.x, b.x) > 1 && Math.min(a.b, b.b) - Math.max(a.y, b.y) > 1) {
+          overlaps.push(`${a.text} / ${b.text}`);
+        }
+      }
+    }
+    const small = vis.filter((t) => t.px < ui - 0.01).map((t) => `${t.text} (${t.px.toFixed(1)}px)`);
+    const minPx = Math.min(...vis.map((t) => t.px));
+    return { ui, scale, total: all.length, visible: vis.length, inside: inside.length, small, overlaps, minPx, title: document.getElementById('title')?.textContent ?? '' };
+  });
+}
+
+/** The graph webview frame whose title is `title`, or null. */
+async function graphFrameTitled(title) {
+  for (const f of page.frames()) {
+    if (await f.$('svg#graph').catch(() => null)) {
+      const t = await f.$eval('#title', (e) => e.textContent).catch(() => '');
+      if (t === title && (await graphNodes(f).catch(() => [])).length) {
+        return f;
+      }
+    }
+  }
+  return null;
+}
+
+/** The UI font size of the workbench (px). */
+async function workbenchFontSize() {
+  return page.evaluate(() => parseFloat(getComputedStyle(document.querySelector('.monaco-workbench')).fontSize));
+}
+
+function assertReadable(audit, what) {
+  assert(audit.visible >= 5, `${what}: only ${audit.visible} texts on screen`);
+  assert(audit.small.length === 0, `${what}: texts under the UI font size (${audit.ui}px): ${audit.small.slice(0, 5).join(', ')}`);
+  assert(audit.overlaps.length === 0, `${what}: overlapping texts: ${audit.overlaps.slice(0, 5).join('; ')}`);
+}
+
+/** Is node `id` of `frame`'s graph entirely inside the view? */
+async function nodeInView(frame, id) {
+  return frame.evaluate((nid) => {
+    const g = document.querySelector(`svg#graph g.node[data-id="${nid}"]`);
+    const box = document.getElementById('graph').getBoundingClientRect();
+    if (!g) {
+      return false;
+    }
+    const r = g.getBoundingClientRect();
+    return r.left >= box.left && r.right <= box.right && r.top >= box.top && r.bottom <= box.bottom;
+  }, id);
+}
+
+async function bigAgent(url) {
+  if (ONLY && !BIG_NAMES.some((n) => ONLY.test(n))) {
+    return; // none of its checks runs: no need to open the agent
+  }
+  await promisify(execFile)(PYTHON, [path.join(REPO, 'tests', 'e2e', 'agent75.py'), BIG], { timeout: 60000 });
+  // one problem, for its mark on the map
+  fs.appendFileSync(path.join(BIG, 'skills', 's60', 'skill.md'), '\nAlso mind @memory.s60.nope.\n');
+  const payroll = fs.readFileSync(path.join(BIG, 'skills', 'payroll_payslip', 'skill.md'), 'utf8').split('\n');
+  const lineOfPayroll = (needle) => payroll.findIndex((l) => l.includes(needle)) + 1;
+  await closePanel();
+  await page.goto(`${url}/?folder=${encodeURIComponent(BIG)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 120000 });
+  await until('the server to index the 75-skill agent', async () => /ready/.test(await mantleStatus()), 120000);
+  await runCommand('View: Close Primary Side Bar').catch(() => {});
+  const uiPx = await workbenchFontSize();
+
+  await check(BIG_NAMES[0], async () => {
+    await openFile('skills/payroll_payslip/skill.md');
+    await goTo(lineOfPayroll('collect: delivery_channel'), 5);
+    await runCommand('Mantle: Show Flow');
+    const frame = await until('the flow of payroll_payslip', () => graphFrameTitled('payroll_payslip: main'), 30000);
+    const nodes = await graphNodes(frame);
+    assert(nodes.length === 34, `${nodes.length} nodes (33 steps and END expected)`);
+    const current = await until('the step under the cursor highlighted and in view', async () => {
+      const cur = (await graphNodes(frame)).filter((n) => /\bcurrent\b/.test(n.classes)).map((n) => n.id);
+      return cur.length === 1 && cur[0] === 'step:ask_delivery' && (await nodeInView(frame, cur[0])) ? cur[0] : false;
+    }, 10000);
+    await sleep(500);
+    const audit = await textAudit(frame);
+    assert(Math.abs(audit.ui - uiPx) < 0.01, `the view's text size ${audit.ui}px is not the workbench's ${uiPx}px`);
+    assertReadable(audit, 'the flow');
+    await page.mouse.move(1100, 700);
+    await shot('flow-large');
+    // the cursor moves to another step: it is highlighted, and shown
+    await goTo(lineOfPayroll('id: thanks'), 5);
+    await until('the thanks step highlighted and in view', async () => {
+      const cur = (await graphNodes(frame)).filter((n) => /\bcurrent\b/.test(n.classes)).map((n) => n.id);
+      return cur[0] === 'step:thanks' && (await nodeInView(frame, 'step:thanks'));
+    }, 10000);
+    // a mouse wheel notch zooms by a quarter; 100% comes back to the natural size
+    const fb = await (await frame.frameElement()).boundingBox();
+    await page.mouse.move(fb.x + fb.width / 2, fb.y + fb.height / 2);
+    await page.mouse.wheel(0, -100);
+    const zoomed = await until('the wheel to zoom in', async () => {
+      const sc = Number(await frame.evaluate(() => document.body.dataset.scale));
+      return sc > 1.2 ? sc : false;
+    }, 5000);
+    await frame.click('#zoom100');
+    await until('100%', async () => Number(await frame.evaluate(() => document.body.dataset.scale)) === 1, 5000);
+    await closeOtherGraphs();
+    return `${nodes.length} nodes; ${audit.visible} texts on screen (of ${audit.total}), all ≥ ${audit.ui}px (smallest ${audit.minPx.toFixed(1)}px), none overlapping; current ${current}; a wheel notch: ${Math.round(zoomed * 100)}%`;
+  }, { retries: 1 });
+
+  await check(BIG_NAMES[1], async () => {
+    await runCommand('View: Close All Editors');
+    await until('no editor open', async () => (await tabLabels()).length === 0, 10000);
+    await runCommand('Mantle: Show Agent Map');
+    const frame = await until('the agent map', () => graphFrameTitled('agent map'), 30000);
+    const nodes = await graphNodes(frame);
+    assert(nodes.length >= 140, `${nodes.length} nodes`);
+    const marked = nodes.filter((n) => /problem-error/.test(n.classes)).map((n) => n.id);
+    assert(marked.includes('skill:s60'), `marked: ${marked.join(', ')}`);
+    await sleep(500);
+    const audit = await textAudit(frame);
+    assertReadable(audit, 'the map');
+    assert(await frame.$eval('#minimap', (e) => !e.classList.contains('hidden')), 'no minimap for a map larger than the view');
+    // search: a skill, centred at 100%
+    await frame.fill('#search', 's42');
+    await frame.press('#search', 'Enter');
+    const off = await until('s42 selected and centred', () => frame.evaluate(() => {
+      const g = document.querySelector('svg#graph g.node[data-id="skill:s42"]');
+      if (!g || !g.classList.contains('selected')) {
+        return false;
+      }
+      const r = g.getBoundingClientRect();
+      const box = document.getElementById('graph').getBoundingClientRect();
+      const d = Math.hypot(r.left + r.width / 2 - (box.left + box.width / 2), r.top + r.height / 2 - (box.top + box.height / 2));
+      return d < 3 && document.body.dataset.scale === '1.000' ? { d } : false;
+    }), 10000);
+    const afterSearch = await textAudit(frame);
+    assertReadable(afterSearch, 'the map after the search');
+    await page.mouse.move(1270, 790);
+    await shot('agent-map-75');
+    // Focus on the found skill, then back to the whole map
+    await frame.click('#focus');
+    const focused = await until('the map focused on s42', () => graphFrameTitled('agent map: s42'), 20000);
+    const around = (await graphNodes(focused)).map((n) => n.id);
+    assert(around.includes('skill:s42') && around.length < 20, `focused: ${around.join(', ')}`);
+    await focused.click('#whole');
+    await until('the whole map again', () => graphFrameTitled('agent map'), 20000);
+    await closeOtherGraphs();
+    return `${nodes.length} nodes; ${audit.visible} texts on screen, all ≥ ${audit.ui}px, none overlapping; s60 marked; "s42" found and centred (${off.d.toFixed(1)}px off); focus: ${around.length} nodes`;
+  }, { retries: 1 });
+
+  await check(BIG_NAMES[2], async () => {
+    await openFile('skills/payroll_payslip/skill.md');
+    await goTo(1, 1); // the lens is on the first line
+    const lens = page.locator('.editor-group-container.active .codelens-decoration a', { hasText: 'Agent Map: payroll_payslip and its neighbours' }).first();
+    await lens.waitFor({ timeout: 20000 });
+    await lens.click();
+    const frame = await until('the focused map', () => graphFrameTitled('agent map: payroll_payslip'), 30000);
+    const ids = (await graphNodes(frame)).map((n) => n.id);
+    for (const id of ['skill:payroll_payslip', 'field:payroll_payslip.employee_id', 'tool:payroll_payslip/fetch_payslip', 'skill:s2', 'field:project.authenticated']) {
+      assert(ids.includes(id), `no ${id} in ${ids.join(', ')}`);
+    }
+    // the view's group takes the editor area (as the author had it)
+    await clickTab(/^Agent Map: payroll_payslip/);
+    await runExactCommand('View: Toggle Maximize Editor Group');
+    let audit;
+    try {
+      audit = await until('every label of the focused map on screen', async () => {
+        const a = await textAudit(frame);
+        return a.total > 0 && a.inside === a.total ? a : false;
+      }, 10000);
+      assertReadable(audit, 'the focused map');
+      await page.mouse.move(1270, 790);
+      await shot('agent-map-focus');
+    } finally {
+      await runExactCommand('View: Toggle Maximize Editor Group').catch(() => {});
+    }
+    await closeOtherGraphs();
+    return `${ids.length} nodes; all ${audit.total} texts on screen, ≥ ${audit.ui}px (smallest ${audit.minPx.toFixed(1)}px), none overlapping`;
+  }, { retries: 1 });
+
+  // back to the example the other checks use
+  await page.goto(`${url}/?folder=${encodeURIComponent(dirs.ws)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 120000 });
+  await until('the server to index telecom-broken again', async () => /ready/.test(await mantleStatus()), 120000);
 }
 
 // ---- issue 28: workspace trust -----------------------------------------------------------

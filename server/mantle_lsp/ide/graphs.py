@@ -15,6 +15,7 @@ step without an id: ``step#<n>``, 1-based; a repeated id: ``step:<id>#<n>``), ``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from ..model.semantics import READ_FORMS, WRITE_FORMS, Semantics
 from ..syntax.skill_md import Block, SkillDoc
 from ..syntax.text import TextRange
 from .diagnostics import Diagnostic
+from .layout import Layout, LEdge, LNode, Metrics, layered, text_width, wrap
 from .types import Location
 
 __all__ = [
@@ -36,9 +38,12 @@ __all__ = [
     "agent_map",
     "block_at",
     "flow_graph",
+    "focus",
+    "layout_of",
     "to_dot",
     "to_json",
     "to_mermaid",
+    "to_svg",
 ]
 
 GraphKind = Literal["flow", "map"]
@@ -86,6 +91,8 @@ class Graph:
     edges: list[Edge]
     skill: str | None = None
     block: str | None = None
+    hops: int | None = None  # a map of one skill: how far from it (1 or 2)
+    omitted: int = 0  # a map of one skill: the skills two hops away left out (MAX_SECOND_HOP)
 
 
 def _problems(diags: Iterable[Diagnostic], path: Path, rng: TextRange) -> list[Problem]:
@@ -208,11 +215,15 @@ def _step_detail(kind: str, node: Any) -> str:
 
 # -- agent map --------------------------------------------------------------------------
 def agent_map(
-    project: Project, skill: str | None = None, diagnostics: Sequence[Diagnostic] = ()
+    project: Project,
+    skill: str | None = None,
+    diagnostics: Sequence[Diagnostic] = (),
+    hops: int = 1,
 ) -> Graph:
     """Skills, their public and private fields, the project's fields, each skill's tools;
     who writes and who reads each field, which skills call or link which. With ``skill``:
-    that skill and what it touches."""
+    that skill and what it touches (``hops=2``: and the skills one step further, see
+    :func:`focus`)."""
     if skill is not None:
         _skill_doc(project, skill)
     sem = Semantics(project)
@@ -306,10 +317,7 @@ def agent_map(
     for (src, dst, kind), how in sorted(forms.items()):
         edges[Edge(src, dst, kind, ", ".join(sorted(how)))] = None
     graph = Graph("map", "agent map", list(nodes.values()), list(edges), skill)
-    if skill is not None:
-        graph = _around(graph, skill)
-        graph.title = f"agent map: {skill}"
-    return graph
+    return focus(graph, skill, hops) if skill is not None else graph
 
 
 def _span(key: Any, f: Any) -> TextRange:
@@ -318,16 +326,66 @@ def _span(key: Any, f: Any) -> TextRange:
     return TextRange(key.range.start, max(end, key.range.end))
 
 
-def _around(graph: Graph, sid: str) -> Graph:
-    """The part of an agent map about skill ``sid``: it, its fields and tools, and what
-    they are connected to."""
-    own = {f"skill:{sid}"} | {
+MAX_SECOND_HOP = 40  # skills two hops away shown around one skill (the rest: omitted)
+
+
+def focus(graph: Graph, sid: str, hops: int = 1) -> Graph:
+    """The part of the whole agent map ``graph`` about skill ``sid`` (titled
+    ``agent map: <sid>``): it, its fields and tools, and what they are connected to (one
+    hop: the fields it reads and writes, the skills that read or write its fields, the
+    skills it calls or links and that call or link it).
+
+    Two hops follow the data one step further, in its direction: the skills that write
+    what it reads, the skills that read what it writes (a field of another skill or of the
+    project), the skills its callees call and the callers of its callers; at most
+    :data:`MAX_SECOND_HOP` of them (``omitted`` counts the others)."""
+    me = f"skill:{sid}"
+    own = {me} | {
         n.id for n in graph.nodes if n.attrs.get("owner") == sid and n.kind in ("field", "tool")
     }
     edges = [e for e in graph.edges if e.source in own or e.target in own]
     keep = own | {e.source for e in edges} | {e.target for e in edges}
+    omitted = 0
+    if hops >= 2:
+        reads = {e.source for e in edges if e.kind == "reads" and e.target == me}
+        writes = {e.target for e in edges if e.kind == "writes" and e.source == me} - own
+        callees = {e.target for e in edges if e.kind in ("call", "link") and e.source == me}
+        callers = {e.source for e in edges if e.kind in ("call", "link") and e.target == me}
+        more: dict[str, None] = {}
+        second: list[Edge] = []
+        for e in graph.edges:
+            if e.source in own or e.target in own:
+                continue
+            if e.kind == "writes" and e.target in reads:
+                far = e.source  # writes what it reads
+            elif e.kind == "reads" and e.source in writes:
+                far = e.target  # reads what it writes
+            elif e.kind in ("call", "link") and e.source in callees:
+                far = e.target
+            elif e.kind in ("call", "link") and e.target in callers:
+                far = e.source
+            else:
+                continue
+            if far not in keep and far not in more:
+                if len(more) >= MAX_SECOND_HOP:
+                    omitted += 1
+                    more[far] = None  # counted once
+                    continue
+                more[far] = None
+            second.append(e)
+        shown = set(list(more)[:MAX_SECOND_HOP]) | keep
+        second = [e for e in second if e.source in shown and e.target in shown]
+        keep = shown
+        edges = edges + second
     return Graph(
-        graph.kind, graph.title, [n for n in graph.nodes if n.id in keep], edges, sid, None
+        graph.kind,
+        f"agent map: {sid}",
+        [n for n in graph.nodes if n.id in keep],
+        edges,
+        sid,
+        None,
+        hops=2 if hops >= 2 else 1,
+        omitted=omitted,
     )
 
 
@@ -335,14 +393,19 @@ def _around(graph: Graph, sid: str) -> Graph:
 Where = Callable[[Location], dict[str, Any]]
 
 
-def to_json(graph: Graph, where: Where) -> dict[str, Any]:
+def to_json(graph: Graph, where: Where, layout: Layout | None = None) -> dict[str, Any]:
     """The graph as JSON data (docs/features/graphs.md); ``where`` renders a location
-    (the CLI: a project-relative path and code-point positions; LSP: a URI and a range)."""
+    (the CLI: a project-relative path and code-point positions; LSP: a URI and a range);
+    with ``layout``, where everything goes (``layout``)."""
     out: dict[str, Any] = {"kind": graph.kind, "title": graph.title}
     if graph.skill is not None:
         out["skill"] = graph.skill
     if graph.block is not None:
         out["block"] = graph.block
+    if graph.hops is not None:
+        out["hops"] = graph.hops
+    if graph.omitted:
+        out["omitted"] = graph.omitted
     nodes = []
     for n in graph.nodes:
         d: dict[str, Any] = {"id": n.id, "kind": n.kind, "label": n.label}
@@ -366,6 +429,8 @@ def to_json(graph: Graph, where: Where) -> dict[str, Any]:
         }
         for e in graph.edges
     ]
+    if layout is not None:
+        out["layout"] = layout.to_json()
     return out
 
 
@@ -467,3 +532,209 @@ def to_dot(graph: Graph) -> str:
         lines.append(f"  {_dq(e.source)} -> {_dq(e.target)}{suffix};")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+# -- layout and SVG ---------------------------------------------------------------------------
+DETAIL_WRAP = 40  # characters per line of a node's detail
+LABEL_WRAP = 30  # characters per line of a flow edge's condition
+
+
+def node_lines(graph: Graph, n: Node) -> tuple[str, ...]:
+    """The text of a node in a picture: its label, then its detail (wrapped). A map of one
+    skill names its own fields without the skill's prefix (the tooltip has it)."""
+    label = n.label
+    if graph.skill is not None and n.kind == "field" and n.attrs.get("owner") == graph.skill:
+        label = label.removeprefix(f"{graph.skill}.")
+    if not n.detail or n.kind == "end" or n.kind == "skill":
+        return (label,)
+    return (label, *wrap(n.detail, DETAIL_WRAP))
+
+
+def edge_lines(graph: Graph, e: Edge) -> tuple[str, ...]:
+    """The caption of an edge in a picture: a flow's condition (or ``else``), wrapped. A
+    map's edges say what they are by their style (the legend), not by a caption."""
+    if graph.kind != "flow" or not e.label:
+        return ()
+    return tuple(wrap(e.label, LABEL_WRAP))
+
+
+FOCUS_WRAP = 6  # a map of one skill: columns of at most this many of its fields and tools
+
+
+def layout_of(graph: Graph, metrics: Metrics | None = None) -> Layout:
+    """Where every node, edge and caption of ``graph`` goes (``ide/layout.py``): a flow top
+    to bottom, a map left to right (a map of one skill in columns of at most
+    :data:`FOCUS_WRAP`, so that it fits a screen)."""
+    return layered(
+        [LNode(n.id, node_lines(graph, n)) for n in graph.nodes],
+        [LEdge(e.source, e.target, edge_lines(graph, e)) for e in graph.edges],
+        "TB" if graph.kind == "flow" else "LR",
+        metrics,
+        wrap=FOCUS_WRAP if graph.kind == "map" and graph.skill is not None else None,
+    )
+
+
+def _x(text: str) -> str:
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
+
+
+SVG_FONT = "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', monospace"
+SVG_STYLE = """
+.node rect.box { fill: #ffffff; stroke: #6b7280; stroke-width: 1.2; }
+.node .label { font-weight: 600; fill: #1f2328; }
+.node .detail { fill: #57606a; }
+.kind-collect rect.box, .kind-field rect.box, .kind-project_field rect.box { stroke: #1f6feb; }
+.kind-execute_tool rect.box, .kind-tool rect.box, .kind-shared_tool rect.box,
+.kind-mcp_tool rect.box { stroke: #8250df; }
+.kind-call rect.box, .kind-link rect.box, .kind-skill rect.box,
+.kind-bundled_skill rect.box { stroke: #1a7f37; }
+.kind-noop rect.box, .kind-set_memory rect.box { stroke: #bc4c00; }
+.kind-end rect.box { fill: #57606a; stroke: #57606a; }
+.kind-end .label { fill: #ffffff; }
+.kind-project_field rect.box { stroke-dasharray: 6 2; }
+.unreachable { opacity: 0.55; }
+.unreachable rect.box { stroke-dasharray: 4 3; }
+.problem-warning rect.box { stroke: #9a6700; stroke-width: 2.5; }
+.problem-error rect.box { stroke: #cf222e; stroke-width: 2.5; }
+.badge-error { fill: #cf222e; }
+.badge-warning { fill: #9a6700; }
+.edge path { fill: none; stroke: #6e7781; stroke-width: 1.2; }
+.edge-reads path, .edge-link path { stroke-dasharray: 5 3; }
+.edge-writes path { stroke: #1f6feb; }
+.edge-else path { stroke-dasharray: 2 3; }
+.edge-label rect { fill: #ffffff; fill-opacity: 0.9; }
+.edge-label text { fill: #57606a; }
+.arrowhead { fill: #6e7781; }
+.title { font-weight: 600; fill: #1f2328; }
+.legend text { fill: #57606a; }
+"""
+SVG_MIN_FONT = 11.0  # no text of an SVG is smaller (px)
+
+
+def _legend(graph: Graph) -> list[tuple[str, str]]:
+    """The edge kinds a map shows, as (kind, words) for the legend."""
+    words = {
+        "writes": "writes (skill → field)",
+        "reads": "reads (field → skill)",
+        "call": "calls",
+        "link": "links",
+        "uses": "uses (tool)",
+    }
+    present = {e.kind for e in graph.edges}
+    return [(k, w) for k, w in words.items() if k in present]
+
+
+def to_svg(graph: Graph, layout: Layout | None = None) -> str:
+    """A standalone SVG of ``graph`` at its natural size (no text under
+    :data:`SVG_MIN_FONT` px, no caption over another: ``ide/layout.py``), for docs and pull
+    requests; node tooltips carry the detail and the problems."""
+    lay = layout or layout_of(graph)
+    m = lay.metrics
+    fs = max(m.font_size, SVG_MIN_FONT)
+    head = round(fs * 2.4, 1)  # the title band
+    legend = _legend(graph) if graph.kind == "map" else []
+    foot = round(fs * 2.4, 1) if legend else 0.0
+    title_w = text_width(graph.title, m) + 2 * m.margin
+    legend_w = sum(text_width(w, m) + 60 for _, w in legend) + 2 * m.margin
+    width = math.ceil(max(lay.width, title_w, legend_w))
+    height = math.ceil(lay.height + head + foot)
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="{_x(SVG_FONT)}" font-size="{fs:g}">',
+        f"<title>{_x(graph.title)}</title>",
+        f"<style>{SVG_STYLE}</style>",
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+        'markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" '
+        'class="arrowhead"/></marker></defs>',
+        f'<rect width="{width}" height="{height}" fill="#f6f8fa"/>',
+        f'<text class="title" x="{m.margin:g}" y="{head * 0.62:.1f}" font-size="{fs:g}">'
+        f"{_x(graph.title)}</text>",
+        f'<g transform="translate(0,{head:g})">',
+    ]
+    for e, route in zip(graph.edges, lay.edges, strict=True):
+        if route is None:
+            continue
+        out.append(
+            f'<g class="edge edge-{_x(e.kind)}" data-source="{_x(e.source)}" '
+            f'data-target="{_x(e.target)}">'
+        )
+        out.append(f"<title>{_x(_edge_tip(graph, e))}</title>")
+        out.append(f'<path d="{route.path}" marker-end="url(#arrow)"/>')
+        if route.label is not None:
+            b = route.label
+            out.append(
+                f'<g class="edge-label"><rect x="{b.x:.1f}" y="{b.y:.1f}" '
+                f'width="{b.width:.1f}" height="{b.height:.1f}" rx="3"/>'
+            )
+            for i, line in enumerate(b.lines):
+                out.append(
+                    f'<text x="{b.x + m.pad_x:.1f}" y="{lay.baseline(b, i):.1f}" '
+                    f'font-size="{fs:g}">{_x(line)}</text>'
+                )
+            out.append("</g>")
+        out.append("</g>")
+    for n in graph.nodes:
+        b = lay.nodes[n.id]
+        bad = _worst(n)
+        classes = ["node", f"kind-{n.kind}"]
+        if bad:
+            classes.append(f"problem-{bad}")
+        if n.unreachable:
+            classes.append("unreachable")
+        out.append(f'<g class="{_x(" ".join(classes))}" data-id="{_x(n.id)}">')
+        out.append(f"<title>{_x(_node_tip(n))}</title>")
+        r = b.height / 2 if n.kind == "end" else 14 if "field" in n.kind else 4
+        out.append(
+            f'<rect class="box" x="{b.x:.1f}" y="{b.y:.1f}" width="{b.width:.1f}" '
+            f'height="{b.height:.1f}" rx="{r:g}"/>'
+        )
+        for i, line in enumerate(b.lines):
+            cls = "label" if i == 0 else "detail"
+            out.append(
+                f'<text class="{cls}" x="{b.x + b.width / 2:.1f}" y="{lay.baseline(b, i):.1f}" '
+                f'text-anchor="middle" font-size="{fs:g}">{_x(line)}</text>'
+            )
+        if bad in ("error", "warning"):
+            out.append(
+                f'<circle class="badge-{bad}" cx="{b.x + b.width - 2:.1f}" '
+                f'cy="{b.y + 2:.1f}" r="6"/>'
+            )
+        out.append("</g>")
+    out.append("</g>")
+    if legend:
+        y = head + lay.height + foot * 0.55
+        x = m.margin
+        out.append('<g class="legend">')
+        for kind, words in legend:
+            out.append(
+                f'<g class="edge edge-{kind}"><path d="M {x:.1f} {y - fs * 0.35:.1f} '
+                f'h 40" marker-end="url(#arrow)"/></g>'
+            )
+            out.append(f'<text x="{x + 48:.1f}" y="{y:.1f}" font-size="{fs:g}">{_x(words)}</text>')
+            x += 60 + text_width(words, m)
+        out.append("</g>")
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _worst(n: Node) -> str:
+    sev = {p.severity for p in n.problems}
+    for s in ("error", "warning", "information", "hint"):
+        if s in sev:
+            return s
+    return ""
+
+
+def _node_tip(n: Node) -> str:
+    lines = [f"{n.label} — {n.detail}" if n.detail else n.label]
+    if n.unreachable:
+        lines.append("unreachable: no path from the first step leads here")
+    lines += [f"{p.severity}: {p.message} [{p.code}]" for p in n.problems]
+    return "\n".join(lines)
+
+
+def _edge_tip(graph: Graph, e: Edge) -> str:
+    text = _edge_text(graph, e)
+    return f"{e.source} → {e.target}" + (f": {text}" if text else "")

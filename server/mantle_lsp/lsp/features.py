@@ -24,6 +24,7 @@ from ..ide import fixes as ide_fixes
 from ..ide import graphs as ide_graphs
 from ..ide import hover as ide_hover
 from ..ide import inlay_hints as ide_inlay_hints
+from ..ide import layout as ide_layout
 from ..ide import locate as ide_locate
 from ..ide import navigation as ide_navigation
 from ..ide import outline as ide_outline
@@ -684,7 +685,7 @@ def register(server: MantleServer) -> None:
         return action
 
     # -- graphs (docs/features/graphs.md) -------------------------------------------------
-    def graph_json(graph: ide_graphs.Graph) -> dict[str, Any]:
+    def graph_json(graph: ide_graphs.Graph, params: Any = None) -> dict[str, Any]:
         def where(loc: Location) -> dict[str, Any]:
             at = convert.to_location(loc, server.index_of, server.uri_of)
             start, end = at.range.start, at.range.end
@@ -696,7 +697,7 @@ def register(server: MantleServer) -> None:
                 },
             }
 
-        return ide_graphs.to_json(graph, where)
+        return ide_graphs.to_json(graph, where, _layout(graph, params))
 
     @server.request(FLOW_GRAPH)
     def flow_graph(params: Any) -> dict[str, Any] | None:
@@ -704,7 +705,9 @@ def register(server: MantleServer) -> None:
         or of ``block`` (of ``skill``, else of the document's skill); None when there is
         no such block there."""
         m = FLOW_GRAPH
-        object_params(m, params, "{textDocument: {uri}, position} or {textDocument, block}")
+        object_params(
+            m, params, "{textDocument: {uri}, position} or {textDocument, block}, layout?"
+        )
         uri = required_string(m, params, "textDocument", "uri")
         sid, block = string(m, params, "skill"), string(m, params, "block")
         if block is None:
@@ -732,15 +735,18 @@ def register(server: MantleServer) -> None:
             )
         except ide_graphs.GraphError as e:
             raise FeatureFailed(str(e)) from None
-        return graph_json(graph)
+        return graph_json(graph, params)
 
     @server.request(AGENT_MAP)
     def agent_map(params: Any) -> dict[str, Any] | None:
         """The agent map of the project of ``textDocument`` (only ``skill``'s part when
-        given); None outside a project."""
-        object_params(AGENT_MAP, params, "{textDocument: {uri}, skill?}")
+        given, ``hops`` 1 or 2 from it); None outside a project."""
+        object_params(AGENT_MAP, params, "{textDocument: {uri}, skill?, hops?, layout?}")
         uri = required_string(AGENT_MAP, params, "textDocument", "uri")
         sid = string(AGENT_MAP, params, "skill")
+        hops = field(params, "hops")
+        if hops is not None and (isinstance(hops, bool) or hops not in (1, 2)):
+            raise InvalidParams(f"{AGENT_MAP}: `hops` is 1 or 2")
         doc = server.doc(uri)
         if doc is None:
             return None
@@ -749,10 +755,12 @@ def register(server: MantleServer) -> None:
         # be too slow in a large project
         diags = server.diagnostics.problems_of(proj)
         try:
-            graph = ide_graphs.agent_map(proj, sid if isinstance(sid, str) else None, diags)
+            graph = ide_graphs.agent_map(
+                proj, sid if isinstance(sid, str) else None, diags, hops if hops else 1
+            )
         except ide_graphs.GraphError as e:
             raise FeatureFailed(str(e)) from None
-        return graph_json(graph)
+        return graph_json(graph, params)
 
     @server.request(PREVIEW_PROMPT)
     def preview_prompt(params: Any) -> dict[str, Any] | None:
@@ -791,6 +799,35 @@ def register(server: MantleServer) -> None:
         except ide_preview.StepNotFound as e:
             raise FeatureFailed(f"mantle/previewPrompt: {e}") from None
         return pv.to_json() if pv is not None else None
+
+
+def _layout(graph: ide_graphs.Graph, params: Any) -> Any:
+    """The layout a graph request asks for with ``layout: {fontSize, charWidth?}`` (the
+    size of the viewer's text and the advance width of its monospace font, px), or None."""
+    size = _param(params, "layout", "fontSize") if params is not None else None
+    if isinstance(size, bool) or not isinstance(size, (int, float)) or not size > 0:
+        return None
+    width = _param(params, "layout", "charWidth")
+    ok = isinstance(width, (int, float)) and not isinstance(width, bool) and width > 0
+    metrics = ide_layout.Metrics.for_font(float(size), float(width) if ok else None)
+    # most edits change no node's text and no edge (only problems): the same layout, at
+    # once (a map of 1,000 skills takes ~1 s to lay out), and nothing moves
+    key = (
+        graph.kind,
+        metrics,
+        tuple((n.id, ide_graphs.node_lines(graph, n)) for n in graph.nodes),
+        tuple((e.source, e.target, ide_graphs.edge_lines(graph, e)) for e in graph.edges),
+    )
+    found = _LAYOUTS.pop(key, None)
+    if found is None:
+        found = ide_graphs.layout_of(graph, metrics)
+    _LAYOUTS[key] = found
+    while len(_LAYOUTS) > 8:
+        _LAYOUTS.pop(next(iter(_LAYOUTS)))
+    return found
+
+
+_LAYOUTS: dict[Any, ide_layout.Layout] = {}  # the last layouts, oldest first
 
 
 def _skill_md(project: Any, sid: str) -> list[Path]:
