@@ -72,6 +72,7 @@ async def test_a_client_pulling_open_documents_only_gets_marks_that_follow_edits
         assert set(_marks(await _map(s, root))) == {"skill:s9", "field:s9.note"}
 
 
+@pytest.mark.timeout(300)  # indexing 1,000 skills and laying out their map
 async def test_marks_and_layout_of_a_map_of_1000_skills(tmp_path: Path) -> None:
     """What the VS Code view asks for a large agent (the map with its layout, and one
     skill's part): the problem marks are there at 1,000 skills."""
