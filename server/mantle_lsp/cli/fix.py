@@ -37,6 +37,12 @@ MAX_ROUNDS = 100  # as ruff's
 # (projects, findings) of one check, reading files through the given reader; the paths
 # are files that are not on disk yet (a fix created them) which the reader has
 Collect = Callable[[Reader | None, Sequence[Path]], tuple[dict[Path, Project], list[Finding]]]
+# whether the settings let --fix fix a finding (`fixable`, `unfixable`)
+Fixable = Callable[[Finding], bool]
+
+
+def _every(f: Finding) -> bool:
+    return True
 
 
 def actions_for(project: Project, f: Finding) -> list[CodeAction]:
@@ -49,18 +55,20 @@ def add_helps(
     projects: dict[Path, Project],
     findings: Sequence[Finding],
     banned: dict[Path, dict[SymbolKey, set[str]]] | None = None,
+    fixable: Fixable = _every,
 ) -> None:
     """Each finding's help lines, and whether ``--fix`` (``--unsafe-fixes``) fixes it:
-    not when the fixes of its name disagree, nor (after a run of ``--fix``) when that run
-    banned the name."""
+    not when the settings make its code unfixable, nor when the fixes of its name
+    disagree, nor (after a run of ``--fix``) when that run banned the name."""
     with remembered_links():
-        _add_helps(projects, findings, banned or {})
+        _add_helps(projects, findings, banned or {}, fixable)
 
 
 def _add_helps(
     projects: dict[Path, Project],
     findings: Sequence[Finding],
     banned: dict[Path, dict[SymbolKey, set[str]]],
+    fixable: Fixable,
 ) -> None:
     picks: dict[tuple[Path, bool], list[tuple[Finding, CodeAction]]] = {}
     for f in findings:
@@ -71,6 +79,8 @@ def _add_helps(
             actions = actions_for(proj, f)
             f.helps = [Help(a.title, a.safe) for a in actions]
             f.fix = None
+            if not fixable(f):
+                continue
             ledger = Names(banned.get(f.root, {}))
             allowed = [
                 a for a in actions if ledger.allows(a) and not declaring_file_missing(proj, a)
@@ -154,7 +164,7 @@ def _apply(text: str, edits: list[TextEdit]) -> str:
 MAX_RESTARTS = 20
 
 
-def run(collect: Collect, unsafe: bool) -> FixResult:
+def run(collect: Collect, unsafe: bool, fixable: Fixable = _every) -> FixResult:
     """Fix in rounds until nothing is left. A run whose fixes of a name disagree, or that
     would leave a did-you-mean leading to a name one of its fixes declared (the next run
     would take it for the user's), starts again from the files as they were, the name
@@ -162,7 +172,7 @@ def run(collect: Collect, unsafe: bool) -> FixResult:
     does nothing with it."""
     banned: dict[Path, dict[SymbolKey, set[str]]] = {}
     for _ in range(MAX_RESTARTS):
-        result, more = _rounds(collect, unsafe, banned)
+        result, more = _rounds(collect, unsafe, banned, fixable)
         if not more:
             return result
         for root, why in more.items():
@@ -173,7 +183,10 @@ def run(collect: Collect, unsafe: bool) -> FixResult:
 
 
 def _rounds(
-    collect: Collect, unsafe: bool, banned: dict[Path, dict[SymbolKey, set[str]]]
+    collect: Collect,
+    unsafe: bool,
+    banned: dict[Path, dict[SymbolKey, set[str]]],
+    fixable: Fixable,
 ) -> tuple[FixResult, dict[Path, dict[SymbolKey, set[str]]]]:
     """One run from the files on disk, without fixes of the ``banned`` names; the names
     to ban in addition (none: the result is final)."""
@@ -200,7 +213,7 @@ def _rounds(
         picks: dict[Path, list[tuple[Finding, CodeAction]]] = {}
         for f in findings:
             proj = projects.get(f.root)
-            if proj is None:
+            if proj is None or not fixable(f):
                 continue
             actions = [
                 a
@@ -238,7 +251,7 @@ def _rounds(
                 ledger(root).took(action)
                 count += 1
         if not count:
-            return result(False), _misled(projects, findings, names, unsafe)
+            return result(False), _misled(projects, findings, names, unsafe, fixable)
         if round_ == MAX_ROUNDS:
             return result(True), {}
         for p, todo in taken.items():
@@ -254,6 +267,7 @@ def _misled(
     findings: list[Finding],
     names: dict[Path, Names],
     unsafe: bool,
+    fixable: Fixable,
 ) -> dict[Path, dict[SymbolKey, set[str]]]:
     """The names a fix of this run declared that a did-you-mean left unfixed leads to:
     a next run would take them for the user's and change the name written to them."""
@@ -261,7 +275,7 @@ def _misled(
     for f in findings:
         ledger = names.get(f.root)
         proj = projects.get(f.root)
-        if ledger is None or proj is None or not ledger.decided:
+        if ledger is None or proj is None or not ledger.decided or not fixable(f):
             continue
         actions = [a for a in actions_for(proj, f) if not declaring_file_missing(proj, a)]
         action = choose(actions, unsafe)

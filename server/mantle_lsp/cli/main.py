@@ -26,6 +26,7 @@ from ..model.settings import (
     apply,
     known_pattern,
     load,
+    suggest_code,
 )
 from ..parallel import check_project
 from ..syntax.text import LineIndex
@@ -242,6 +243,28 @@ def _add_check(sub: Any) -> None:
         help="report these codes (or code prefixes) as well",
     )
     c.add_argument(
+        "--fixable",
+        action="append",
+        default=None,
+        metavar="CODE",
+        help="only fix these codes (or code prefixes) with --fix; replaces the "
+        "configuration's fixable, extend-fixable and unfixable",
+    )
+    c.add_argument(
+        "--extend-fixable",
+        action="append",
+        default=[],
+        metavar="CODE",
+        help="fix these codes (or code prefixes) as well",
+    )
+    c.add_argument(
+        "--unfixable",
+        action="append",
+        default=[],
+        metavar="CODE",
+        help="never fix these codes (or code prefixes) with --fix; adds to the configuration's",
+    )
+    c.add_argument(
         "--ignore",
         action="append",
         default=[],
@@ -264,9 +287,12 @@ def _add_check(sub: Any) -> None:
     )
     c.add_argument(
         "--config",
-        metavar="FILE",
+        action="append",
+        default=[],
+        metavar="FILE|KEY=VALUE",
         help="use this configuration file (a mantle-lsp.toml, or a pyproject.toml with a "
-        "[tool.mantle-lsp] table) instead of looking for one",
+        "[tool.mantle-lsp] table) instead of looking for one; or, repeatable, one "
+        "`KEY = VALUE` line of a configuration file (TOML) that overrides the file's",
     )
     c.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     c.add_argument(
@@ -350,6 +376,26 @@ def _jobs(value: str) -> int | str:
 
 def _codes(values: list[str]) -> list[str]:
     return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+def _config_args(values: list[str]) -> tuple[list[str], list[str]]:
+    """``--config`` arguments: configuration files, and ``KEY=VALUE`` lines (as in ruff:
+    an existing file is a file; otherwise an argument with ``=`` is a line of TOML)."""
+    files, inline = [], []
+    for v in values:
+        if "=" in v and not os.path.exists(v):
+            inline.append(v)
+        else:
+            files.append(v)
+    return files, inline
+
+
+def unknown_code(code: str) -> str:
+    """The message for a code that is no code nor a prefix of one, with the code (or
+    prefix) meant when one is close."""
+    close = suggest_code(code, REGISTRY)
+    hint = f"; did you mean `{close}`?" if close else ""
+    return f"unknown code {code!r}{hint} (`mantle-lsp explain --markdown` lists every code)"
 
 
 # Set by the console script (cli/entry.py), which ends the process right after the
@@ -511,22 +557,34 @@ def _collect(
 
 
 def _check(args: argparse.Namespace) -> int:
+    config_files, inline = _config_args(args.config)
+    if len(config_files) > 1:
+        return _error(
+            "--config names one configuration file (and any number of KEY=VALUE lines), "
+            f"not {len(config_files)}: {', '.join(config_files)}"
+        )
     overrides = Overrides(
         select=tuple(_codes(args.select)) if args.select is not None else None,
         extend_select=tuple(_codes(args.extend_select)),
         ignore=tuple(_codes(args.ignore)),
         engine=args.engine,
         min_severity=args.min_severity,
+        fixable=tuple(_codes(args.fixable)) if args.fixable is not None else None,
+        extend_fixable=tuple(_codes(args.extend_fixable)),
+        unfixable=tuple(_codes(args.unfixable)),
+        inline=tuple(inline),
     )
-    unknown = [
-        c
-        for c in (*(overrides.select or ()), *overrides.extend_select, *overrides.ignore)
-        if not known_pattern(c, REGISTRY)
-    ]
-    if unknown:
-        return _error(
-            f"unknown code {unknown[0]!r} (`mantle-lsp explain --markdown` lists every code)"
-        )
+    for option, values in (
+        ("--select", overrides.select or ()),
+        ("--extend-select", overrides.extend_select),
+        ("--ignore", overrides.ignore),
+        ("--fixable", overrides.fixable or ()),
+        ("--extend-fixable", overrides.extend_fixable),
+        ("--unfixable", overrides.unfixable),
+    ):
+        for c in values:
+            if not known_pattern(c, REGISTRY):
+                return _error(f"{option}: {unknown_code(c)}")
     fmt = {"text": "concise", None: "full"}.get(args.output_format, args.output_format)
     if args.statistics and fmt in ("sarif", "github"):  # as ruff: no such statistics
         return _error(f"--statistics prints a table (full, concise) or JSON (json), not {fmt}")
@@ -535,12 +593,12 @@ def _check(args: argparse.Namespace) -> int:
     if args.write_baseline and (args.baseline or args.fix or args.diff):
         return _error("--write-baseline cannot be combined with --baseline, --fix or --diff")
     config = None
-    if args.config is not None:
-        config = Path(args.config).resolve()
+    if config_files:
+        config = Path(config_files[0]).resolve()
         if not config.exists():
-            return _error(f"--config {args.config}: no such file")
+            return _error(f"--config {config_files[0]}: no such file")
         if not config.is_file():  # a FIFO would block, a device never end
-            return _error(f"--config {args.config}: not a regular file")
+            return _error(f"--config {config_files[0]}: not a regular file")
     known = None
     if args.baseline:
         base_file = Path(args.baseline).resolve()
@@ -559,6 +617,11 @@ def _check(args: argparse.Namespace) -> int:
     fixed: int | None = None
     banned = None  # names a run of --fix left alone (cli/fix.py)
     layer_targets = layers.layer_targets(args.paths)  # memory-layers/ folders (Cadenya)
+
+    def fixable(f: Finding) -> bool:  # `fixable` / `unfixable` of the finding's project
+        t = targets.get(f.root)
+        return t is None or t.settings.fixable(f.row.code)
+
     layer_settings: dict[Path, Settings] = {}
 
     def layer_filter(root: Path, path: Path, ds: list[Diagnostic], whole: bool) -> list[Diagnostic]:
@@ -581,7 +644,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.fix or args.diff:
         from . import fix
 
-        result = fix.run(collect, args.unsafe_fixes)
+        result = fix.run(collect, args.unsafe_fixes, fixable)
         for conflict in result.conflicts:
             _note(conflict)
         if result.exhausted:
@@ -617,7 +680,7 @@ def _check(args: argparse.Namespace) -> int:
     if findings and (fmt in ("full", "concise") or args.statistics):
         from . import fix  # what fixes a finding has (the fixes are imported only then)
 
-        fix.add_helps(projects, findings, banned)
+        fix.add_helps(projects, findings, banned, fixable)
     if args.statistics:
         stats = statistics(findings, args.unsafe_fixes)
         if fmt == "json":
@@ -728,11 +791,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         else:
-            print(
-                f"mantle-lsp: error: unknown code {args.code!r} "
-                "(`mantle-lsp explain --markdown` lists every code)",
-                file=sys.stderr,
-            )
+            print(f"mantle-lsp: error: {unknown_code(args.code)}", file=sys.stderr)
         return EXIT_USAGE
     page = load_page(code)
     if page is not None:
