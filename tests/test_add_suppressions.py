@@ -5,6 +5,8 @@ nothing."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -112,6 +114,64 @@ orchestrator:
     shown(fired=[UNUSED])
 
 
+# -- --add-noqa ----------------------------------------------------------------------------------
+
+
+def test_add_noqa_comments_where_a_comment_can_go_and_lists_the_rest(
+    agent: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "check", "--add-noqa")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "Added 3 suppressions to 2 files."
+    assert lines[1].startswith("2 findings cannot be suppressed with a comment there")
+    assert [x.split(": ", 1)[0].strip() for x in lines[2:]] == [
+        "skills/card/skill.md:5:5",  # prose
+        "skills/card/skill.md:11:11",  # a YAML block scalar
+    ]
+    assert (agent / "agent.yml").read_text() == AGENT.replace(
+        "# the brand colour", f"# the brand colour  # mantle-lsp: ignore[{IGNORED_KEY}]"
+    )
+    assert (agent / "skills/card/skill.md").read_text() == SKILL.replace(
+        "bogus: 1", f"bogus: 1  # mantle-lsp: ignore[{FRONTMATTER}]"
+    ).replace("next: end", f"next: end  # mantle-lsp: ignore[{END}]")
+    # the comments silence what they were added for; a second run adds nothing
+    code, out, _ = run(capsys, "check", "--format", "concise")
+    assert [x.split("[", 1)[1].split("]")[0] for x in out.splitlines()[:2]] == [
+        SESSION_REF,
+        SESSION_REF,
+    ]
+    before = {p: p.read_bytes() for p in agent.rglob("*") if p.is_file()}
+    code, out, _ = run(capsys, "check", "--add-noqa")
+    assert out.splitlines()[0] == "Added no suppression."
+    assert {p: p.read_bytes() for p in agent.rglob("*") if p.is_file()} == before
+
+
+def test_add_noqa_adds_to_an_existing_suppression_and_keeps_crlf(
+    agent: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = AGENT.replace("# the brand colour", "# mantle-lsp: ignore[lsp.legacy]")
+    (agent / "agent.yml").write_bytes(("\ufeff" + text.replace("\n", "\r\n")).encode())
+    run(capsys, "check", "--add-noqa", "agent.yml")
+    got = (agent / "agent.yml").read_bytes().decode()
+    assert got.startswith("\ufeff") and got.count("\r\n") == text.count("\n")
+    assert f"colour: blue  # mantle-lsp: ignore[lsp.legacy, {IGNORED_KEY}]\r\n" in got
+
+
+def test_add_noqa_with_a_baseline_only_for_new_findings(
+    agent: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(capsys, "check", "--write-baseline", "b.json")
+    (agent / "agent.yml").write_text(AGENT + "size: 3\n")
+    _, out, _ = run(capsys, "check", "--add-noqa", "--baseline", "b.json")
+    assert out.splitlines() == ["Added 1 suppression to 1 file."]
+    assert (
+        (agent / "agent.yml")
+        .read_text()
+        .endswith(f"size: 3  # mantle-lsp: ignore[{IGNORED_KEY}]\n")
+    )
+
+
 def _pf(tmp_path: Path, rel: str, text: str):  # type: ignore[no-untyped-def]
     fx = write_fixture(tmp_path, f"//- {rel}\n{text}")
     proj = Project.load(fx.root)
@@ -174,3 +234,19 @@ def test_skill_md_prose_gets_no_comment(tmp_path: Path) -> None:
     new, failed = add_suppressions(pf, {2: {"lsp"}, 4: {"lsp"}, 6: {"lsp"}, 10: {"lsp"}})
     assert failed == {4, 6, 10}  # prose, the fence line, inside a block scalar
     assert new == SKILL.replace("bogus: 1", "bogus: 1  # mantle-lsp: ignore[lsp]")
+
+
+def test_add_noqa_through_the_console_script(agent: Path) -> None:
+    proc = subprocess.run(
+        [str(EXE), "check", "--add-noqa"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Added 3 suppressions to 2 files.\n")
+    proc = subprocess.run(
+        [str(EXE), "check", "--add-noqa", "--fix"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2 and "not with --fix" in proc.stderr

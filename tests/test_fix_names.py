@@ -195,8 +195,8 @@ def test_a_second_run_changes_nothing_and_no_did_you_mean_leads_to_an_invented_n
     results: list[fix.FixResult] = []
     real = fix.run
 
-    def keep(collect: fix.Collect, unsafe: bool) -> fix.FixResult:
-        results.append(real(collect, unsafe))
+    def keep(collect: fix.Collect, unsafe: bool, *args, **kw) -> fix.FixResult:  # type: ignore[no-untyped-def]
+        results.append(real(collect, unsafe, *args, **kw))
         return results[-1]
 
     monkeypatch.setattr(fix, "run", keep)

@@ -831,7 +831,7 @@ _TOOL_PREFIX = re.compile(r"""^\s*tool\s*\.\s*(?:"mantle-lsp"|'mantle-lsp'|mantl
 
 def inline_part(arg: str, known: Collection[str]) -> tuple[_Part | None, list[SettingsError]]:
     """``--config KEY=VALUE``: one line of a configuration file (``severity.
-    "lsp.legacy" = "off"``; a leading ``tool.mantle-lsp.`` is allowed), as a part."""
+    "lsp.legacy.syntax" = "off"``; a leading ``tool.mantle-lsp.`` is allowed), as a part."""
     label = f"--config {arg!r}"
     text = _TOOL_PREFIX.sub("", arg, count=1)
     try:
