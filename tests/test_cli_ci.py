@@ -19,6 +19,7 @@ import pytest
 from mantle_lsp.cli import baseline
 from mantle_lsp.cli.fingerprint import finding_text, fingerprint_v1
 from mantle_lsp.cli.main import main
+from mantle_lsp.syntax.text import TextRange
 from support import write_fixture
 
 EXE = Path(sys.executable).with_name("mantle-lsp")
@@ -526,3 +527,54 @@ def test_the_gitlab_job_and_the_hook_args_in_the_docs_name_real_options(
             args = hook.get("args", [])
             entry = next(h["entry"] for h in hooks if h["id"] == hook["id"])
             _check_command(" ".join([entry, *args]), capsys)
+
+
+def test_a_version_1_baseline_a_partial_run_cannot_convert_stays_version_1(
+    card: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (card / SKILL).read_text()
+    _, out, _ = run(capsys, "check", "--format", "json")
+    rows = json.loads(out)
+    entries = []
+    for r in rows:
+        needle = "session.card.reason" if r["code"] == SESSION_REF else "end"
+        start = text.index(needle, text.index("next:") if r["code"] == END else 0)
+        rng = TextRange(start, start + len(needle))
+        fp = fingerprint_v1(r["code"], r["message"], text, rng)
+        entries.append({"path": SKILL, "code": r["code"], "fingerprint": fp, "count": 1})
+    entries.append({"path": "agent.yml", "code": "lsp.config.ignored_key", "fingerprint": "0" * 16})
+    (card / "old.json").write_text(
+        json.dumps({"version": 1, "tool": "mantle-lsp", "findings": entries})
+    )
+    (card / SKILL).write_text(text.replace("next: end", "next: END"))
+    # only the skill is checked: agent.yml's entry can be neither judged nor converted
+    code, out, _ = run(capsys, "check", SKILL, "--baseline", "old.json", "--update-baseline")
+    assert code == 0
+    assert "Dropped 1 fixed finding from old.json." in out
+    assert "old.json stays in the version 1 form: 1 entry of files this run did not" in out
+    data = json.loads((card / "old.json").read_text())
+    assert data["version"] == 1
+    assert sorted(e["code"] for e in data["findings"]) == ["lsp.config.ignored_key", SESSION_REF]
+
+
+def test_the_pre_commit_hook_with_fix_exit_non_zero_on_fix_and_a_baseline(card: Path) -> None:
+    import yaml
+
+    from test_packaging import REPO
+
+    (hook,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    entry = hook["entry"].split()
+    assert entry[0] == "mantle-lsp"
+    (card / "agent.yml").write_text((card / "agent.yml").read_text() + "size: 3\n")
+    assert cli("check", "--write-baseline", "b.json").returncode == 0
+    args = ["--fix", "--exit-non-zero-on-fix", "--baseline", "b.json"]
+    files = [SKILL, "agent.yml"]  # what pre-commit passes
+    (card / SKILL).write_text((card / SKILL).read_text() + "\nTell session.card.reason too.\n")
+    proc = cli(*entry[1:], *args, *files)
+    # the new finding was fixed: the hook fails so that the change is staged
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Tell @memory.card.reason too." in (card / SKILL).read_text()
+    assert "Fixed 1 finding." in proc.stdout
+    # the recorded findings (also fixable) are left alone, and nothing more to do: 0
+    assert "next: end" in (card / SKILL).read_text()
+    assert cli(*entry[1:], *args, *files).returncode == 0
