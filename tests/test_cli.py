@@ -104,7 +104,24 @@ def test_json_sarif_and_github_formats(broken: Path, capsys: pytest.CaptureFixtu
         "severity": "error",
         "code": "mantle.validation.prose.unknown_memory_key",
         "message": rows[0]["message"],
+        # the fix --fix --unsafe-fixes applies, as ruff's JSON carries it
+        "fix": {
+            "applicability": "unsafe",
+            "message": "Change to `reason`",
+            "edits": [
+                {
+                    "path": "skills/card/skill.md",
+                    "line": 4,
+                    "column": 18,
+                    "end_line": 4,
+                    "end_column": 23,
+                    "content": "reason",
+                }
+            ],
+        },
+        "url": None,  # no documentation address (this checkout's is a placeholder)
     }
+    assert rows[1]["fix"] is None  # no fix
     _, out, _ = run(capsys, "check", "--format", "sarif")
     sarif = json.loads(out)
     run0 = sarif["runs"][0]

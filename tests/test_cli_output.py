@@ -45,7 +45,7 @@ steps:
 
 FULL = """\
 skills/card/skill.md:4:11: error[mantle.validation.prose.session_reference_in_instructions] \
-`session.card.reason` in prose is not substituted: write `@memory.card.reason` to insert \
+[*] `session.card.reason` in prose is not substituted: write `@memory.card.reason` to insert \
 the value (`session.` is the condition form)
   |
 4 | カード🙂    then session.card.reason here.
@@ -61,8 +61,8 @@ condition reads `card.reasn`: skill `card` declares no field `reasn`; did you me
    = help: Declare `reasn` in skills/card/memory.yml (private) (unsafe fix)
    = help: Declare `reasn` in skills/card/memory.yml (public) (unsafe fix)
 
-skills/card/skill.md:12:15: error[mantle.validation.flow.unresolved_next] step 'a': `end` is \
-not a step of block 'main' nor `END` (`END` is upper-case)
+skills/card/skill.md:12:15: error[mantle.validation.flow.unresolved_next] [*] step 'a': \
+`end` is not a step of block 'main' nor `END` (`END` is upper-case)
    |
 12 |         then: end
    |               ^^^

@@ -127,8 +127,20 @@ def test_diff_shows_the_fixes_without_writing(
 
 
 def test_unsafe_fixes_only_when_asked(card: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "check", ".", "--unsafe-fixes")
-    assert code == 2  # needs --fix or --diff
+    before = _read(card, "skills/card/skill.md")
+    code, out, _ = run(capsys, "check", ".", "--output-format", "concise")
+    assert out.splitlines()[-1] == (
+        "[*] 4 findings fixable with `--fix` (1 more with `--fix --unsafe-fixes`)."
+    )
+    findings = [line for line in out.splitlines() if line.startswith("skills/")]
+    unmarked = [line for line in findings if "] [*] " not in line]
+    assert len(findings) == 5 and len(unmarked) == 1
+    # alone, --unsafe-fixes marks and counts the findings an unsafe fix fixes (as ruff)
+    code, out, _ = run(capsys, "check", ".", "--unsafe-fixes", "--output-format", "concise")
+    assert _read(card, "skills/card/skill.md") == before  # nothing written
+    assert out.splitlines()[-1] == "[*] 5 findings fixable with `--fix --unsafe-fixes`."
+    marked = [line for line in out.splitlines() if "] [*] " in line]
+    assert len(marked) == 5 and unmarked[0] in {m.replace(" [*]", "") for m in marked}
     code, out, _ = run(capsys, "check", ".", "--fix", "--unsafe-fixes")
     assert code == 0
     assert _read(card, "skills/card/skill.md") == FIXED_SKILL.replace("card.reasn", "card.reason")
@@ -172,12 +184,12 @@ def test_fixes_at_the_same_place_are_applied_in_rounds(
     rounds = []
     real = fix.run
 
-    def counting(collect: fix.Collect, unsafe: bool) -> fix.FixResult:
+    def counting(collect: fix.Collect, unsafe: bool, *args, **kw) -> fix.FixResult:  # type: ignore[no-untyped-def]
         def wrapped(reader, new):  # type: ignore[no-untyped-def]
             rounds.append(1)
             return collect(reader, new)
 
-        return real(wrapped, unsafe)
+        return real(wrapped, unsafe, *args, **kw)
 
     monkeypatch.setattr(fix, "run", counting)
     code, out, _ = run(capsys, "check", ".", "--fix", "--unsafe-fixes")

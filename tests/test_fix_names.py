@@ -36,9 +36,12 @@ def _fix(root: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]
     return code, out.out, out.err
 
 
-def _telecom(tmp_path: Path, *remove: str) -> Path:
+def _telecom(tmp_path: Path, *remove: str, scenarios: bool = False) -> Path:
+    """The example agent (without its eval suite unless ``scenarios``), less ``remove``."""
     root = tmp_path / "telecom"
     shutil.copytree(EXAMPLES / "telecom", root)
+    if not scenarios:
+        shutil.rmtree(root / "eval")
     for rel in remove:
         (root / rel).unlink()
     return root
@@ -64,6 +67,30 @@ def test_a_missing_memory_yml_is_declared_in_one_run_and_nothing_is_renamed(
     assert {k for k in after if after[k] != before.get(k)} == {"memory.yml"}
     _, out, err = _fix(root, capsys)
     assert err == "" and "Fixed" not in out
+    assert _snapshot(root) == after
+
+
+def test_a_scenario_is_never_pointed_at_a_name_a_fix_invented(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With the eval suite: memory.yml missing, a scenario's `project.customer_tier` was
+    changed to `project.customer_verified`, the field a fix of the same run had declared
+    (a did-you-mean in a scenario names no index reference, so it carried no names). Now
+    a scenario's memory key changes only in form (the invented `account_number` is no seed
+    field, so its bare initial slot gets its namespace), and a second run changes
+    nothing."""
+    root = _telecom(tmp_path, "memory.yml", scenarios=True)
+    before = _snapshot(root)
+    _fix(root, capsys)
+    after = _snapshot(root)
+    for rel in after:
+        if rel.startswith("eval/") and after[rel] != before[rel]:
+            assert after[rel] == before[rel].replace(
+                b"  account_number:", b"  project.account_number:"
+            ), rel
+        if rel.startswith("eval/"):
+            assert after[rel].count(b"customer_verified") == before[rel].count(b"customer_verified")
+    _fix(root, capsys)
     assert _snapshot(root) == after
 
 
@@ -195,8 +222,8 @@ def test_a_second_run_changes_nothing_and_no_did_you_mean_leads_to_an_invented_n
     results: list[fix.FixResult] = []
     real = fix.run
 
-    def keep(collect: fix.Collect, unsafe: bool) -> fix.FixResult:
-        results.append(real(collect, unsafe))
+    def keep(collect: fix.Collect, unsafe: bool, *args, **kw) -> fix.FixResult:  # type: ignore[no-untyped-def]
+        results.append(real(collect, unsafe, *args, **kw))
         return results[-1]
 
     monkeypatch.setattr(fix, "run", keep)

@@ -54,8 +54,9 @@ async def test_a_config_file_change_is_picked_up_and_diagnostics_follow(tmp_path
         assert d.range.end == lsp.Position(line=1, character=len("min_severity"))
         said = (
             "mantle-lsp: mantle-lsp.toml:2:1: error: unknown setting `min_severity`; "
-            "did you mean `min-severity`? (known: select, extend-select, ignore, "
-            "per-file-ignores, exclude, extend-exclude, include, engine, min-severity). "
+            "did you mean `min-severity`? (known: extend, select, extend-select, ignore, "
+            "per-file-ignores, severity, fixable, extend-fixable, unfixable, exclude, "
+            "extend-exclude, include, engine, min-severity, eval). "
             "Left out: `min_severity`; the file's other settings apply (`ignore`)."
         )
         await s.until(lambda: any(m.message.endswith(said[12:]) for m in s.client.messages))
@@ -199,3 +200,36 @@ async def test_a_configuration_the_server_cannot_use_leaves_the_defaults(
             if "nested" in why
             else "Left out: `select`; the file sets nothing else, so the defaults apply."
         )
+
+
+async def test_the_severity_table_and_an_extended_file_apply_in_the_editor(
+    tmp_path: Path,
+) -> None:
+    root = copy_telecom(tmp_path)
+    skill = root / "skills" / "bill_dispute" / "skill.md"
+    skill.write_text(
+        skill.read_text(encoding="utf-8") + "\nif: session.bill_dispute.reasn == 'x'\nSorry.\n",
+        "utf-8",
+    )
+    base = tmp_path / "team-settings.toml"
+    base.write_text(f'[severity]\n"{UNKNOWN_KEY}" = "warning"\n', encoding="utf-8")
+    (root / "mantle-lsp.toml").write_text('extend = "../team-settings.toml"\n', "utf-8")
+
+    def severity(s: object) -> set[lsp.DiagnosticSeverity | None]:
+        return {d.severity for d in s.diagnostics(skill) if d.code == UNKNOWN_KEY}  # type: ignore[attr-defined]
+
+    async with lsp_session(root) as s:
+        globs = [
+            w["globPattern"]
+            for r in s.registrations
+            if r.method == lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES
+            for w in r.register_options["watchers"]  # type: ignore[index]
+        ]
+        assert "**/*.toml" in globs  # an extended file may have any name
+        await s.until(
+            lambda: severity(s) == {lsp.DiagnosticSeverity.Warning}, what="lowered to warning"
+        )
+        # the extended file changes: the server reads it again
+        base.write_text(f'[severity]\n"{UNKNOWN_KEY}" = "error"\n', encoding="utf-8")
+        s.client.workspace_did_change_watched_files(changed(base))
+        await s.until(lambda: severity(s) == {lsp.DiagnosticSeverity.Error}, what="error again")

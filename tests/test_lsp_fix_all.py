@@ -192,3 +192,35 @@ async def test_prose_finding_can_be_ignored_in_the_configuration(tmp_path: Path)
             lambda: not any(d.code == code for d in s.diagnostics(path)),
             what="the bare mention to go",
         )
+
+
+async def test_source_fix_all_leaves_the_unfixable_codes(tmp_path: Path) -> None:
+    root = copy_telecom(tmp_path)
+    path, text = _broken(root, "plan_change")
+    code = "mantle.validation.prose.session_reference_in_instructions"
+    (root / "mantle-lsp.toml").write_text(f'unfixable = ["{code}"]\n', encoding="utf-8")
+    async with lsp_session(root) as s:
+        s.open(path, text)
+        await s.until(
+            lambda: sum(d.code == code for d in s.diagnostics(path)) == 3, what="the findings"
+        )
+        start = lsp.Position(line=0, character=0)
+        actions = await s.client.text_document_code_action_async(
+            lsp.CodeActionParams(
+                text_document=s.doc(path),
+                range=lsp.Range(start=start, end=start),
+                context=lsp.CodeActionContext(diagnostics=[], only=["source.fixAll"]),
+            )
+        )
+        assert not actions  # as `check --fix`: nothing fixable left in the file
+        # the quick fix of one finding stays on offer: choosing it is a decision
+        d = next(d for d in s.diagnostics(path) if d.code == code)
+        actions = await s.client.text_document_code_action_async(
+            lsp.CodeActionParams(
+                text_document=s.doc(path),
+                range=d.range,
+                context=lsp.CodeActionContext(diagnostics=[d]),
+            )
+        )
+        assert actions is not None
+        assert "Change to `@memory.plan_change.x`" in [a.title for a in actions]

@@ -125,7 +125,7 @@ async def test_the_layout_for_the_viewers_font_and_a_focus_two_hops_away(tmp_pat
             await s.client.protocol.send_request_async("mantle/agentMap", params)
         )
         params["hops"] = 3
-        with pytest.raises(JsonRpcException, match="`?hops`? is 1 or 2"):
+        with pytest.raises(JsonRpcException, match=r"`?hops`? is 1 or 2"):
             await s.client.protocol.send_request_async("mantle/agentMap", params)
 
 

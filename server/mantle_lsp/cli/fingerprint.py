@@ -1,10 +1,15 @@
-"""Fingerprints of findings that survive unrelated edits (baselines, SARIF).
+"""Fingerprints of findings that survive unrelated edits (baselines, SARIF, GitLab).
 
-A finding's fingerprint hashes its code, the source text of its range (whitespace runs
-collapsed to one space; the whole line for an empty range) and its message with every
-number replaced by ``0`` (line numbers and counts in messages change with unrelated
-edits). The line number itself is not part of it, so lines added above a finding keep
-its fingerprint; the file is recorded next to it by the baseline and by SARIF's location.
+A finding's fingerprint hashes its code and the source text of its range (whitespace
+runs collapsed to one space; the whole line for an empty range). Neither its line number
+(lines added above a finding keep its fingerprint; the file is recorded next to it by the
+baseline and by SARIF's location) nor its message (a message reworded in a new version
+keeps it) is part of it.
+
+The first form (``v1``, baselines of version 1 and SARIF's ``mantleFingerprint/v1``) also
+hashed the message, every number in it replaced by ``0``: :func:`fingerprint_v1` keeps
+computing it, so that those baselines match as they did and code scanning keeps its
+alerts.
 """
 
 from __future__ import annotations
@@ -32,8 +37,16 @@ def finding_text(text: str | None, rng: TextRange) -> str:
     return _SPACES.sub(" ", text[start:end]).strip()
 
 
-def fingerprint(code: str, message: str, text: str | None, rng: TextRange) -> str:
-    """16 hex digits, stable across unrelated edits of the file."""
+def fingerprint(code: str, text: str | None, rng: TextRange) -> str:
+    """16 hex digits, stable across unrelated edits of the file and across rewordings of
+    the message."""
+    data = "\0".join(("v2", code, finding_text(text, rng)))
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def fingerprint_v1(code: str, message: str, text: str | None, rng: TextRange) -> str:
+    """The first form: 16 hex digits over the code, the text and the message (numbers
+    replaced by 0)."""
     msg = _NUMBER.sub("0", _SPACES.sub(" ", message)).strip()
     data = "\0".join(("v1", code, finding_text(text, rng), msg))
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:16]

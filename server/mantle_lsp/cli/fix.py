@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from .. import atomic
@@ -37,6 +37,12 @@ MAX_ROUNDS = 100  # as ruff's
 # (projects, findings) of one check, reading files through the given reader; the paths
 # are files that are not on disk yet (a fix created them) which the reader has
 Collect = Callable[[Reader | None, Sequence[Path]], tuple[dict[Path, Project], list[Finding]]]
+# whether the settings let --fix fix a finding (`fixable`, `unfixable`)
+Fixable = Callable[[Finding], bool]
+
+
+def _every(f: Finding) -> bool:
+    return True
 
 
 def actions_for(project: Project, f: Finding) -> list[CodeAction]:
@@ -49,18 +55,20 @@ def add_helps(
     projects: dict[Path, Project],
     findings: Sequence[Finding],
     banned: dict[Path, dict[SymbolKey, set[str]]] | None = None,
+    fixable: Fixable = _every,
 ) -> None:
     """Each finding's help lines, and whether ``--fix`` (``--unsafe-fixes``) fixes it:
-    not when the fixes of its name disagree, nor (after a run of ``--fix``) when that run
-    banned the name."""
+    not when the settings make its code unfixable, nor when the fixes of its name
+    disagree, nor (after a run of ``--fix``) when that run banned the name."""
     with remembered_links():
-        _add_helps(projects, findings, banned or {})
+        _add_helps(projects, findings, banned or {}, fixable)
 
 
 def _add_helps(
     projects: dict[Path, Project],
     findings: Sequence[Finding],
     banned: dict[Path, dict[SymbolKey, set[str]]],
+    fixable: Fixable,
 ) -> None:
     picks: dict[tuple[Path, bool], list[tuple[Finding, CodeAction]]] = {}
     for f in findings:
@@ -71,6 +79,9 @@ def _add_helps(
             actions = actions_for(proj, f)
             f.helps = [Help(a.title, a.safe) for a in actions]
             f.fix = None
+            f.fix_detail = None
+            if not fixable(f):
+                continue
             ledger = Names(banned.get(f.root, {}))
             allowed = [
                 a for a in actions if ledger.allows(a) and not declaring_file_missing(proj, a)
@@ -84,6 +95,39 @@ def _add_helps(
         for f, a in chosen:
             if a.name is None or a.name.name not in split:
                 f.fix = "unsafe" if unsafe else "safe"
+                f.fix_detail = _detail(projects[f.root], a, f.fix)
+
+
+def _detail(proj: Project, action: CodeAction, applicability: str) -> dict[str, object]:
+    """The fix ``--fix`` applies to a finding, for the JSON output: its title, whether it
+    is safe, its edits (1-based lines and columns in code points, as the findings') and
+    the files it creates."""
+    edits: list[dict[str, object]] = []
+    for path, es in sorted(action.edit.edits.items()):
+        pf = proj.files.get(path)
+        if pf is None:
+            continue
+        index = pf.source.index
+        for e in sorted(es, key=lambda e: (e.range.start, e.range.end)):
+            (line, col), (eline, ecol) = index.position(e.range.start), index.position(e.range.end)
+            edits.append(
+                {
+                    "path": display_path(path),
+                    "line": line + 1,
+                    "column": col + 1,
+                    "end_line": eline + 1,
+                    "end_column": ecol + 1,
+                    "content": e.new_text,
+                }
+            )
+    out: dict[str, object] = {"applicability": applicability, "message": action.title}
+    out["edits"] = edits
+    if action.edit.new_files:
+        out["new_files"] = [
+            {"path": display_path(p), "content": text}
+            for p, text in sorted(action.edit.new_files.items())
+        ]
+    return out
 
 
 @dataclasses.dataclass
@@ -129,13 +173,16 @@ class FixResult:
         return [f for _, f in sorted(self.files.items()) if f.text != f.original]
 
 
-def _open(path: Path, root: Path) -> _File | None:
-    """The file as it is on disk, or None when it cannot be fixed safely (not UTF-8,
-    mixed line breaks, a lone CR)."""
-    try:
-        raw = path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+def _open(path: Path, root: Path, texts: Mapping[Path, str]) -> _File | None:
+    """The file as it is on disk (or as ``texts`` gives it: read from stdin), or None when
+    it cannot be fixed safely (not UTF-8, mixed line breaks, a lone CR)."""
+    if path in texts:
+        raw = texts[path]
+    else:
+        try:
+            raw = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
     bom = raw.startswith(BOM)
     body = raw[1:] if bom else raw
     crlf = body.count("\r\n")
@@ -154,15 +201,36 @@ def _apply(text: str, edits: list[TextEdit]) -> str:
 MAX_RESTARTS = 20
 
 
-def run(collect: Collect, unsafe: bool) -> FixResult:
+@dataclasses.dataclass(frozen=True)
+class _Sources:
+    """Where a run reads the files it has not fixed: ``base`` (None: the disk), with
+    ``texts`` the raw text of files given otherwise (stdin); ``only``: the files it may
+    change (None: any file of the project)."""
+
+    base: Reader | None = None
+    texts: Mapping[Path, str] = dataclasses.field(default_factory=dict)
+    only: frozenset[Path] | None = None
+
+
+def run(
+    collect: Collect,
+    unsafe: bool,
+    fixable: Fixable = _every,
+    *,
+    base: Reader | None = None,
+    texts: Mapping[Path, str] | None = None,
+    only: Iterable[Path] | None = None,
+) -> FixResult:
     """Fix in rounds until nothing is left. A run whose fixes of a name disagree, or that
     would leave a did-you-mean leading to a name one of its fixes declared (the next run
     would take it for the user's), starts again from the files as they were, the name
     banned: no fix declares or changes it. So a second run finds what the first left, and
-    does nothing with it."""
+    does nothing with it. ``base``, ``texts``, ``only``: see :class:`_Sources` (a file
+    read from stdin is fixed alone)."""
+    sources = _Sources(base, texts or {}, frozenset(only) if only is not None else None)
     banned: dict[Path, dict[SymbolKey, set[str]]] = {}
     for _ in range(MAX_RESTARTS):
-        result, more = _rounds(collect, unsafe, banned)
+        result, more = _rounds(collect, unsafe, banned, fixable, sources)
         if not more:
             return result
         for root, why in more.items():
@@ -173,7 +241,11 @@ def run(collect: Collect, unsafe: bool) -> FixResult:
 
 
 def _rounds(
-    collect: Collect, unsafe: bool, banned: dict[Path, dict[SymbolKey, set[str]]]
+    collect: Collect,
+    unsafe: bool,
+    banned: dict[Path, dict[SymbolKey, set[str]]],
+    fixable: Fixable,
+    sources: _Sources,
 ) -> tuple[FixResult, dict[Path, dict[SymbolKey, set[str]]]]:
     """One run from the files on disk, without fixes of the ``banned`` names; the names
     to ban in addition (none: the result is final)."""
@@ -188,7 +260,9 @@ def _rounds(
 
     def reader(path: Path) -> Source:
         f = files.get(path)
-        return source_from_text(path, f.text) if f is not None else read_source(path)
+        if f is not None:
+            return source_from_text(path, f.text)
+        return sources.base(path) if sources.base is not None else read_source(path)
 
     def result(exhausted: bool) -> FixResult:
         return FixResult(files, fixed, exhausted, projects, findings, names)
@@ -200,7 +274,7 @@ def _rounds(
         picks: dict[Path, list[tuple[Finding, CodeAction]]] = {}
         for f in findings:
             proj = projects.get(f.root)
-            if proj is None:
+            if proj is None or not fixable(f):
                 continue
             actions = [
                 a
@@ -226,7 +300,7 @@ def _rounds(
                 n = action.name
                 if n is not None and n.to is None and n.name in declared:
                     continue
-                if not _fits(action, f, projects[root], files, broken, taken, created):
+                if not _fits(action, f, projects[root], files, broken, taken, created, sources):
                     continue
                 edit = action.edit
                 for p, es in edit.edits.items():
@@ -238,7 +312,7 @@ def _rounds(
                 ledger(root).took(action)
                 count += 1
         if not count:
-            return result(False), _misled(projects, findings, names, unsafe)
+            return result(False), _misled(projects, findings, names, unsafe, fixable)
         if round_ == MAX_ROUNDS:
             return result(True), {}
         for p, todo in taken.items():
@@ -254,6 +328,7 @@ def _misled(
     findings: list[Finding],
     names: dict[Path, Names],
     unsafe: bool,
+    fixable: Fixable,
 ) -> dict[Path, dict[SymbolKey, set[str]]]:
     """The names a fix of this run declared that a did-you-mean left unfixed leads to:
     a next run would take them for the user's and change the name written to them."""
@@ -261,7 +336,7 @@ def _misled(
     for f in findings:
         ledger = names.get(f.root)
         proj = projects.get(f.root)
-        if ledger is None or proj is None or not ledger.decided:
+        if ledger is None or proj is None or not ledger.decided or not fixable(f):
             continue
         actions = [a for a in actions_for(proj, f) if not declaring_file_missing(proj, a)]
         action = choose(actions, unsafe)
@@ -283,13 +358,16 @@ def _fits(
     broken: set[Path],
     taken: dict[Path, list[TextEdit]],
     created: dict[Path, tuple[Path, str]],
+    sources: _Sources,
 ) -> bool:
     """Whether ``action`` can be applied in this round: inside the project, on files
-    that can be fixed (opened here on first use), not touching an edit already taken nor
-    a file created in this round (the next round sees it)."""
+    that can be fixed (opened here on first use) and may be changed, not touching an edit
+    already taken nor a file created in this round (the next round sees it)."""
     edit = action.edit
     paths = [*edit.edits, *edit.new_files]
     if any(p in broken or not inside(f.root, p) for p in paths):
+        return False
+    if sources.only is not None and any(p not in sources.only for p in paths):
         return False
     if any(p in created for p in paths):
         return False
@@ -298,7 +376,7 @@ def _fits(
     ok = True
     for p in edit.edits:
         if p not in files:
-            opened = _open(p, f.root)
+            opened = _open(p, f.root, sources.texts)
             pf = proj.files.get(p)
             if opened is None or pf is None or opened.text != pf.text:
                 broken.add(p)

@@ -1,6 +1,7 @@
 """What ``mantle-lsp check`` prints: one :class:`Finding` per diagnostic, rendered as the
 ``full`` text (source lines with a gutter and carets, like rustc and ruff), ``concise``
-(one line each), ``json``, ``sarif`` or ``github`` (Actions workflow commands), and the
+(one line each), ``json`` / ``json-lines``, ``sarif``, ``github`` (Actions workflow
+commands), ``gitlab`` (a Code Quality report), ``junit`` (XML) or ``pylint``, and the
 ``--statistics`` table."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import dataclasses
 import functools
 import json
 import os
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +22,17 @@ from ..ide.codes import info
 from ..ide.diagnostics import Diagnostic
 from ..syntax.text import LineIndex, TextRange
 
-OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github")
+OUTPUT_FORMATS = (
+    "full",
+    "concise",
+    "json",
+    "json-lines",
+    "sarif",
+    "github",
+    "gitlab",
+    "junit",
+    "pylint",
+)
 TAB_WIDTH = 4  # a tab in a source line is shown as this many spaces
 MAX_LINES = 6  # a range over more lines shows its first and last lines
 
@@ -89,12 +101,21 @@ class Finding:
     helps: list[Help] = dataclasses.field(default_factory=list)
     # which fix --fix would apply: "safe", "unsafe" (only with --unsafe-fixes) or None
     fix: str | None = None
+    fix_detail: dict[str, object] | None = None  # that fix, for the JSON formats
 
     @property
     def fingerprint(self) -> str:
+        """Its fingerprint (cli/fingerprint.py): baselines, GitLab."""
         from .fingerprint import fingerprint  # hashlib: only the formats that need it
 
-        return fingerprint(self.diag.code, self.diag.message, self.text, self.diag.range)
+        return fingerprint(self.diag.code, self.text, self.diag.range)
+
+    @property
+    def fingerprint_v1(self) -> str:
+        """Its fingerprint in the first form: baselines of version 1, SARIF."""
+        from .fingerprint import fingerprint_v1
+
+        return fingerprint_v1(self.diag.code, self.diag.message, self.text, self.diag.range)
 
 
 def display_path(path: Path) -> str:
@@ -251,11 +272,14 @@ def is_folder(row: Row) -> bool:
     return row.path.endswith(("/", os.sep))
 
 
-def header(row: Row, style: Style) -> str:
+def header(row: Row, style: Style, fixable: bool = False) -> str:
+    """``path:line:col: severity[code] message`` (``path:`` alone for a folder), with
+    ``[*]`` before the message when ``--fix`` fixes the finding (as ruff marks it)."""
     place = f"{row.path}:" if is_folder(row) else f"{row.path}:{row.line}:{row.column}:"
     where = style.bold(safe_text(place))
     sev = style.severity(f"{row.severity}[{row.code}]", row.severity)
-    return f"{where} {sev} {safe_text(row.message)}"
+    mark = f" {style.help('[*]')}" if fixable else ""
+    return f"{where} {sev}{mark} {safe_text(row.message)}"
 
 
 def notes(row: Row, style: Style) -> list[str]:
@@ -268,8 +292,16 @@ def notes(row: Row, style: Style) -> list[str]:
     ]
 
 
-def concise(findings: Sequence[Finding], style: Style) -> str:
-    return "".join("\n".join([header(f.row, style), *notes(f.row, style)]) + "\n" for f in findings)
+def concise(findings: Sequence[Finding], style: Style, unsafe: bool = False) -> str:
+    return "".join(
+        "\n".join([header(f.row, style, _marked(f, unsafe)), *notes(f.row, style)]) + "\n"
+        for f in findings
+    )
+
+
+def _marked(f: Finding, unsafe: bool) -> bool:
+    """Whether ``--fix`` (with ``unsafe``: ``--fix --unsafe-fixes``) fixes the finding."""
+    return f.fix == "safe" or (unsafe and f.fix == "unsafe")
 
 
 @functools.lru_cache(maxsize=4)
@@ -305,7 +337,7 @@ def _marked_lines(f: Finding) -> list[tuple[int, str, int, int]]:
     return out
 
 
-def full(f: Finding, style: Style) -> str:
+def full(f: Finding, style: Style, unsafe: bool = False) -> str:
     """One finding as rustc shows it::
 
     path:4:5: error[code] message
@@ -314,7 +346,7 @@ def full(f: Finding, style: Style) -> str:
        |     ^^^^^^^^^^^^^^^^^^^^^^
        = help: Change to `reason` (safe fix)
     """
-    out = [header(f.row, style)]
+    out = [header(f.row, style, _marked(f, unsafe))]
     marked = _marked_lines(f)
     if len(marked) > MAX_LINES:
         marked = [*marked[: MAX_LINES - 2], (-1, "", 0, 0), *marked[-1:]]
@@ -344,12 +376,15 @@ def full(f: Finding, style: Style) -> str:
     return "\n".join(out) + "\n"
 
 
-def full_text(findings: Sequence[Finding], style: Style) -> str:
-    return "".join(full(f, style) + "\n" for f in findings)
+def full_text(findings: Sequence[Finding], style: Style, unsafe: bool = False) -> str:
+    return "".join(full(f, style, unsafe) + "\n" for f in findings)
 
 
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}{'s' if count != 1 else ''}"
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 finding``, ``2 findings`` (``many``: the plural when it is not ``word + s``)."""
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {many or word + 's'}"
 
 
 def summary(rows: Sequence[Row], nprojects: int, nlayers: int = 0) -> str:
@@ -372,9 +407,15 @@ def summary(rows: Sequence[Row], nprojects: int, nlayers: int = 0) -> str:
 
 
 def fixable_note(findings: Sequence[Finding], unsafe: bool) -> str | None:
-    """How many findings ``--fix`` would fix (and how many more ``--unsafe-fixes`` would)."""
-    safe = sum(1 for f in findings if f.fix == "safe" or (unsafe and f.fix))
-    more = 0 if unsafe else sum(1 for f in findings if f.fix == "unsafe")
+    """How many findings ``--fix`` would fix (and how many more ``--unsafe-fixes`` would;
+    with ``unsafe``, how many ``--fix --unsafe-fixes`` would)."""
+    if unsafe:
+        n = sum(1 for f in findings if f.fix)
+        with_unsafe = any(f.fix == "unsafe" for f in findings)
+        how = "`--fix --unsafe-fixes`" if with_unsafe else "`--fix`"
+        return f"[*] {plural(n, 'finding')} fixable with {how}." if n else None
+    safe = sum(1 for f in findings if f.fix == "safe")
+    more = sum(1 for f in findings if f.fix == "unsafe")
     if safe and more:
         also = f"{more} more with `--fix --unsafe-fixes`"
         return f"[*] {plural(safe, 'finding')} fixable with `--fix` ({also})."
@@ -512,14 +553,14 @@ def sarif(findings: Sequence[Finding], docs: str | None = None) -> dict[str, obj
     # primaryLocationLineHash does), so each result keeps its own alert.
     from .fingerprint import occurrences
 
-    nth = occurrences([(f.row.path, f.row.code, f.fingerprint) for f in findings])
+    nth = occurrences([(f.row.path, f.row.code, f.fingerprint_v1) for f in findings])
     results = [
         {
             "ruleId": r.code,
             "level": _level(r.severity),
             "message": {"text": r.message},
             **({"properties": {"engine_code": r.engine_code}} if r.engine_code else {}),
-            "partialFingerprints": {FINGERPRINT_KEY: f"{f.fingerprint}:{n}"},
+            "partialFingerprints": {FINGERPRINT_KEY: f"{f.fingerprint_v1}:{n}"},
             "locations": [{"physicalLocation": _physical(r, f.index, f.diag.range)}],
             **(
                 {
@@ -558,3 +599,137 @@ def sarif(findings: Sequence[Finding], docs: str | None = None) -> dict[str, obj
 def dump_json(value: object, out: IO[str]) -> None:
     out.write(json.dumps(value, indent=2, ensure_ascii=False))
     out.write("\n")
+
+
+def finding_json(f: Finding, docs: str | None) -> dict[str, object]:
+    """One finding in the ``json`` and ``json-lines`` formats: its row, the fix ``--fix``
+    applies to it (None when it has none), and the address of its code's page (None
+    without a documentation address, or for a code without a page)."""
+    out = f.row.as_json()
+    out["fix"] = f.fix_detail
+    out["url"] = _page_of(f.row.code, docs)
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _page_of(code: str, docs: str | None) -> str | None:
+    if not docs:
+        return None
+    from .code_docs import load_page
+
+    return page_address(docs, code) if load_page(code) is not None else None
+
+
+def json_lines(findings: Sequence[Finding], docs: str | None) -> str:
+    """One compact JSON object per line (the ``json`` format's objects)."""
+    return "".join(json.dumps(finding_json(f, docs), ensure_ascii=False) + "\n" for f in findings)
+
+
+def pylint(rows: Sequence[Row]) -> str:
+    """``path:line: [code] message``, the form pylint's parsers read (as ruff writes it)."""
+    return "".join(f"{r.path}:{r.line}: [{r.code}] {_one_line(r.message)}\n" for r in rows)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.splitlines())
+
+
+GITLAB_SEVERITY = {"error": "critical", "warning": "major", "information": "minor", "hint": "info"}
+
+
+def gitlab(findings: Sequence[Finding], project_dir: str | None) -> list[dict[str, object]]:
+    """A GitLab Code Quality report: paths relative to ``project_dir`` (GitLab's
+    ``CI_PROJECT_DIR``) when given, a fingerprint unique to each finding (its
+    :func:`~.fingerprint.fingerprint`, its file and its occurrence number), the severity
+    mapped to GitLab's."""
+    import hashlib
+
+    from .fingerprint import occurrences
+
+    paths = [_gitlab_path(f, project_dir) for f in findings]
+    nth = occurrences(
+        [(p, f.row.code, f.fingerprint) for p, f in zip(paths, findings, strict=True)]
+    )
+    out: list[dict[str, object]] = []
+    for f, path, n in zip(findings, paths, nth, strict=True):
+        r = f.row
+        key = "\0".join((path, r.code, f.fingerprint, str(n)))
+        out.append(
+            {
+                "description": f"{r.code}: {r.message}",
+                "check_name": r.code,
+                "fingerprint": hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest(),
+                "severity": GITLAB_SEVERITY.get(r.severity, "info"),
+                "location": {"path": path, "lines": {"begin": r.line, "end": r.end_line}},
+            }
+        )
+    return out
+
+
+def _gitlab_path(f: Finding, project_dir: str | None) -> str:
+    if project_dir:
+        try:
+            rel = os.path.relpath(f.diag.path, project_dir)
+        except ValueError:
+            rel = ""
+        if rel and not rel.startswith(".."):
+            return rel.replace(os.sep, "/")
+    return f.row.path.replace(os.sep, "/")
+
+
+def junit(findings: Sequence[Finding]) -> str:
+    """JUnit XML (CI systems show it as test results): one test suite per file, one failed
+    test case per finding (its code, line and column; the failure's type is its
+    severity); one passing case when there is nothing to report."""
+    from xml.sax.saxutils import quoteattr
+
+    def attr(text: str) -> str:
+        return quoteattr(safe_xml(text))
+
+    by_file: dict[str, list[Row]] = {}
+    for f in findings:
+        by_file.setdefault(f.row.path, []).append(f.row)
+    n = len(findings)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>']
+    out.append(f'<testsuites name="mantle-lsp" tests="{max(n, 1)}" failures="{n}" errors="0">')
+    if not by_file:
+        out.append(
+            '    <testsuite name="mantle-lsp" tests="1" disabled="0" errors="0" failures="0">'
+        )
+        out.append('        <testcase name="mantle-lsp" classname="mantle-lsp"/>')
+        out.append("    </testsuite>")
+    for path, rows in by_file.items():
+        out.append(
+            f'    <testsuite name={attr(path)} tests="{len(rows)}" disabled="0" '
+            f'errors="0" failures="{len(rows)}" package="mantle-lsp">'
+        )
+        classname = attr(path.replace("\\", "/").rsplit(".", 1)[0].replace("/", "."))
+        for r in rows:
+            text = f"line {r.line}, col {r.column}, {r.message}"
+            out.append(
+                f"        <testcase name={attr(r.code)} classname={classname} "
+                f'line="{r.line}" column="{r.column}">'
+            )
+            out.append(
+                f"            <failure message={attr(r.message)} type={attr(r.severity)}>"
+                f"{escape_xml(text)}</failure>"
+            )
+            out.append("        </testcase>")
+        out.append("    </testsuite>")
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"
+
+
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def safe_xml(text: str) -> str:
+    """``text`` with the characters XML 1.0 cannot hold (most control characters, lone
+    surrogates) replaced by U+FFFD."""
+    return _XML_BAD.sub("\ufffd", text)
+
+
+def escape_xml(text: str) -> str:
+    from xml.sax.saxutils import escape
+
+    return escape(safe_xml(text))

@@ -657,7 +657,10 @@ class _Fixer:
         if found is None:
             return
         target, key = found
-        name = NameFix(key, (*key[:-1], suggestion)) if key else None
+        if key is not None:
+            name: NameFix | None = NameFix(key, (*key[:-1], suggestion))
+        else:
+            name = _tracker_rename(d, suggestion)
         edit = _ws_edit(self.path, TextEdit(target, suggestion))
         yield self.action(
             f"Change to `{suggestion}`", d, edit, preferred=True, safe=safe, name=name
@@ -1718,3 +1721,26 @@ def declare_project_field(project: Project, name: str, lines: list[str]) -> Work
     col = _column(text, root.items[0][0].range.start)
     block = _field_block(name, lines, col, _attr_step(text, root, 2))
     return _ws_edit(pf.path, _insert_lines(text, _content_end(text, root), block))
+
+
+# Eval codes whose `wrong` / `meant` are memory keys as the tracker writes them
+# (`project.<f>`, `<skill>.<f>`): scenarios are not in the index, so their did-you-mean
+# names the field it leads to from those.
+_TRACKER_KEY_CODES = frozenset({"lsp.eval.unknown_memory", "lsp.eval.initial_slot"})
+
+
+def _tracker_rename(d: Diagnostic, suggestion: str) -> NameFix | None:
+    """The names a did-you-mean of an eval memory key changes (for ide/fixes.Names: it
+    never leads to a field a fix invented, nor away from a field whose memory.yml is
+    missing); None for other codes or keys of another shape."""
+    wrong = (d.data or {}).get("wrong")
+    if d.code not in _TRACKER_KEY_CODES or not isinstance(wrong, str):
+        return None
+    to = suggestion.split(".")
+    if len(to) != 2 or not all(to):
+        return None
+    parts = wrong.removeprefix("session.").split(".")
+    frm = parts if len(parts) == 2 and all(parts) else [to[0], parts[-1]]
+    if frm == to:  # the same field in its full form (`account_number`): no other name
+        return None
+    return NameFix(("field", frm[0], frm[1]), ("field", to[0], to[1]))

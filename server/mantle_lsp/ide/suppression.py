@@ -1,10 +1,12 @@
-"""Inline suppressions: ``# mantle-lsp: ignore[CODE, …]``.
+"""Inline suppressions: ``# mantle-lsp: ignore[CODE, …]`` and
+``# mantle-lsp: ignore-file[CODE, …]``.
 
 A comment at the end of a YAML or Python line silences those codes (or code prefixes) for
 the diagnostics that start on that line; a comment alone on its line silences them on the
-next line that is neither blank nor only a comment. In ``skill.md`` the comment works where
-the file is YAML: the frontmatter and the bodies of ``:::ordered_block`` fences. Prose has
-no form: the engine hands HTML comments to the model verbatim (docs/decisions.md).
+next line that is neither blank nor only a comment. ``ignore-file`` silences them in the
+whole file, wherever the comment is. In ``skill.md`` the comment works where the file is
+YAML: the frontmatter and the bodies of ``:::ordered_block`` fences. Prose has no form:
+the engine hands HTML comments to the model verbatim (docs/decisions.md).
 
 A suppression that silenced nothing gets ``lsp.suppression.unused`` (a hint); an unknown
 code or a malformed comment gets ``lsp.suppression.invalid`` (a warning).
@@ -23,20 +25,24 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..model.files import parse_file
 from ..model.layout import FileKind
 from ..model.project import ParsedFile, Project
 from ..model.settings import code_matches, known_pattern
+from ..model.source import source_from_text
 from ..syntax.text import TextRange
 from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq, parse_yaml
 from .codes import REGISTRY, info
 from .diagnostics import Diagnostic
+from .types import TextEdit
 
 MARK = "mantle-lsp:"
 UNUSED = "lsp.suppression.unused"
 INVALID = "lsp.suppression.invalid"
 
 _COMMENT = re.compile(r"#\s*mantle-lsp:")
-_IGNORE = re.compile(r"\s*ignore\[([^\]\n]*)\]")
+_IGNORE = re.compile(r"\s*ignore(-file)?\[([^\]\n]*)\]")
+WHOLE_FILE = -1  # the line of an `ignore-file` suppression: every line
 _YAML_KINDS = frozenset(
     {
         FileKind.AGENT,
@@ -55,7 +61,7 @@ _PY_KINDS = frozenset({FileKind.SKILL_TOOLS, FileKind.SHARED_TOOLS, FileKind.HOO
 @dataclass
 class Suppression:
     comment: TextRange  # from `#` to the end of the comment
-    line: int  # 0-based line whose diagnostics it silences
+    line: int  # 0-based line whose diagnostics it silences (WHOLE_FILE: all)
     codes: list[tuple[str, TextRange]] = field(default_factory=list)
     used: set[int] = field(default_factory=set)  # indexes into codes
 
@@ -153,15 +159,18 @@ def find_suppressions(pf: ParsedFile) -> tuple[list[Suppression], list[tuple[Tex
         comment = TextRange(m.start(), eol)
         ig = _IGNORE.match(text, m.end(), eol)
         if ig is None:
-            bad.append((comment, "expected `# mantle-lsp: ignore[CODE, …]`"))
+            expected = "expected `# mantle-lsp: ignore[CODE, …]` or `ignore-file[CODE, …]`"
+            bad.append((comment, expected))
             continue
         comment = TextRange(m.start(), ig.end())
         line = row
-        if not text[starts[row] : h].strip():  # alone on its line: the next code line
+        if ig.group(1):
+            line = WHOLE_FILE
+        elif not text[starts[row] : h].strip():  # alone on its line: the next code line
             line = _next_code_line(text, starts, row)
         sup = Suppression(comment, line)
-        pos = ig.start(1)
-        for part in ig.group(1).split(","):
+        pos = ig.start(2)
+        for part in ig.group(2).split(","):
             code = part.strip()
             if code:
                 s = pos + part.index(code)
@@ -218,10 +227,11 @@ def suppressed(
     for sup in sups:
         by_line.setdefault(sup.line, []).append(sup)
     kept: list[Diagnostic] = []
+    whole = by_line.get(WHOLE_FILE, [])
     for d in diags:
         line = bisect.bisect_right(starts, d.range.start) - 1
         hit = False
-        for sup in by_line.get(line, ()):
+        for sup in (*by_line.get(line, ()), *whole):
             for i, (code, _) in enumerate(sup.codes):
                 if code_matches(d.code, code):
                     sup.used.add(i)
@@ -246,3 +256,159 @@ def suppressed(
     kept.extend(Diagnostic(pf.path, r, c, info(c).severity, m) for r, c, m in new)
     kept.sort(key=lambda d: (d.range.start, d.range.end, d.code))
     return kept
+
+
+# ---------------------------------------------------------------------------------------
+# Adding suppressions (`check --add-noqa`)
+
+
+def add_suppressions(pf: ParsedFile, wanted: dict[int, set[str]]) -> tuple[str, set[int]]:
+    """The text of ``pf`` with a suppression for each line of ``wanted`` (0-based line →
+    codes of the diagnostics that start there), and the lines that got none.
+
+    A code is added to the suppression that already applies to the line; else a comment
+    is appended to the line; else (a line that ends inside a string, a block scalar's
+    header, a Python line continued with ``\\``) one is put alone on the line above. Only
+    where a comment is a comment: never in a YAML scalar (block scalars included), a
+    Python string or skill.md prose. Each edit is checked by parsing the result: the
+    file's values (YAML nodes, Python tokens, skill.md prose and fences) must be the same
+    and the suppression must apply to its line, else the edit is not made.
+    """
+    text = pf.source.text
+    failed: set[int] = set()
+    if not pf.source.analyzable or _regions(pf) is None:
+        return text, set(wanted)
+    shape = _shape(pf)
+    if pf.kind in _PY_KINDS and shape is None:  # no tokens to compare: no comment
+        return text, set(wanted)
+    for line in sorted(wanted, reverse=True):  # from the end: a line added moves none left
+        codes = sorted(wanted[line])
+        done = False
+        for edit in _candidates(pf, text, line, codes):
+            new = text[: edit.range.start] + edit.new_text + text[edit.range.end :]
+            npf = parse_file(pf.path, pf.kind, pf.skill_id, source_from_text(pf.path, new))
+            if _shape(npf) == shape and _covers(npf, _moved(line, edit, text), codes):
+                pf, text, done = npf, new, True
+                break
+        if not done:
+            failed.add(line)
+    return text, failed
+
+
+def _moved(line: int, edit: TextEdit, text: str) -> int:
+    """Where ``line`` is once ``edit`` (inserting whole lines above it, or not) is made."""
+    if edit.range.start <= _line_start(text, line) and edit.new_text.endswith("\n"):
+        return line + edit.new_text.count("\n")
+    return line
+
+
+def _line_start(text: str, line: int) -> int:
+    pos = 0
+    for _ in range(line):
+        nl = text.find("\n", pos)
+        if nl < 0:
+            return len(text)
+        pos = nl + 1
+    return pos
+
+
+def _covers(pf: ParsedFile, line: int, codes: list[str]) -> bool:
+    sups, _ = find_suppressions(pf)
+    have = {c for s in sups if s.line == line for c, _ in s.codes}
+    return all(any(code_matches(c, h) for h in have) for c in codes)
+
+
+def _regions(pf: ParsedFile) -> list[TextRange] | None:
+    """The parts of the file where a `#` comment can be (None: nowhere)."""
+    text = pf.source.text
+    if pf.kind in _YAML_KINDS or pf.kind in _PY_KINDS:
+        return [TextRange(0, len(text))]
+    if pf.kind is FileKind.SKILL_MD and pf.doc is not None:
+        doc = pf.doc
+        out = [doc.frontmatter_range] if doc.frontmatter_range else []
+        return out + [b.body_range for b in doc.blocks]
+    return None
+
+
+def _candidates(pf: ParsedFile, text: str, line: int, codes: list[str]) -> list[TextEdit]:
+    """The edits that may suppress ``codes`` on ``line``, the best first."""
+    starts = _lines(text)
+    if line >= len(starts):
+        return []
+    start = starts[line]
+    eol = text.find("\n", start)
+    eol = len(text) if eol < 0 else eol
+    regions = [r for r in _regions(pf) or [] if r.start <= start and eol <= r.end]
+    if not regions:
+        return []  # prose, a fence line: no comment form
+    if pf.kind not in _PY_KINDS and parse_yaml(text[regions[0].start : regions[0].end])[1]:
+        return []  # YAML that does not parse: where a comment would be is not known
+    listed = ", ".join(codes)
+    sups, bad = find_suppressions(pf)
+    for sup in sups:
+        if sup.line == line:  # add to the suppression that applies to the line
+            close = sup.comment.end - 1
+            return [TextEdit(TextRange(close, close), f", {listed}")]
+    comment = f"# {MARK} ignore[{listed}]"
+    body = text[start:eol]
+    indent = body[: len(body) - len(body.lstrip())]
+    out = []
+    has_mark = MARK in body or any(start <= r.start <= eol for r, _ in bad)
+    if not has_mark:
+        end = start + len(body.rstrip())
+        out.append(TextEdit(TextRange(end, eol), f"  {comment}"))
+    if body.strip():
+        out.append(TextEdit(TextRange(start, start), f"{indent}{comment}\n"))
+    return out
+
+
+def _shape(pf: ParsedFile) -> object:
+    """What a comment must not change: the YAML nodes of each YAML part (their kinds,
+    tags and string values), the tokens of a Python file but its comments, and the text of
+    a skill.md outside its YAML parts."""
+    text = pf.source.text
+    if pf.kind in _PY_KINDS:
+        return _python_shape(text)
+    regions = _regions(pf) or []
+    parts: list[object] = []
+    pos = 0
+    for r in sorted(regions):
+        if pf.kind is FileKind.SKILL_MD:
+            parts.append(text[pos : r.start])
+        root, issues = parse_yaml(text[r.start : r.end])
+        parts.append((_yaml_shape(root), len(issues)))
+        pos = r.end
+    if pf.kind is FileKind.SKILL_MD:
+        parts.append(text[pos:])
+        parts.append(len(pf.doc.blocks) if pf.doc is not None else -1)
+    return parts
+
+
+def _yaml_shape(root: YNode | None) -> list[object]:
+    out: list[object] = []
+    stack: list[YNode | None] = [root]
+    while stack:  # bounded by the nodes of the document (a tree: no node twice)
+        n = stack.pop()
+        if n is None:
+            out.append(None)
+        elif isinstance(n, YScalar):
+            out.append(("s", n.tag, n.raw, n.style))
+        elif isinstance(n, YSeq):
+            out.append(("l", n.tag, len(n.items)))
+            stack.extend(reversed(n.items))
+        elif isinstance(n, YMap):
+            out.append(("m", n.tag, len(n.items)))
+            for k, v in reversed(n.items):
+                stack.extend((v, k))
+    return out
+
+
+def _python_shape(text: str) -> object:
+    try:
+        return [
+            (t.type, t.string)
+            for t in tokenize.generate_tokens(io.StringIO(text).readline)
+            if t.type not in (tokenize.COMMENT, tokenize.NL)
+        ]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None  # a file that does not tokenize gets no comment (compared equal: None)

@@ -42,7 +42,8 @@ from . import convert
 from .base import ServerBase
 
 INVALID_SETTINGS = "lsp.config.invalid_settings_file"
-CONFIG_GLOBS = tuple(f"**/{name}" for name in CONFIG_NAMES)  # watched (sync.py)
+# watched (sync.py): the configuration files, and the files they `extend` (any name)
+CONFIG_GLOBS = (*(f"**/{name}" for name in CONFIG_NAMES), "**/*.toml")
 
 
 def is_config_file(path: Path) -> bool:
@@ -81,6 +82,11 @@ class ProjectConfigs:
         st = self.settings_for(project.root)
         project.engine_override = st.engine_override
         return st
+
+    def is_source(self, path: Path) -> bool:
+        """``path`` is a configuration file some project's settings were read from (its
+        own, or one its ``extend`` brings in)."""
+        return is_config_file(path) or any(path in st.sources for st in self._settings.values())
 
     def engine_for(self, root: Path) -> str | None:
         return self.settings_for(root).engine_override

@@ -613,6 +613,8 @@ def register(server: MantleServer) -> None:
         out = []
         if only and wanted(FIX_ALL_KIND):  # asked for by name (on save, Source Action…)
             found = server.diagnostics.compute(doc.project, [doc.path]).get(doc.path, [])
+            st = server.diagnostics.configs.settings_for(doc.project.root)
+            found = [d for d in found if st.fixable(d.code)]  # `unfixable`, as --fix
             batch = ide_fixes.fix_all(doc.project, found)
             if batch.count:
                 try:

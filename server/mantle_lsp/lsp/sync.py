@@ -21,7 +21,7 @@ from ..workers import Spawned, large_project
 from . import convert
 from . import layers as lsp_layers
 from .base import Settings
-from .config import CONFIG_GLOBS, configured_roots, is_config_file
+from .config import CONFIG_GLOBS, configured_roots
 from .diagnostics import register_pull
 from .gate import Gate
 from .server import MantleServer
@@ -561,7 +561,7 @@ def _owner(server: MantleServer, path: Path) -> Project | None:
 
 def file_changed(server: MantleServer, path: Path) -> set[Path]:
     """A file or folder changed on disk; the files whose diagnostics may change."""
-    if is_config_file(path):  # all that is needed is done here (lsp/config.py)
+    if server.configs.is_source(path):  # all that is needed is done here (lsp/config.py)
         config_changed(server)
         return set()
     model = server.model

@@ -15,6 +15,7 @@ way for ``check`` and the language server.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -57,10 +58,25 @@ DEFAULT_EXCLUDE = (
 dependencies). Names no skill id could reasonably take: a skill folder called ``build``
 is still checked."""
 
-LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude", "include")
 CODE_KEYS = ("select", "extend-select", "ignore")
-KEYS = (*LIST_KEYS[:3], "per-file-ignores", *LIST_KEYS[3:], "engine", "min-severity", "eval")
+FIX_KEYS = ("fixable", "extend-fixable", "unfixable")
+GLOB_KEYS = ("exclude", "extend-exclude", "include")
+LIST_KEYS = (*CODE_KEYS, *FIX_KEYS, *GLOB_KEYS)
+KEYS = (
+    "extend",
+    *CODE_KEYS,
+    "per-file-ignores",
+    "severity",
+    *FIX_KEYS,
+    *GLOB_KEYS,
+    "engine",
+    "min-severity",
+    "eval",
+)
+OFF = "off"
+LEVELS = (*SEVERITIES, OFF)  # the values of `severity`
 MAX_CONFIG_BYTES = 1024 * 1024
+MAX_EXTEND_DEPTH = 10  # files in one `extend` chain, the first included
 
 
 @dataclass(frozen=True)
@@ -76,9 +92,12 @@ class SettingsError:
     end: int
     message: str
     left_out: str | None
+    label: str | None = None  # what to call it instead of path:line:col (`--config K=V`)
 
     def render(self, display: Callable[[Path], str] = str) -> str:
         """``path:line:col: error: message`` (1-based, like ``check``'s output)."""
+        if self.label is not None:
+            return f"{self.label}: error: {self.message}"
         where = f"{display(self.path)}:{self.line + 1}:{self.start + 1}"
         return f"{where}: error: {self.message}"
 
@@ -94,7 +113,9 @@ class Layer:
 
 @dataclass(frozen=True)
 class Overrides:
-    """What the command line (or the editor) says: None/empty = not given."""
+    """What the command line (or the editor) says: None/empty = not given. ``inline``:
+    the ``--config KEY=VALUE`` arguments, each as written (applied over the configuration
+    file, under the other options, as in ruff)."""
 
     select: tuple[str, ...] | None = None
     extend_select: tuple[str, ...] = ()
@@ -102,6 +123,10 @@ class Overrides:
     engine: str | None = None
     min_severity: str | None = None
     origin: str = "command line"
+    fixable: tuple[str, ...] | None = None
+    extend_fixable: tuple[str, ...] = ()
+    unfixable: tuple[str, ...] = ()
+    inline: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,6 +143,18 @@ class Settings:
     eval: bool = True  # check the evaluation's files (eval/conftest.yml, eval/scenarios/)
     origins: Mapping[str, str] = field(default_factory=dict)
     file_keys: tuple[str, ...] = ()  # the keys the configuration file set (valid values)
+    fix_layers: tuple[Layer, ...] = ()  # fixable / extend-fixable / unfixable
+    severity: tuple[tuple[str, str], ...] = ()  # code or prefix -> level (or "off")
+    # Where the globs of `exclude`, `include` and `per-file-ignores` (by key), and of each
+    # `extend-exclude` entry, are anchored: the folder of the file that set them, as the
+    # path from that folder down to `base` ("" for `base` itself; None when that folder
+    # is not above `base`: its anchored patterns match nothing here).
+    scopes: Mapping[str, str | None] = field(default_factory=dict)
+    extend_scopes: tuple[str | None, ...] = ()
+    sources: tuple[Path, ...] = ()  # the configuration files read (`extend` chain)
+    # the codes the engine reports as errors (the registry's): `severity` keeps them
+    # warnings at least
+    engine_errors: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
     @property
     def engine_override(self) -> str | None:
@@ -126,6 +163,26 @@ class Settings:
 
     def enabled(self, code: str) -> bool:
         return _enabled(self.layers, code)
+
+    def fixable(self, code: str) -> bool:
+        """Whether ``--fix`` (and the editor's fix-all) may apply the fixes of ``code``."""
+        return _enabled(self.fix_layers, code)
+
+    def severity_of(self, code: str, severity: str) -> str | None:
+        """The severity a diagnostic of ``code`` reported as ``severity`` gets from the
+        ``severity`` table (None: off). The most specific matching entry wins (the later
+        one on a tie). An engine error stays a warning at least: the engine refuses the
+        project whatever the table says (an exact code cannot ask for less; a prefix
+        lowers it to warning)."""
+        best, level = -1, severity
+        for pattern, value in self.severity:
+            if code_matches(code, pattern) and _specificity(pattern) >= best:
+                best, level = _specificity(pattern), value
+        if level == severity:
+            return severity
+        if severity == "error" and code in self.engine_errors and level not in LEVELS[:2]:
+            return "warning"
+        return None if level == OFF else level
 
     def _rel(self, path: Path) -> str | None:
         if self.base is None:
@@ -137,17 +194,24 @@ class Settings:
         return rel.as_posix() if rel.parts else None
 
     # The globs, compiled on first use, once per Settings (a run has one per project).
+    def _scoped(self, key: str, patterns: Iterable[str]) -> list[tuple[str, str | None]]:
+        scope = self.scopes.get(key, "")
+        return [(p, scope) for p in patterns]
+
     @cached_property
     def _excludes(self) -> Globs:
-        return Globs((*self.exclude, *self.extend_exclude))
+        scopes = self.extend_scopes or ("",) * len(self.extend_exclude)
+        extra = list(zip(self.extend_exclude, scopes, strict=True))
+        return Globs([*self._scoped("exclude", self.exclude), *extra])
 
     @cached_property
     def _includes(self) -> Globs:
-        return Globs(self.include)
+        return Globs(self._scoped("include", self.include))
 
     @cached_property
     def _per_file(self) -> list[tuple[Globs, tuple[str, ...]]]:
-        return [(Globs((g,)), codes) for g, codes in self.per_file_ignores]
+        pfi = "per-file-ignores"
+        return [(Globs(self._scoped(pfi, (g,))), codes) for g, codes in self.per_file_ignores]
 
     def excluded(self, path: Path, is_dir: bool = False, below: Path | None = None) -> bool:
         """``path`` (a file, or a project folder) matches ``exclude``/``extend-exclude``.
@@ -180,11 +244,19 @@ class Settings:
         starts = [i for i, lay in enumerate(self.layers) if lay.select is not None]
         layers = self.layers[starts[-1] :] if starts else self.layers
         sel = [lay.select for lay in layers if lay.select is not None]
+        fstarts = [i for i, lay in enumerate(self.fix_layers) if lay.select is not None]
+        flayers = self.fix_layers[fstarts[-1] :] if fstarts else self.fix_layers
+        fsel = [lay.select for lay in flayers if lay.select is not None]
         values: dict[str, Any] = {
+            "extend": [display_config(p) for p in self.sources[1:]],
             "select": list(sel[-1]) if sel else ["(every code)"],
             "extend-select": [c for lay in layers for c in lay.extend_select],
             "ignore": [c for lay in layers for c in lay.ignore],
             "per-file-ignores": {g: list(c) for g, c in self.per_file_ignores},
+            "severity": dict(self.severity),
+            "fixable": list(fsel[-1]) if fsel else ["(every code)"],
+            "extend-fixable": [c for lay in flayers for c in lay.extend_select],
+            "unfixable": [c for lay in flayers for c in lay.ignore],
             "exclude": list(self.exclude),
             "extend-exclude": list(self.extend_exclude),
             "include": list(self.include),
@@ -241,6 +313,21 @@ def known_pattern(pattern: str, known: Collection[str]) -> bool:
     return any(code_matches(c, pattern) for c in known)
 
 
+def suggest_code(pattern: str, known: Collection[str]) -> str | None:
+    """The code or prefix probably meant by ``pattern``, which is neither (did you mean):
+    the closest code or prefix, else the code whose last part is closest to its last
+    part (a dotted suffix mistyped: ``unkown_memory_key``)."""
+    prefixes = {".".join(c.split(".")[:n]) for c in known for n in range(1, c.count(".") + 1)}
+    close = closest(pattern.rstrip("."), sorted({*known, *prefixes}))
+    if close is not None:
+        return close
+    ends: dict[str, str] = {}
+    for c in sorted(known):
+        ends.setdefault(c.rsplit(".", 1)[-1], c)
+    near = closest(pattern.rsplit(".", 1)[-1], sorted(ends))
+    return ends[near] if near is not None else None
+
+
 # -- gitignore-style globs -------------------------------------------------------------------
 
 
@@ -259,14 +346,19 @@ class _Glob:
     include: bool  # False: a `!` pattern
     dir_only: bool  # ends with `/`
     anchored: bool  # a `/` before its end: relative to the configuration's folder
+    # an anchored pattern of another configuration file (`extend`): the path from its
+    # folder down to the folder the paths are relative to
+    scope: str = ""
 
     def matches(self, path: str, is_dir: bool) -> bool:
         if is_dir and self.dir_only:
             path += "/"
+        if self.scope:
+            path = f"{self.scope}/{path}"
         return self.rx.match_file(path) is not None
 
 
-def _glob(pattern: str, kind: Any) -> _Glob | None:
+def _glob(pattern: str, kind: Any, scope: str | None = "") -> _Glob | None:
     p = pattern.strip()
     body = p[1:] if p.startswith("!") else p
     if body.startswith("./"):
@@ -281,19 +373,27 @@ def _glob(pattern: str, kind: Any) -> _Glob | None:
     name = body.rstrip("/")
     while name.startswith("**/"):
         name = name[3:]
-    return _Glob(rx, bool(rx.include), body.endswith("/"), "/" in name)
+    anchored = "/" in name
+    if anchored and scope is None:
+        return None  # anchored in a folder that is not above the paths: never matches
+    return _Glob(
+        rx, bool(rx.include), body.endswith("/"), anchored, (scope or "") if anchored else ""
+    )
 
 
 class Globs:
     """gitignore-style ``patterns`` (relative POSIX paths), each compiled once by
     ``pathspec``; a pattern pathspec rejects never matches. The last matching pattern
     decides (``!`` re-includes a file or a folder with what is below it), and a matched
-    folder matches everything below it."""
+    folder matches everything below it. A pattern may come with its scope (``(pattern,
+    scope)``, see :attr:`Settings.scopes`): an anchored one is then matched against the
+    path as seen from the folder of the file that wrote it."""
 
-    def __init__(self, patterns: Iterable[str]) -> None:
-        self.patterns = tuple(patterns)
-        kind = _pattern_class() if self.patterns else None
-        self._globs = [g for p in self.patterns if (g := _glob(p, kind)) is not None]
+    def __init__(self, patterns: Iterable[str | tuple[str, str | None]]) -> None:
+        items = [(p, "") if isinstance(p, str) else p for p in patterns]
+        self.patterns = tuple(p for p, _ in items)
+        kind = _pattern_class() if items else None
+        self._globs = [g for p, sc in items if (g := _glob(p, kind, sc)) is not None]
         self._below: dict[str, list[tuple[_Glob, bool]]] = {}
         self._memo: dict[tuple[str, bool, int], bool] = {}
 
@@ -415,6 +515,7 @@ class _File:
     table: dict[str, Any]
     in_pyproject: bool
     errors: list[SettingsError] = field(default_factory=list)
+    label: str | None = None  # `--config KEY=VALUE` as written: not a file
 
     def locate(self, key: str, needle: str | None = None) -> tuple[int, int, int]:
         """(line, start, end) of ``key`` in our table; of ``needle`` (a quoted string) at or
@@ -469,7 +570,7 @@ class _File:
         line, start, end = self.locate(key, needle)
         what = left_out or f"`{key}`"
         self.errors.append(
-            SettingsError(self.path, line, start, max(end, start + 1), message, what)
+            SettingsError(self.path, line, start, max(end, start + 1), message, what, self.label)
         )
 
 
@@ -526,7 +627,7 @@ def _check(f: _File, known: Collection[str]) -> dict[str, Any]:
             items = _str_list(f, key, value)
             if items is None:
                 continue
-            if key in CODE_KEYS:
+            if key in CODE_KEYS or key in FIX_KEYS:
                 items = [c for c in items if _known_code(f, key, c, known)]
             out[key] = tuple(items)
         elif key == "per-file-ignores":
@@ -540,6 +641,17 @@ def _check(f: _File, known: Collection[str]) -> dict[str, Any]:
                 if lst is not None:
                     pfi.append((glob, tuple(c for c in lst if _known_code(f, key, c, known))))
             out[key] = tuple(pfi)
+        elif key == "severity":
+            table = _severity_table(f, value, known)
+            if table is not None:
+                out[key] = table
+        elif key == "extend":
+            if not isinstance(value, str) or not value.strip():
+                f.error(key, "`extend` must be the path of another configuration file")
+            elif f.label is not None:
+                f.error(key, "`extend` can only be set in a configuration file")
+            else:
+                out[key] = value
         elif key == "engine":
             if value not in ENGINES:
                 f.error(key, f"`engine` must be one of {', '.join(ENGINES)}, not {value!r}")
@@ -560,6 +672,57 @@ def _check(f: _File, known: Collection[str]) -> dict[str, Any]:
     return out
 
 
+def _severity_table(
+    f: _File, value: Any, known: Collection[str]
+) -> tuple[tuple[str, str], ...] | None:
+    """The valid entries of a ``severity`` table (code or prefix = level)."""
+    key = "severity"
+    if not isinstance(value, dict):
+        f.error(key, '`severity` must be a table of code = "error" | "warning" | … | "off"')
+        return None
+    floor = _engine_errors(known)
+    out: list[tuple[str, str]] = []
+    for code, level in value.items():
+        what = f"{code!r} in `severity`"
+        if not _known_code(f, key, code, known):
+            continue
+        if level not in LEVELS:
+            shown = json.dumps(level, ensure_ascii=False) if isinstance(level, str) else level
+            close = closest(level, LEVELS) if isinstance(level, str) else None
+            hint = f"; did you mean `{close}`?" if close else ""
+            f.error(
+                key,
+                f"`severity`: {code!r} = {shown} is no level{hint} (one of {', '.join(LEVELS)})",
+                code,
+                what,
+            )
+            continue
+        if code.rstrip(".") in floor and level not in LEVELS[:2]:
+            f.error(
+                key,
+                f"`severity`: {code!r} is an error the engine reports (`rasa train` fails on "
+                f"it): it can be lowered to `warning` at most, not {level!r}; to hide it, "
+                "add it to `ignore`",
+                code,
+                what,
+            )
+            continue
+        out.append((code.strip(), level))
+    return tuple(out)
+
+
+def _engine_errors(known: Collection[str]) -> frozenset[str]:
+    """The codes the engine reports as errors, when ``known`` is the code registry (code →
+    an entry with ``engine`` and ``severity``); none for a bare collection of codes."""
+    if not isinstance(known, Mapping):
+        return frozenset()
+    return frozenset(
+        c
+        for c, entry in known.items()
+        if getattr(entry, "engine", False) and getattr(entry, "severity", None) == "error"
+    )
+
+
 def _str_list(
     f: _File, key: str, value: Any, what: str | None = None, needle: str | None = None
 ) -> list[str] | None:
@@ -576,9 +739,11 @@ def _str_list(
 def _known_code(f: _File, key: str, code: str, known: Collection[str]) -> bool:
     if known_pattern(code, known):
         return True
+    close = suggest_code(code, known)
+    hint = f"; did you mean `{close}`?" if close else ""
     f.error(
         key,
-        f"`{key}`: {code!r} is no diagnostic code nor a prefix of one "
+        f"`{key}`: {code!r} is no diagnostic code nor a prefix of one{hint} "
         "(`mantle-lsp explain --markdown` lists them)",
         code,
         f"{code!r} in `{key}`",
@@ -586,15 +751,124 @@ def _known_code(f: _File, key: str, code: str, known: Collection[str]) -> bool:
     return False
 
 
-def _origin(f: _File, key: str) -> str:
-    line = f.locate(key)[0]
+def display_config(path: Path) -> str:
+    """A configuration file as messages show it: relative to the working directory when
+    below it, else absolute."""
     try:
-        shown = os.path.relpath(f.path)
+        shown = os.path.relpath(path)
     except ValueError:
-        shown = str(f.path)
-    if shown.startswith(".."):
-        shown = str(f.path)
-    return f"{shown}:{line + 1}"
+        return str(path)
+    return str(path) if shown.startswith("..") else shown
+
+
+def _origin(f: _File, key: str) -> str:
+    if f.label is not None:
+        return f.label
+    line = f.locate(key)[0]
+    return f"{display_config(f.path)}:{line + 1}"
+
+
+@dataclass
+class _Part:
+    """The valid values of one configuration file (or ``--config KEY=VALUE``), and the
+    scope of its globs (:attr:`Settings.scopes`)."""
+
+    file: _File
+    values: dict[str, Any]
+    scope: str | None = ""
+
+
+def _scope(folder: Path, base: Path) -> str | None:
+    """The path from ``folder`` down to ``base`` ("" when they are the same folder; None
+    when ``folder`` is not at or above ``base``)."""
+    try:
+        rel = Path(os.path.abspath(base)).relative_to(os.path.abspath(folder))
+    except ValueError:
+        return None
+    return rel.as_posix() if rel.parts else ""
+
+
+def _chain(path: Path, known: Collection[str]) -> tuple[list[_Part], list[SettingsError]]:
+    """The configuration file ``path`` and the files its ``extend`` brings in, the most
+    basic first (each overridden by the next). Only regular files, at most
+    MAX_EXTEND_DEPTH of them, no file twice (a cycle is an error on the `extend` that
+    closes it)."""
+    parts: list[_Part] = []
+    errors: list[SettingsError] = []
+    seen: list[str] = []
+    current, via = path, None
+    for depth in range(MAX_EXTEND_DEPTH + 1):
+        real = os.path.realpath(current)
+        if via is not None:
+            if real in seen:
+                chain = " → ".join(display_config(p.file.path) for p in parts)
+                via.error("extend", f"`extend` makes a cycle: {chain} → {display_config(current)}")
+                break
+            if depth == MAX_EXTEND_DEPTH:
+                via.error("extend", f"`extend` goes deeper than {MAX_EXTEND_DEPTH} files")
+                break
+            if not os.path.lexists(current):
+                via.error("extend", f"`extend`: {display_config(current)}: no such file")
+                break
+        f, errs = read_config(current)
+        if via is not None and errs and errs[0].message.startswith(("cannot read", "config")):
+            via.error("extend", f"`extend`: {display_config(current)}: {errs[0].message}")
+            break
+        errors += errs
+        if f is None:
+            break
+        if via is not None and f.in_pyproject and not f.table and not errs:
+            via.error(
+                "extend", f"`extend`: {display_config(current)} has no [tool.mantle-lsp] table"
+            )
+            break
+        values = _check(f, known)
+        parts.append(_Part(f, values))
+        seen.append(real)
+        ext = values.pop("extend", None)
+        if ext is None:
+            break
+        target = Path(os.path.expanduser(ext))
+        current = Path(os.path.abspath(f.path.parent / target))
+        via = f
+    for part in parts:
+        errors += part.file.errors
+    parts.reverse()
+    return parts, errors
+
+
+_TOOL_PREFIX = re.compile(r"""^\s*tool\s*\.\s*(?:"mantle-lsp"|'mantle-lsp'|mantle-lsp)\s*\.\s*""")
+
+
+def inline_part(arg: str, known: Collection[str]) -> tuple[_Part | None, list[SettingsError]]:
+    """``--config KEY=VALUE``: one line of a configuration file (``severity.
+    "lsp.legacy.syntax" = "off"``; a leading ``tool.mantle-lsp.`` is allowed), as a part."""
+    label = f"--config {arg!r}"
+    text = _TOOL_PREFIX.sub("", arg, count=1)
+    try:
+        table = _loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        why = re.sub(r"\s*\(at [^)]*\)\s*$", "", str(exc)) or "invalid TOML"
+        msg = (
+            f"not a configuration file, nor a `KEY = VALUE` line of one ({why}); "
+            "e.g. --config 'min-severity = \"warning\"'"
+        )
+        return None, [SettingsError(Path("--config"), 0, 0, 1, msg, None, label)]
+    f = _File(Path("--config"), text, table, False, label=label)
+    values = _check(f, known)
+    return _Part(f, values), f.errors
+
+
+def _layer_origins(
+    origins: dict[str, str], keys: Sequence[str], afresh: bool, given: Sequence[str], origin: str
+) -> None:
+    """Where the keys of a selection (``keys``: select-like, extend-like, ignore-like)
+    come from once a layer that sets ``given`` of them applies."""
+    for key in keys:
+        if afresh:  # a select starts the selection afresh, as in ruff
+            origins.pop(key, None)
+        if key in given:
+            origins[key] = f"{origins[key]}; {origin}" if key in origins else origin
 
 
 def load(
@@ -605,57 +879,113 @@ def load(
     isolated: bool = False,
 ) -> tuple[Settings, list[SettingsError]]:
     """The settings of the project at ``root``: its configuration file (``config`` when
-    given, else :func:`discover`; none with ``isolated``), then ``overrides``. Values with
-    errors are left out (their default applies); the errors come back with them."""
+    given, else :func:`discover`; none with ``isolated``) over the files it extends, then
+    ``--config KEY=VALUE``, then the other ``overrides``. Values with errors are left out
+    (their default applies); the errors come back with them. ``known``: the code registry
+    (or just the codes)."""
     path = None if isolated else (config or discover(root))
-    values: dict[str, Any] = {}
-    origins: dict[str, str] = {}
+    parts: list[_Part] = []
     errors: list[SettingsError] = []
-    f: _File | None = None
     if path is not None:
-        f, errors = read_config(path)
-        if f is not None:
-            values = _check(f, known)
-            errors = errors + f.errors
-            origins = {k: _origin(f, k) for k in values}
-    layers: list[Layer] = []
-    if any(k in values for k in CODE_KEYS):
-        layers.append(
-            Layer(values.get("select"), values.get("extend-select", ()), values.get("ignore", ()))
-        )
-    engine = values.get("engine", "auto")
-    min_sev = values.get("min-severity", DEFAULT_MIN_SEVERITY)
+        parts, errors = _chain(path, known)
+    read = bool(parts) and parts[-1].file.path == path
+    base = path.parent if path is not None else root
+    for part in parts:
+        part.scope = _scope(part.file.path.parent, base)
+    file_keys = list(dict.fromkeys(k for part in parts for k in part.values))
     o = overrides
+    for arg in o.inline if o is not None else ():
+        given_part, errs = inline_part(arg, known)
+        errors += errs
+        if given_part is not None:
+            parts.append(given_part)
+    layers: list[Layer] = []
+    fix_layers: list[Layer] = []
+    origins: dict[str, str] = {}
+    merged: dict[str, Any] = {}
+    scopes: dict[str, str | None] = {}
+    extend_exclude: list[str] = []
+    extend_scopes: list[str | None] = []
+    severity: dict[str, str] = {}
+    for part in parts:
+        v = part.values
+        for keys, into in ((CODE_KEYS, layers), (FIX_KEYS, fix_layers)):
+            given = [k for k in keys if k in v]
+            if given:
+                sel, ext, ign = keys
+                into.append(Layer(v.get(sel), v.get(ext, ()), v.get(ign, ())))
+                origin = _origin(part.file, given[0])
+                _layer_origins(origins, keys, sel in v, given, origin)
+        for key in ("exclude", "include", "per-file-ignores", "engine", "min-severity", "eval"):
+            if key in v:
+                merged[key], origins[key] = v[key], _origin(part.file, key)
+                scopes[key] = part.scope
+        if "extend-exclude" in v:
+            extend_exclude += v["extend-exclude"]
+            extend_scopes += [part.scope] * len(v["extend-exclude"])
+            _layer_origins(
+                origins,
+                ["extend-exclude"],
+                False,
+                ["extend-exclude"],
+                _origin(part.file, "extend-exclude"),
+            )
+        if "severity" in v:
+            for code, level in v["severity"]:
+                severity.pop(code, None)  # the later file's entry, in its place
+                severity[code] = level
+            _layer_origins(
+                origins, ["severity"], False, ["severity"], _origin(part.file, "severity")
+            )
+    files = [part.file for part in parts if part.file.label is None]
+    if len(files) > 1:
+        origins["extend"] = _origin(files[-1], "extend")
+    engine = merged.get("engine", "auto")
+    min_sev = merged.get("min-severity", DEFAULT_MIN_SEVERITY)
     if o is not None:
         if o.select is not None or o.extend_select or o.ignore:
             layers.append(Layer(o.select, o.extend_select, o.ignore))
-        given = {
-            "select": o.select is not None,
-            "extend-select": bool(o.extend_select),
-            "ignore": bool(o.ignore),
-        }
-        for key in CODE_KEYS:
-            if o.select is not None:  # starts the selection afresh, as in ruff
-                origins.pop(key, None)
-            if given[key]:
-                origins[key] = f"{origins[key]}; {o.origin}" if key in origins else o.origin
+        given = [
+            k
+            for k, g in zip(
+                CODE_KEYS, (o.select is not None, o.extend_select, o.ignore), strict=True
+            )
+            if g
+        ]
+        _layer_origins(origins, CODE_KEYS, o.select is not None, given, o.origin)
+        if o.fixable is not None or o.extend_fixable or o.unfixable:
+            fix_layers.append(Layer(o.fixable, o.extend_fixable, o.unfixable))
+        given = [
+            k
+            for k, g in zip(
+                FIX_KEYS, (o.fixable is not None, o.extend_fixable, o.unfixable), strict=True
+            )
+            if g
+        ]
+        _layer_origins(origins, FIX_KEYS, o.fixable is not None, given, o.origin)
         if o.engine is not None:
             engine, origins["engine"] = o.engine, o.origin
         if o.min_severity is not None:
             min_sev, origins["min-severity"] = o.min_severity, o.origin
     settings = Settings(
-        config=path if f is not None else None,
-        base=path.parent if path is not None else root,
+        config=path if read else None,
+        base=base,
         layers=tuple(layers),
-        per_file_ignores=values.get("per-file-ignores", ()),
-        exclude=values.get("exclude", DEFAULT_EXCLUDE),
-        extend_exclude=values.get("extend-exclude", ()),
-        include=values.get("include", ()),
+        per_file_ignores=merged.get("per-file-ignores", ()),
+        exclude=merged.get("exclude", DEFAULT_EXCLUDE),
+        extend_exclude=tuple(extend_exclude),
+        include=merged.get("include", ()),
         engine=engine,
         min_severity=min_sev,
-        eval=values.get("eval", True),
+        eval=merged.get("eval", True),
         origins=origins,
-        file_keys=tuple(values),
+        file_keys=tuple(file_keys),
+        fix_layers=tuple(fix_layers),
+        severity=tuple(severity.items()),
+        scopes=scopes,
+        extend_scopes=tuple(extend_scopes) if any(sc != "" for sc in extend_scopes) else (),
+        sources=tuple(reversed([p.file.path for p in parts if p.file.label is None])),
+        engine_errors=_engine_errors(known),
     )
     return settings, errors
 
@@ -700,8 +1030,9 @@ def apply(
     """The diagnostics of the file ``path`` that ``settings`` let through: not in an
     excluded file (unless ``exclude`` is False: a file named on the command line; with
     ``below``, a folder named there, only matches below it count), not an eval file of the
-    project at ``root`` when ``eval`` is off, a selected code not ignored for this file, at
-    or above min-severity."""
+    project at ``root`` when ``eval`` is off, a selected code not ignored for this file,
+    with the severity the ``severity`` table gives it (not "off"), at or above
+    min-severity."""
     diags = list(diags)
     if not diags:  # most files: nothing to match
         return diags
@@ -711,10 +1042,16 @@ def apply(
         return []
     per_file = settings.ignored_in(path)
     limit = SEVERITIES.index(settings.min_severity)
-    return [
-        d
-        for d in diags
-        if settings.enabled(d.code)
-        and not any(code_matches(d.code, p) for p in per_file)
-        and SEVERITIES.index(d.severity) <= limit
-    ]
+    out = []
+    for d in diags:
+        if not settings.enabled(d.code) or any(code_matches(d.code, p) for p in per_file):
+            continue
+        if settings.severity:
+            level = settings.severity_of(d.code, d.severity)
+            if level is None:
+                continue
+            if level != d.severity:
+                d = dataclasses.replace(d, severity=level)  # type: ignore[type-var]
+        if SEVERITIES.index(d.severity) <= limit:
+            out.append(d)
+    return out
