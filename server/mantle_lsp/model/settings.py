@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..syntax.errors import closest
+from .layout import DISK, Layout
 from .source import read_limited
 
 if sys.version_info >= (3, 11):
@@ -348,15 +349,15 @@ def glob_match(patterns: Iterable[str], rel: str, is_dir: bool = False, skip: in
 # -- discovery and parsing -------------------------------------------------------------------
 
 
-def discover(root: Path) -> Path | None:
+def discover(root: Path, fs: Layout = DISK) -> Path | None:
     """The configuration file that applies to the project at ``root``: the nearest one at
     or above it (in one folder: ``.mantle-lsp.toml``, ``mantle-lsp.toml``, then a
     ``pyproject.toml`` that has a ``[tool.mantle-lsp]`` table)."""
     for folder in (root, *root.parents):
         for name in CONFIG_NAMES:
             p = folder / name
-            if not p.is_file():
-                if name != "pyproject.toml" and os.path.exists(p) and not p.is_dir():
+            if not fs.is_file(p):
+                if name != "pyproject.toml" and fs.exists(p) and not fs.is_dir(p):
                     return p  # a FIFO, a device: read_config refuses it, with the reason
                 continue
             if name != "pyproject.toml" or _has_table(p):
@@ -593,11 +594,12 @@ def load(
     overrides: Overrides | None = None,
     config: Path | None = None,
     isolated: bool = False,
+    fs: Layout = DISK,
 ) -> tuple[Settings, list[SettingsError]]:
     """The settings of the project at ``root``: its configuration file (``config`` when
     given, else :func:`discover`; none with ``isolated``), then ``overrides``. Values with
     errors are left out (their default applies); the errors come back with them."""
-    path = None if isolated else (config or discover(root))
+    path = None if isolated else (config or discover(root, fs))
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     errors: list[SettingsError] = []
