@@ -92,18 +92,12 @@ class Entry:
     ``os.DirEntry`` tells it (remembered once asked; an entry that cannot be examined, a
     symbolic-link loop, is neither a file nor a folder)."""
 
-    __slots__ = ("_e",)
+    __slots__ = ("_e", "name", "path")
 
     def __init__(self, entry: os.DirEntry[str]) -> None:
         self._e = entry
-
-    @property
-    def name(self) -> str:
-        return self._e.name
-
-    @property
-    def path(self) -> str:
-        return self._e.path
+        self.name = entry.name
+        self.path = entry.path
 
     @property
     def is_dir(self) -> bool:
