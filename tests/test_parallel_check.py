@@ -180,6 +180,11 @@ def test_pending_files_are_read_when_made_and_parsed_only_when_their_tree_is_nee
     assert len(reads) == len(files)
     # what the whole project said about that file, the partial one says too
     other.path.write_text(before)
+    # a share no file event will reach (one check run) reads on first use only
+    reads.clear()
+    lazy = Project.load_partial(root, files, owned, reader, read_now=False)
+    assert set(reads) == owned
+    assert lazy.files[other.path].source.text == before and set(reads) == owned | {other.path}
     assert proj.skill("s1") is not None and proj.skill("s1").field_names() == (
         Project.load(root).skill("s1").field_names()  # type: ignore[union-attr]
     )

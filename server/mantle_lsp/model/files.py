@@ -115,10 +115,13 @@ class PendingFile(ParsedFile):
 
     A partial project (:meth:`Project.load_partial`, one worker of a parallel check) holds
     the files of the other workers this way: most are never parsed, and the few that are
-    (a neighbour's memory.yml, a routing target's skill.md) are parsed on demand. The text
-    is read (through the project's reader) when the file is made, never later: what a
-    rule sees of the file does not depend on when it first asks (a change on disk reaches
-    the project as a file event, like any other). Reading ``source`` does not parse;
+    (a neighbour's memory.yml, a routing target's skill.md) are parsed on demand. In a
+    project that lives on (the server's), the text is read (through the project's reader)
+    when the file is made, never later: what a rule sees of the file does not depend on
+    when it first asks (a change on disk reaches the project as a file event, like any
+    other). A project no file event reaches (one ``check`` run, a worker's share, the
+    server's first look) is made with ``read_now=False``: it reads on first use, and the
+    files it never touches are not read at all. Reading ``source`` does not parse;
     reading ``doc`` or ``issues`` does.
     """
 

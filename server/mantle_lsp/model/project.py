@@ -178,8 +178,9 @@ class Project:
         read_now: bool = True,
     ) -> Project:
         """A project whose ``owned`` files are parsed now and the others on first use
-        (:class:`PendingFile`, read now unless ``read_now`` is False): what one worker
-        of a parallel check needs."""
+        (:class:`PendingFile`): what one worker of a parallel check needs. The others are
+        read now, unless ``read_now`` is False: a project no file event will reach (one
+        ``check`` run, a worker's share, a first look) reads them on first use too."""
         p = cls(root, reader, fs)
         p._read(files, owned, read_now)
         return p
