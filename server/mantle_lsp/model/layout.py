@@ -285,12 +285,6 @@ class Layout:
                 self._listings.pop(str(folder), None)
         return differs
 
-    def forget(self) -> None:
-        """Forget everything (a kept layout then asks the disk again)."""
-        for cache in (self._listings, self._modes, self._links, self._ignores):
-            if cache is not None:
-                cache.clear()
-
 
 def _stat_mode(path: str) -> int | None:
     try:
@@ -318,11 +312,6 @@ def remembered_listings(fs: Layout = DISK) -> Iterator[None]:
         yield
     finally:
         fs._listings = fs._modes = fs._links = fs._ignores = None
-
-
-def listing(folder: str, fs: Layout = DISK) -> list[Entry]:
-    """The entries of ``folder`` (unsorted; raises ``OSError``)."""
-    return fs.listing(folder)
 
 
 def skill_dirs(root: Path, fs: Layout = DISK) -> list[Path]:
