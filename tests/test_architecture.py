@@ -1,10 +1,18 @@
 """The layering of ``server/mantle_lsp`` (docs/architecture.md), checked on the source.
 
 - No import cycles, counting every import: at module level, inside functions and under
-  ``TYPE_CHECKING`` (a cycle hidden in a function is still a cycle in the design).
-- ``ide/`` never imports pygls or lsprotocol (only ``lsp/`` speaks the protocol).
-- ``ide/`` does no file IO: it reads what the model holds (whose reader lets an open
-  editor buffer win over the disk), never the disk itself.
+  ``TYPE_CHECKING`` (a cycle hidden in a function is still a cycle in the design); none
+  between packages either (``lsp`` and ``cli`` included), and every import goes the way
+  the layers do (:data:`LAYERS`).
+- Only ``lsp/`` imports pygls or lsprotocol (only it speaks the protocol).
+- Below ``lsp/`` and ``cli/`` (``syntax/``, ``model/`` — ``model/semantics.py`` included —
+  ``ide/`` and the modules beside them) the disk is reached through two doors and no
+  others: file contents through the reader (``model/source.py``; a project's reader lets
+  an open editor buffer win), what exists through the layout interface
+  (``model/layout.py``'s ``Layout``, reached as ``fs``, which the server keeps current
+  from its file events). ``cli/`` and ``sync/`` write files (through ``atomic.py``) and
+  are outside this rule.
+- No function in ``lsp/`` is longer than :data:`LONG_FUNCTION` lines.
 """
 
 from __future__ import annotations
@@ -20,8 +28,95 @@ PACKAGE = Path(__file__).resolve().parents[1] / "server" / "mantle_lsp"
 CYCLE_ALLOWED: frozenset[str] = frozenset()
 CYCLE_ALLOWED_PREFIXES: tuple[str, ...] = ()
 
-# Known file IO in ide/ (module -> what it does): none; project files are read by model/.
-IO_ALLOWED: dict[str, str] = {}
+# The two doors to the disk below lsp/ and cli/: file contents (the reader) and what
+# exists (the layout interface). Calls on an object named `fs` are calls of the layout
+# interface (`fs.is_file(p)`, `self.p.fs.is_dir(p)`).
+DOORS = {
+    "mantle_lsp.model.source": "the reader: file contents",
+    "mantle_lsp.model.layout": "the layout interface: listings, stats, links, .gitignore",
+}
+# At the level of cli/ (or above it): they may touch the disk (cli/ and sync/ write files).
+ABOVE = ("mantle_lsp.lsp", "mantle_lsp.cli", "mantle_lsp.sync", "mantle_lsp.__main__")
+# Other calls below lsp/ and cli/ that the finder takes for disk access, and why they are
+# not a project's disk: module -> (why, the calls as the finder names them).
+IO_ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
+    "mantle_lsp.atomic": (
+        "the one way cli/ and sync/ write files (only they import it: LAYERS)",
+        frozenset(
+            {
+                "os.path.realpath",
+                "folder.mkdir",
+                "os.open",
+                "os.stat",
+                "os.write",
+                "os.fsync",
+                "os.close",
+                "os.replace",
+                "os.chmod",
+                "os.chown",
+                "os.unlink",
+            }
+        ),
+    ),
+    "mantle_lsp.parallel": (
+        "worker processes and their pipes",
+        frozenset(
+            {"os.fork", "os.pipe", "os.close", "os._exit", "os.open", "os.dup2", "os.fdopen"}
+            | {"os.waitpid"}
+        ),
+    ),
+    "mantle_lsp.workers": (
+        "how many CPUs this process may use",
+        frozenset({"os.sched_getaffinity", "os.cpu_count"}),
+    ),
+    "mantle_lsp.pages": (
+        "the package's own documentation pages (package data), never a project's files",
+        frozenset(
+            {"Path(__file__).resolve", "d.is_dir", "path.is_file", "d.glob", "path.read_text"}
+        ),
+    ),
+    "mantle_lsp.syntax.conditions_lark": (
+        "the package's own grammar (package data)",
+        frozenset({"(files('mantle_lsp.grammars') / 'conditions.lark').read_text"}),
+    ),
+    "mantle_lsp.syntax.hooks_py": (
+        "a method of the hooks parser that resolves names, not Path.resolve",
+        frozenset({"self.resolve"}),
+    ),
+    "mantle_lsp.syntax.tools_py": (
+        "a scope of the tools parser resolving a name, not Path.resolve",
+        frozenset({"scope.resolve"}),
+    ),
+}
+
+# Which packages (and top-level modules) each one may import: the layers of
+# docs/architecture.md. `mantle_lsp` is the package itself (its version).
+LAYERS: dict[str, frozenset[str]] = {
+    "mantle_lsp": frozenset(),
+    "syntax": frozenset(),
+    "model": frozenset({"syntax"}),
+    "ide": frozenset({"syntax", "model"}),
+    "workers": frozenset({"model"}),
+    "parallel": frozenset({"syntax", "model", "ide", "workers"}),
+    "pages": frozenset(),
+    "atomic": frozenset(),
+    "sync": frozenset({"syntax", "model", "atomic"}),
+    "lsp": frozenset({"mantle_lsp", "syntax", "model", "ide", "parallel", "workers", "pages"}),
+    "cli": frozenset(
+        {"mantle_lsp", "syntax", "model", "ide", "parallel", "workers", "pages", "atomic"}
+        | {"sync", "lsp"}
+    ),
+    "__main__": frozenset({"cli"}),
+}
+
+LONG_FUNCTION = 150  # lines, decorators not counted
+# Functions of lsp/ longer than that today: the handlers are nested in one `register`
+# per module. The split of lsp/features.py (issue 30, item 8) empties this list; it may
+# only shrink, so any NEW long function fails.
+LONG_KNOWN: dict[str, str] = {
+    "mantle_lsp.lsp.features.register": "every feature's handler nested in one function",
+    "mantle_lsp.lsp.sync.register": "the lifecycle and document handlers nested in one",
+}
 
 _PATH_IO = frozenset(
     {
@@ -143,58 +238,83 @@ def test_the_cycle_finder_finds_cycles() -> None:
     assert _cycles(graph) == [["a", "b", "c"]]
 
 
-def test_ide_never_imports_the_protocol_libraries() -> None:
-    found = [
-        f"{m}:{line} imports {dep}"
-        for m in _modules()
-        if m.startswith("mantle_lsp.ide")
-        for dep, line in _imported(m)
-        if dep.split(".")[0] in ("pygls", "lsprotocol")
-    ]
-    assert not found, found
+# os.path functions that only compute with the path's text
+_PURE_PATH = frozenset(
+    {"join", "relpath", "basename", "dirname", "split", "splitext", "normpath", "isabs"}
+    | {"commonpath", "normcase"}
+    | {"abspath", "expanduser"}  # the working folder and $HOME: the process's, no disk
+)
 
 
-def _file_io(tree: ast.Module) -> Iterator[str]:
+def _file_io(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """(line, call) for every call that may reach the disk, but those of the layout
+    interface (on an object named ``fs``)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if isinstance(node, ast.ImportFrom) and not node.level:
                 mods.append(node.module or "")
+                if node.module in ("os", "os.path"):  # from os import scandir
+                    for a in node.names:
+                        if a.name in _PATH_IO or a.name in ("scandir", "listdir", "walk"):
+                            yield node.lineno, f"from {node.module} import {a.name}"
             for m in mods:
                 if m in ("shutil", "glob") or m.startswith(("shutil.", "glob.")):
-                    yield f"line {node.lineno}: import {m}"
+                    yield node.lineno, f"import {m}"
         if not isinstance(node, ast.Call):
             continue
         f = node.func
         if isinstance(f, ast.Name) and f.id == "open":
-            yield f"line {node.lineno}: open(...)"
+            yield node.lineno, "open"
         elif isinstance(f, ast.Attribute):
             base = ast.unparse(f.value)
-            if base in _IO_MODULES:
-                yield f"line {node.lineno}: {base}.{f.attr}(...)"
-            elif f.attr in _PATH_IO:
-                yield f"line {node.lineno}: {ast.unparse(f)}(...)"
+            if base == "os.path" and f.attr in _PURE_PATH:
+                continue
+            layout_call = base.rsplit(".", 1)[-1] == "fs"
+            if base in _IO_MODULES or (f.attr in _PATH_IO and not layout_call):
+                yield node.lineno, ast.unparse(f)
 
 
-def test_ide_does_no_file_io() -> None:
-    found = {
-        m: list(_file_io(_tree(m)))
-        for m in _modules()
-        if m.startswith("mantle_lsp.ide") and m not in IO_ALLOWED
-    }
-    found = {m: calls for m, calls in found.items() if calls}
-    assert not found, found
+def _below_lsp_and_cli(module: str) -> bool:
+    return not (module in ABOVE or module.startswith(tuple(m + "." for m in ABOVE)))
 
 
-def test_the_io_allow_list_names_modules_that_still_do_io() -> None:
-    # an entry whose module no longer does IO must go: the list only shrinks
-    stale = [m for m in IO_ALLOWED if m not in _modules() or not list(_file_io(_tree(m)))]
+def test_the_disk_is_reached_through_the_reader_and_the_layout_only() -> None:
+    found: dict[str, list[str]] = {}
+    for m in _modules():
+        if not _below_lsp_and_cli(m) or m in DOORS:
+            continue
+        allowed = IO_ALLOWED.get(m, ("", frozenset()))[1]
+        calls = [f"line {line}: {call}" for line, call in _file_io(_tree(m)) if call not in allowed]
+        if calls:
+            found[m] = sorted(calls)
+    assert not found, (
+        "disk access below lsp/ and cli/ (contents go through the reader, model/source.py; "
+        f"what exists through the layout interface, model/layout.py): {found}"
+    )
+
+
+def test_semantics_and_ide_are_held_to_it() -> None:
+    """The rule covers the module that answers every semantic question and the features."""
+    assert _below_lsp_and_cli("mantle_lsp.model.semantics")
+    assert _below_lsp_and_cli("mantle_lsp.ide.rules.tools")
+    assert not _below_lsp_and_cli("mantle_lsp.cli.main")
+    assert not _below_lsp_and_cli("mantle_lsp.sync.local")
+
+
+def test_the_io_allow_list_names_calls_still_made() -> None:
+    # an entry whose module no longer makes the call must go: the list only shrinks
+    stale = []
+    for m, (_, calls) in IO_ALLOWED.items():
+        made = {call for _, call in _file_io(_tree(m))} if m in _modules() else set()
+        stale += [f"{m}: {c}" for c in sorted(calls - made)]
     assert not stale, stale
 
 
 def test_the_io_finder_sees_the_usual_forms() -> None:
     src = (
         "import shutil\n"
+        "from os import scandir\n"
         "def f(p, os):\n"
         "    open(p)\n"
         "    p.read_text()\n"
@@ -203,8 +323,113 @@ def test_the_io_finder_sees_the_usual_forms() -> None:
         "    os.path.exists(p)\n"
     )
     calls = list(_file_io(ast.parse(src)))
-    assert len(calls) == 6, calls
-    assert not list(_file_io(ast.parse("import io\nbuf = io.StringIO()\nd = {}.get('x')\n")))
+    assert len(calls) == 7, calls
+    quiet = (
+        "import io\nbuf = io.StringIO()\nd = {}.get('x')\n"
+        "def g(self, fs, p):\n    fs.is_file(p)\n    self.p.fs.is_dir(p)\n"
+        "    os.path.join(p, 'x')\n"
+    )
+    assert not list(_file_io(ast.parse(quiet)))
+
+
+def _package(module: str) -> str:
+    """The package of a module (``model``), or the module beside them (``parallel``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _package_graph() -> dict[str, dict[str, list[str]]]:
+    """package -> imported package -> the imports that make the edge."""
+    out: dict[str, dict[str, list[str]]] = {}
+    modules = _modules()
+    for m in modules:
+        edges = out.setdefault(_package(m), {})
+        for dep, line in _imported(m):
+            if dep in modules and _package(dep) != _package(m):
+                edges.setdefault(_package(dep), []).append(f"{m}:{line} imports {dep}")
+    return out
+
+
+def test_no_package_level_cycles() -> None:
+    graph = _package_graph()
+    cycles = _cycles({p: set(edges) for p, edges in graph.items()})
+    detail = [
+        " <-> ".join(c) + ": " + "; ".join(w for p in c for q in c for w in graph[p].get(q, ())[:2])
+        for c in cycles
+    ]
+    assert not cycles, "package cycles:\n" + "\n".join(detail)
+
+
+def test_imports_go_the_way_of_the_layers() -> None:
+    graph = _package_graph()
+    assert set(graph) <= set(LAYERS), f"a package LAYERS does not know: {set(graph) - set(LAYERS)}"
+    wrong = [
+        why
+        for p, edges in graph.items()
+        for q, whys in edges.items()
+        if q not in LAYERS[p]
+        for why in whys
+    ]
+    assert not wrong, "imports against the layers of docs/architecture.md:\n" + "\n".join(wrong)
+
+
+def test_the_layers_table_holds_no_cycle() -> None:
+    assert _cycles({p: set(deps) for p, deps in LAYERS.items()}) == []
+
+
+def test_only_lsp_imports_the_protocol_libraries() -> None:
+    found = [
+        f"{m}:{line} imports {dep}"
+        for m in _modules()
+        if not m.startswith("mantle_lsp.lsp")
+        for dep, line in _imported(m)
+        if dep.split(".")[0] in ("pygls", "lsprotocol")
+    ]
+    assert not found, found
+
+
+def _functions(tree: ast.Module, prefix: str) -> Iterator[tuple[str, int]]:
+    """(qualified name, lines) of every function, nested ones included."""
+
+    def visit(node: ast.AST, qual: str) -> Iterator[tuple[str, int]]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{qual}.{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    yield name, (child.end_lineno or child.lineno) - child.lineno + 1
+                yield from visit(child, name)
+            else:
+                yield from visit(child, qual)
+
+    yield from visit(tree, prefix)
+
+
+def _long_functions() -> dict[str, int]:
+    return {
+        name: n
+        for m in _modules()
+        if m.startswith("mantle_lsp.lsp")
+        for name, n in _functions(_tree(m), m)
+        if n > LONG_FUNCTION
+    }
+
+
+def test_no_new_long_function_in_lsp() -> None:
+    new = {name: n for name, n in _long_functions().items() if name not in LONG_KNOWN}
+    assert not new, f"functions of lsp/ over {LONG_FUNCTION} lines (split them): {new}"
+
+
+def test_the_long_function_list_only_shrinks() -> None:
+    long = _long_functions()
+    assert not [name for name in LONG_KNOWN if name not in long]
+
+
+def test_the_function_measure_sees_nested_functions() -> None:
+    src = (
+        "def a():\n    def b():\n        pass\n    return b\n"
+        "class C:\n    def d(self):\n        pass\n"
+    )
+    assert dict(_functions(ast.parse(src), "m")) == {"m.a": 4, "m.a.b": 2, "m.C.d": 2}
 
 
 def test_every_package_is_in_the_wheel() -> None:

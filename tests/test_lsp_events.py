@@ -551,6 +551,51 @@ async def test_overlapping_workspace_folders(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# What exists on disk reaches the rules through the layout the server keeps (issue 30)
+
+
+def importing_a_disk_module(root: Path) -> tuple[Path, Path]:
+    """A tool module that imports ``lib.build.rates``, and where that module would be:
+    under build/, a module the engine imports but no helper the project lists, so only
+    the disk says whether it exists."""
+    tools = root / "skills" / "roaming_pass" / "tools.py"
+    tools.write_text("import lib.build.rates\n" + tools.read_text("utf-8"), "utf-8")
+    return tools, root / "lib" / "build" / "rates.py"
+
+
+def unresolved(s: Session, path: Path) -> list[str]:
+    return [d.message for d in s.diagnostics(path) if d.code == "lsp.tools.unresolved_import"]
+
+
+async def test_a_rule_sees_a_change_on_disk_after_its_file_event_and_not_before(
+    tmp_path: Path,
+) -> None:
+    """A module created outside the editor resolves an import when the server hears of
+    it, not at whatever moment the rule happens to run again (an edit of the importer)."""
+    root = copy_telecom(tmp_path)
+    tools, module = importing_a_disk_module(root)
+    async with lsp_session(root) as s:
+        await flat(s, 0)
+        assert unresolved(s, tools), "the import names no module yet"
+        module.parent.mkdir(parents=True)
+        module.write_text("RATE = 1\n", "utf-8")
+        s.open(tools)  # the tool module's rules run again
+        s.change(tools, (0, 0), (0, 0), "# rates\n")
+        await flat(s, 0)
+        assert unresolved(s, tools), "no file event yet: the rule still sees no module"
+        notify_files(s, (module, CREATED))
+        await flat(s, 0)
+        assert not unresolved(s, tools), "after the event the module exists"
+        buffers = {tools: "# rates\n" + tools.read_text("utf-8")}
+        assert_agrees_with_check(s, root, buffers, what="module created")
+        module.unlink()
+        notify_files(s, (module, DELETED))
+        await flat(s, 0)
+        assert unresolved(s, tools), "after the event the module is gone"
+        assert_agrees_with_check(s, root, buffers, what="module deleted")
+
+
+# ---------------------------------------------------------------------------------------
 # A client that cannot watch files: the server watches the workspace itself
 
 
@@ -595,6 +640,22 @@ async def test_changes_on_disk_are_seen_without_any_client_event(
         (root / ".git" / "skill.md").write_text("ignored", "utf-8")
         await wait_agrees(s, root, what=f"checked out ({mode})")
         assert any(u.endswith("roaming_copy/skill.md") for u in s.client.diagnostics)
+
+
+async def test_the_own_watcher_reports_a_module_a_rule_asked_about(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its watcher passes over build/ folders, but not over a path a rule asked about."""
+    monkeypatch.setenv("MANTLE_LSP_WATCH", "poll")
+    root = copy_telecom(tmp_path)
+    tools, module = importing_a_disk_module(root)
+    async with lsp_session(root, capabilities=no_watcher_capabilities()) as s:
+        await flat(s, 0)
+        assert unresolved(s, tools)
+        module.parent.mkdir(parents=True)
+        module.write_text("RATE = 1\n", "utf-8")
+        await s.until(lambda: not unresolved(s, tools), what="the module, seen by the watcher")
+        await wait_agrees(s, root, what="module created (own watcher)")
 
 
 # ---------------------------------------------------------------------------------------

@@ -300,3 +300,61 @@ def test_ensure_project_for_a_non_mantle_file_keeps_the_loaded_project(tmp_path:
     readme.write_text("notes\n")
     assert ws.ensure_project_for(readme) is proj
     assert proj.files[md].source.version == 2  # the open buffer survived
+
+
+# -- the layout interface: what exists, as the server keeps it (issue 30) -----------------
+
+IMPORTS_A_DISK_MODULE = """\
+//- agent.yml
+agent: {persona: x}
+orchestrator: {model_group: main}
+//- skills/card/skill.md
+---
+description: Replace a card.
+---
+Text.
+//- skills/card/tools.py
+import lib.build.rates
+"""
+
+
+def test_a_kept_layout_answers_as_before_until_told_of_a_change(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    kept = layout.Layout(keep=True)
+    assert not kept.is_dir(lib) and not layout.DISK.is_dir(lib)
+    lib.mkdir()
+    assert layout.DISK.is_dir(lib)  # asks the disk each time
+    assert not kept.is_dir(lib)  # until a change of that path is reported
+    assert kept.changed(tmp_path / "other") == set()
+    assert not kept.is_dir(lib)
+    assert kept.changed(tmp_path) == {str(lib)}  # a folder event covers what is below it
+    assert kept.is_dir(lib)
+    # a listing is forgotten when a path below it changes
+    assert [e.name for e in kept.listing(str(tmp_path))] == ["lib"]
+    (tmp_path / "x.py").write_text("")
+    assert [e.name for e in kept.listing(str(tmp_path))] == ["lib"]
+    assert kept.changed(tmp_path / "x.py") == set()  # nobody had asked about x.py itself
+    assert sorted(e.name for e in kept.listing(str(tmp_path))) == ["lib", "x.py"]
+
+
+def test_a_file_event_rechecks_the_project_only_when_a_rule_saw_that_path(
+    tmp_path: Path,
+) -> None:
+    write_fixture(tmp_path, IMPORTS_A_DISK_MODULE)
+    ws = Workspace(layout.Layout(keep=True))
+    ws.add_folder(tmp_path)
+    proj = ws.projects[tmp_path]
+
+    def unresolved() -> list[str]:
+        found = project_diagnostics(proj)
+        return [d.code for ds in found.values() for d in ds if d.code.endswith("unresolved_import")]
+
+    assert unresolved() == ["lsp.tools.unresolved_import"]
+    module = tmp_path / "lib" / "build" / "rates.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("RATE = 1\n")
+    assert unresolved(), "not told yet"
+    (tmp_path / "notes.py").write_text("")
+    assert ws.disk_changed(tmp_path / "notes.py") == set()  # no rule asked about it
+    assert ws.disk_changed(module) == set(proj.files)
+    assert unresolved() == []

@@ -153,7 +153,7 @@ def test_small_projects_stay_in_one_process(
     assert _plain(found) == _serial(root)
 
 
-def test_pending_files_read_on_use_and_parse_only_when_their_tree_is_needed(
+def test_pending_files_are_read_when_made_and_parsed_only_when_their_tree_is_needed(
     tmp_path: Path,
 ) -> None:
     root = generate(tmp_path / "p", 3)
@@ -166,14 +166,25 @@ def test_pending_files_read_on_use_and_parse_only_when_their_tree_is_needed(
 
     owned = {p for p, _, sid in files if sid == "s0"}
     proj = Project.load_partial(root, files, owned, reader)
-    assert set(reads) == owned
+    # every file is read once, now: what a rule sees of another worker's file does not
+    # depend on when it first asks
+    assert sorted(reads) == sorted(p for p, _, _ in files)
     other = proj.files[root / "skills" / "s1" / "memory.yml"]
     assert isinstance(other, PendingFile)
-    assert other.source.text.startswith(other.path.read_text()[:10])  # read, not parsed
-    assert other._parsed is None
+    assert other._parsed is None  # read, not parsed
+    before = other.path.read_text()
+    other.path.write_text(before.replace("status:", "stage:"))  # no file event follows
     assert other.doc is not None and other._parsed is not None
+    assert other.source.text == before
     assert other.issues == []
-    # what the whole project says about that file, the partial one says too
+    assert len(reads) == len(files)
+    # what the whole project said about that file, the partial one says too
+    other.path.write_text(before)
+    # a share no file event will reach (one check run) reads on first use only
+    reads.clear()
+    lazy = Project.load_partial(root, files, owned, reader, read_now=False)
+    assert set(reads) == owned
+    assert lazy.files[other.path].source.text == before and set(reads) == owned | {other.path}
     assert proj.skill("s1") is not None and proj.skill("s1").field_names() == (
         Project.load(root).skill("s1").field_names()  # type: ignore[union-attr]
     )

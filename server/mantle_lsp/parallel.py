@@ -220,7 +220,10 @@ def lead_spawned(
     watchdog.daemon = True
     watchdog.start()
     try:
-        return lead(root, files, owned, engine, reader, [w.channel for w in workers])
+        # the server keeps this project: its other files are read now, and from then on
+        # change only by the server's events (model/files.PendingFile)
+        channels = [w.channel for w in workers]
+        return lead(root, files, owned, engine, reader, channels, read_now=True)
     finally:
         watchdog.cancel()
 
@@ -261,11 +264,14 @@ def lead(
     reader: Callable[[Path], Source],
     others: Sequence[Channel],
     digest: str | None = None,
+    read_now: bool = False,
 ) -> tuple[Project, Found]:
     """Worker 0's part: load its own files, trade entries with the ``others`` (workers
     1…), and gather everyone's diagnostics. Raises :class:`WorkerFailed`. ``digest``:
-    what stands for the file list (by default :func:`listing_digest`)."""
-    proj, idx = _load(root, files, owned[0], engine, reader)
+    what stands for the file list (by default :func:`listing_digest`). ``read_now``: the
+    other workers' files are read now (a project that lives on), not on first use (one
+    ``check`` run, which no file event reaches)."""
+    proj, idx = _load(root, files, owned[0], engine, reader, read_now)
     mine = _export(proj, idx, owned, 0, files, digest)
     # Every worker's entries for worker v travel as one frame, encoded once by the worker
     # that made them: worker 0 passes the others' frames on as received (never decoded and
@@ -364,8 +370,9 @@ def _load(
     owned: set[Path],
     engine: str | None,
     reader: Callable[[Path], Source],
+    read_now: bool = False,
 ) -> tuple[Project, Any]:
-    proj = Project.load_partial(root, files, owned, reader)
+    proj = Project.load_partial(root, files, owned, reader, read_now=read_now)
     proj.engine_override = engine
     return proj, build_index(proj, owned)
 

@@ -2,7 +2,9 @@
 
 The pages ship inside the package as ``mantle_lsp.code_docs`` (mapped from
 ``docs/diagnostics`` in ``pyproject.toml``); in a source checkout without an install of that
-mapping they are read from the ``docs/diagnostics`` folder next to ``server/``.
+mapping they are read from the ``docs/diagnostics`` folder next to ``server/``. Where they
+are is :mod:`mantle_lsp.pages`, below both ``cli/`` and ``lsp/`` (whose diagnostics link
+to them).
 
 Page format (parsed by :func:`parse_page`; a test checks every page against the checker)::
 
@@ -34,7 +36,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
+
+from ..pages import load_page as load_page
+from ..pages import page_codes as page_codes
+from ..pages import pages_dir as pages_dir
 
 SECTIONS = ("What it means", "Why it matters", "Example", "Fix")
 
@@ -140,35 +145,7 @@ def parse_page(text: str) -> Page:
     )
 
 
-# -- finding the pages ----------------------------------------------------------------------
-
-
-def pages_dir() -> Path | None:
-    """The folder holding the pages: the installed data package (``mantle_lsp/code_docs``),
-    else ``docs/diagnostics`` of the source tree."""
-    here = Path(__file__).resolve()
-    for d in (here.parents[1] / "code_docs", here.parents[3] / "docs" / "diagnostics"):
-        if d.is_dir():
-            return d
-    return None
-
-
-def page_codes() -> list[str]:
-    """Every code that has a page, sorted."""
-    d = pages_dir()
-    return sorted(p.name[:-3] for p in d.glob("*.md")) if d else []
-
-
-def load_page(code: str) -> str | None:
-    """The Markdown page of ``code``, or None when it has none."""
-    d = pages_dir()
-    if d is None or "/" in code or "\\" in code:
-        return None
-    path = d / f"{code}.md"
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        return None
+# -- finding the pages: mantle_lsp/pages.py (the server links to them too) ----------------
 
 
 _LINK = re.compile(r"\[([^\]]+)\]\([^)\s]+\)")

@@ -20,7 +20,7 @@ from typing import IO
 from .. import __version__
 from ..ide.codes import info
 from ..ide.diagnostics import Diagnostic
-from ..syntax.text import LineIndex, TextRange
+from ..syntax.text import LineIndex, TextRange, safe_text
 
 OUTPUT_FORMATS = (
     "full",
@@ -232,20 +232,6 @@ def char_width(ch: str) -> int:
 
 def _shown(line: str) -> str:
     return line.replace("\t", " " * TAB_WIDTH)
-
-
-# Bidirectional controls reorder what a terminal shows ("Trojan Source").
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def safe_text(text: str) -> str:
-    """``text`` with control characters (but tabs) and bidirectional controls replaced by
-    U+FFFD, one for one, so that a file's bytes cannot drive the terminal (escape
-    sequences) and offsets stay the same."""
-    return "".join(
-        "\ufffd" if (unicodedata.category(c) == "Cc" and c != "\t") or c in _BIDI else c
-        for c in text
-    )
 
 
 LONG_LINE = 200  # a longer source line is shown as a window around the range

@@ -40,6 +40,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from .. import __version__, workers
+from ..model.layout import Layout
 from ..model.project import Project
 from ..model.source import Source
 from ..model.workspace import Workspace
@@ -303,7 +304,8 @@ class ServerBase(LanguageServer):
             text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
             protocol_cls=MantleProtocol,
         )
-        self.model = Workspace()
+        # what exists on disk, kept until a file event says otherwise (lsp/sync.py)
+        self.model = Workspace(Layout(keep=True))
         self.settings = Settings()
         self.open_uris: dict[Path, str] = {}
         self.folders: list[Path] = []

@@ -22,10 +22,10 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls import uris
 
-from ..cli.code_docs import pages_dir
 from ..ide.codes import Severity
 from ..ide.diagnostics import Diagnostic
 from ..ide.types import Location, TextEdit, WorkspaceEdit
+from ..pages import page_path
 from ..syntax.text import LineIndex, TextRange
 
 IndexOf = Callable[[Path], LineIndex]
@@ -210,11 +210,8 @@ def code_page_uri(code: str) -> str | None:
     """The ``file://`` URI of the page explaining ``code`` (the packaged
     ``docs/diagnostics/<code>.md``), or None when it has none: the editor shows the code
     of a diagnostic as a link to it."""
-    folder = pages_dir()
-    if folder is None or "/" in code or "\\" in code:
-        return None
-    page = folder / f"{code}.md"
-    return page.as_uri() if page.is_file() else None
+    page = page_path(code)
+    return page.as_uri() if page is not None else None
 
 
 def from_diagnostic(d: lsp.Diagnostic, path: Path, index: LineIndex) -> Diagnostic:

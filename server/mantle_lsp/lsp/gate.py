@@ -128,7 +128,6 @@ class Gate:
 
 def _read_as(pf: ParsedFile, src: Source) -> bool:
     """Whether the project's file was read as ``src`` (the buffer's current text)."""
-    # a file this process never read was read by another one, from the disk
-    unread = isinstance(pf, PendingFile) and not pf.source_read
-    read = read_source(pf.path) if unread else pf.source
+    # a file this process has not parsed was parsed by another one, from the disk
+    read = read_source(pf.path) if isinstance(pf, PendingFile) else pf.source
     return read is src or (read.text == src.text and read.analyzable == src.analyzable)

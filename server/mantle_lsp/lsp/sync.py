@@ -38,6 +38,7 @@ WATCHED_GLOBS = (
     "**/eval/**/*.yaml",
     lsp_layers.WATCH_GLOB,  # Cadenya memory layers (lsp/layers.py)
     *CONFIG_GLOBS,
+    "**/.gitignore",  # what the walks for projects skip (the layout keeps it, model/layout.py)
 )
 SKILL_FOLDER_GLOB = "**/skills/*"  # a skill folder created, deleted or renamed
 CONFIG_TIMEOUT = 5.0
@@ -274,15 +275,16 @@ def first_look_at(server: MantleServer, path: Path) -> None:
     if path not in server.open_uris or path in server.diagnostics.early:
         return
     try:
-        root = layout.find_project_for(path)
+        fs = server.model.fs
+        root = layout.find_project_for(path, fs)
         kind = layout.classify(path, root) if root is not None else None
         if root is None or kind is None or kind[0] != layout.FileKind.SKILL_MD or not kind[1]:
             return
-        files = list(layout.project_files(root))
+        files = list(layout.project_files(root, fs))
         if not any(p == path for p, _, _ in files):
             return  # an ignored file: the index does not load it either
         with bulk_work():
-            proj = Project.load_around(root, files, kind[1], server.model.read)
+            proj = Project.load_around(root, files, kind[1], server.model.read, fs)
             server.diagnostics.first_look(proj, path)
         server.early_projects[path] = proj
     except Exception as exc:  # the index still comes
@@ -311,7 +313,7 @@ async def _index_folders(
         token = await begin_progress(server)
     roots: list[Path] = []
     for folder in folders:
-        roots.extend(r for r in layout.find_projects(folder) if r not in roots)
+        roots.extend(r for r in layout.find_projects(folder, server.model.fs) if r not in roots)
     roots = configured_roots(server.configs, folders, roots)
     if token is not None:
         server.work_done_progress.report(
@@ -424,7 +426,7 @@ async def _load_spread(
     over (``adopt``) back on the loop."""
     if server.jobs < 2:
         return None
-    files = list(layout.project_files(root))
+    files = list(layout.project_files(root, server.model.fs))
     # open documents are read from the editor, not the disk: their skills stay here
     pinned = {sid for p, _, sid in files if p in server.model.overlays and sid is not None}
     owned = parallel.partition(files, server.jobs, pinned=pinned)
@@ -491,14 +493,14 @@ def ensure_project(server: MantleServer, path: Path) -> set[Path]:
     and it is let go when its last open document closes (:func:`release_on_demand`)."""
     if server.model.project_for(path) is not None:
         return set()
-    root = layout.find_project_for(path)
+    root = layout.find_project_for(path, server.model.fs)
     if root is None or root in server.model.projects or layout.classify(path, root) is None:
         return set()
     proj = server.model.ensure_project_for(path)
     if proj is None:
         return set()
     holders = [f for f in server.folders if f == proj.root or f in proj.root.parents]
-    if holders and not any(proj.root in layout.find_projects(f) for f in holders):
+    if holders and not any(proj.root in layout.find_projects(f, proj.fs) for f in holders):
         server.on_demand.add(proj.root)
         return {path}
     return set(proj.files)
@@ -524,6 +526,11 @@ def files_changed(server: MantleServer, uris: list[str]) -> None:
         try:
             path = _event_path(server, u)
             if path is not None:
+                # what exists is seen anew from here on, not before (model/layout.py)
+                affected |= server.model.disk_changed(path)
+                resolved = convert.uri_to_path(u)
+                if resolved is not None and resolved != path:
+                    affected |= server.model.disk_changed(resolved)
                 affected |= file_changed(server, path)
                 lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
         except Exception as exc:
@@ -586,7 +593,8 @@ def _still_a_project(server: MantleServer, proj: Project, affected: set[Path]) -
     """After a change that may have taken a project's markers away (agent.yml,
     integrations.yml, skills): a folder that is no longer a project is let go, as
     ``check`` would not find it; its files' diagnostics are cleared."""
-    if layout.is_project_root(proj.root) or server.model.projects.get(proj.root) is not proj:
+    still = layout.is_project_root(proj.root, proj.fs)
+    if still or server.model.projects.get(proj.root) is not proj:
         return affected
     del server.model.projects[proj.root]
     server.on_demand.discard(proj.root)

@@ -43,10 +43,13 @@ def relevant(path: str, is_dir: bool, roots: list[Path]) -> bool:
     if base is None:
         return False
     parts = p.relative_to(base).parts
-    if any(part in layout.SKIP_DIRS or part.startswith(".") for part in parts):
-        return False
     if not parts:
         return False
+    folders = parts[:-1] if parts[-1] == ".gitignore" else parts  # the layout keeps those
+    if any(part in layout.SKIP_DIRS or part.startswith(".") for part in folders):
+        return False
+    if parts[-1] == ".gitignore":
+        return not is_dir
     name = parts[-1]
     if "memory-layers" in parts:  # Cadenya memory layers (lsp/layers.py)
         return True
@@ -118,7 +121,9 @@ class SelfWatcher:
                     if not p:
                         continue
                     p = os.fsdecode(p)
-                    if relevant(p, event.is_directory, watcher.folders):
+                    if relevant(p, event.is_directory, watcher.folders) or (
+                        watcher.server.model.was_asked(p)  # a module an import names
+                    ):
                         watcher.loop.call_soon_threadsafe(watcher._queue, p)
 
         for folder in self.folders:

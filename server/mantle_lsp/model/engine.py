@@ -11,11 +11,12 @@ pyproject.toml, Pipfile, setup.cfg), and can be forced from the CLI or the edito
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from .layout import DISK, Layout
+from .source import read_start
 
 PROFILES = ("3.21", "3.22")
 DEFAULT_PROFILE = "3.21"
@@ -45,13 +46,15 @@ class Pin:
         return ".".join(self.version.split(".")[:2]) in PROFILES
 
 
-def find_pin(root: Path, max_up: int = 3) -> Pin | None:
-    """The first ``rasa-pro`` pin found at or above ``root``."""
+def find_pin(root: Path, max_up: int = 3, fs: Layout = DISK) -> Pin | None:
+    """The first ``rasa-pro`` pin found at or above ``root`` (the files as saved: what
+    exists through the layout ``fs``, their start through the reader's ``read_start``)."""
     folder = root
     for _ in range(max_up + 1):
-        names = sorted({*_FILES, *(p.name for p in _glob_requirements(folder))})
+        names = sorted({*_FILES, *_requirements(folder, fs)})
         for name in names:
-            text = _read_small(folder / name)
+            path = folder / name
+            text = read_start(path, MAX_PIN_FILE_BYTES) if fs.is_file(path) else None
             if text is None:
                 continue
             m = _REQ.search(text)
@@ -60,26 +63,28 @@ def find_pin(root: Path, max_up: int = 3) -> Pin | None:
                 version = v.group(0) if v else f"{m.group(1)}.{m.group(2)}"
                 profile = profile_for(int(m.group(1)), int(m.group(2)))
                 return Pin(folder / name, text.count("\n", 0, m.start()), version, profile)
-        if (folder / ".git").exists() or folder.parent == folder:
+        if fs.exists(folder / ".git") or folder.parent == folder:
             break
         folder = folder.parent
     return None
 
 
-def detect_profile(root: Path, max_up: int = 3) -> str | None:
+def detect_profile(root: Path, max_up: int = 3, fs: Layout = DISK) -> str | None:
     """The profile named by the first ``rasa-pro`` pin found at or above ``root``."""
-    pin = find_pin(root, max_up)
+    pin = find_pin(root, max_up, fs)
     return pin.profile if pin is not None else None
 
 
-def explain_profile(root: Path, forced: str | None = None, forced_by: str = "") -> str:
+def explain_profile(
+    root: Path, forced: str | None = None, forced_by: str = "", fs: Layout = DISK
+) -> str:
     """Which rule profile applies to the project at ``root`` and why, in one line:
     ``rasa-pro 3.20.0.dev1 pinned in requirements.txt → 3.21 rules (3.20 not supported)``.
     ``forced`` is a profile the settings force (``forced_by`` says where: a configuration
     file's ``engine``, ``--engine``, the editor setting)."""
     if forced in PROFILES:
         return f"{forced} rules ({forced_by or 'forced by the settings'})"
-    pin = find_pin(root)
+    pin = find_pin(root, fs=fs)
     if pin is None:
         return (
             f"no rasa-pro pin in requirements*.txt, pyproject.toml, Pipfile or setup.cfg "
@@ -96,20 +101,14 @@ def explain_profile(root: Path, forced: str | None = None, forced_by: str = "") 
     return line
 
 
-def _read_small(path: Path) -> str | None:
-    """The start of a regular file (None for anything else): a FIFO or a device named
-    like a requirements file must not block or exhaust memory."""
+def _requirements(folder: Path, fs: Layout) -> list[str]:
+    """The ``requirements*.txt`` files of ``folder`` (links to files included)."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        with open(path, "rb") as f:
-            return f.read(MAX_PIN_FILE_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return None
-
-
-def _glob_requirements(folder: Path) -> list[Path]:
-    try:
-        return [p for p in folder.glob("requirements*.txt") if p.is_file()]
+        entries = fs.listing(str(folder))
     except OSError:
         return []
+    return [
+        e.name
+        for e in entries
+        if e.name.startswith("requirements") and e.name.endswith(".txt") and e.is_file
+    ]

@@ -123,21 +123,34 @@ def parse_file(path: Path, kind: FileKind, skill_id: str | None, source: Source)
 
 
 class PendingFile(ParsedFile):
-    """A project file read and parsed only when first used.
+    """A project file read now and parsed only when first used.
 
     A partial project (:meth:`Project.load_partial`, one worker of a parallel check) holds
-    the files of the other workers this way: most are never touched, and the few that are
-    (a neighbour's memory.yml, a routing target's skill.md) are parsed on demand. Reading
-    ``source`` does not parse; reading ``doc`` or ``issues`` does.
+    the files of the other workers this way: most are never parsed, and the few that are
+    (a neighbour's memory.yml, a routing target's skill.md) are parsed on demand. In a
+    project that lives on (the server's), the text is read (through the project's reader)
+    when the file is made, never later: what a rule sees of the file does not depend on
+    when it first asks (a change on disk reaches the project as a file event, like any
+    other). A project no file event reaches (one ``check`` run, a worker's share, the
+    server's first look) is made with ``read_now=False``: it reads on first use, and the
+    files it never touches are not read at all. Reading ``source`` does not parse;
+    reading ``doc`` or ``issues`` does.
     """
 
-    def __init__(self, path: Path, kind: FileKind, skill_id: str | None, reader: Reader) -> None:
+    def __init__(
+        self,
+        path: Path,
+        kind: FileKind,
+        skill_id: str | None,
+        reader: Reader,
+        read_now: bool = True,
+    ) -> None:
         # not ParsedFile.__init__: its fields are the properties below
         self.path = path
         self.kind = kind
         self.skill_id = skill_id
         self._reader = reader
-        self._source: Source | None = None
+        self._source: Source | None = reader(path) if read_now else None
         self._parsed: ParsedFile | None = None
 
     def _file(self) -> ParsedFile:
@@ -148,18 +161,13 @@ class PendingFile(ParsedFile):
     # The fields of ParsedFile, as properties (writable, like the fields they replace).
     @property
     def source(self) -> Source:
-        if self._source is None:
+        if self._source is None:  # made with read_now=False (Project.load_around)
             self._source = self._reader(self.path)
         return self._source
 
     @source.setter
     def source(self, value: Source) -> None:
         self._source = value
-
-    @property
-    def source_read(self) -> bool:
-        """Whether its text was read in this process (else another one read it)."""
-        return self._source is not None
 
     @property
     def doc(self) -> Any:

@@ -23,29 +23,27 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Protocol
 
 from pathspec import GitIgnoreSpec
-
-from .source import read_source
 
 __all__ = ["IgnoreRules"]
 
 
-def _git_top(start: Path) -> Path | None:
+class Files(Protocol):
+    """What the rules ask of the disk: the layout interface (``layout.Layout``)."""
+
+    def lexists(self, path: Path | str) -> bool: ...
+
+    def ignore_lines(self, path: Path) -> list[str] | None: ...
+
+
+def _git_top(start: Path, fs: Files) -> Path | None:
     """The working tree that holds ``start``: the nearest folder with a ``.git`` entry."""
     for cand in (start, *start.parents):
-        if os.path.lexists(cand / ".git"):
+        if fs.lexists(cand / ".git"):
             return cand
     return None
-
-
-def _lines(path: Path) -> list[str] | None:
-    if not os.path.isfile(path):
-        return None
-    src = read_source(path)
-    if not src.analyzable or src.issues or not src.text.strip():
-        return None
-    return src.text.splitlines()
 
 
 def _spec(lines: list[str] | None) -> GitIgnoreSpec | None:
@@ -79,10 +77,12 @@ def _for_named(lines: list[str] | None, named: list[str]) -> GitIgnoreSpec | Non
 
 
 class IgnoreRules:
-    """The ignore rules for a walk below ``start`` (the folder the user named)."""
+    """The ignore rules for a walk below ``start`` (the folder the user named), read
+    through the layout interface ``fs``."""
 
-    def __init__(self, start: Path) -> None:
-        top = _git_top(start)
+    def __init__(self, start: Path, fs: Files) -> None:
+        self.fs = fs
+        top = _git_top(start, fs)
         self.top = top if top is not None else start
         self._specs: dict[str, GitIgnoreSpec | None] = {}
         # the named folder and its ancestors, relative to each folder from the top down
@@ -94,12 +94,13 @@ class IgnoreRules:
         for i in range(len(parts)):
             self._named[base] = ["/".join(parts[i:j]) + "/" for j in range(i + 1, len(parts) + 1)]
             base = os.path.join(base, parts[i])
-        exclude = _lines(self.top / ".git" / "info" / "exclude") if top else None
+        exclude = fs.ignore_lines(self.top / ".git" / "info" / "exclude") if top else None
         self._exclude = _for_named(exclude, self._named.get(str(self.top), []))
 
     def _dir_spec(self, d: str) -> GitIgnoreSpec | None:
         if d not in self._specs:
-            self._specs[d] = _for_named(_lines(Path(d) / ".gitignore"), self._named.get(d, []))
+            lines = self.fs.ignore_lines(Path(d) / ".gitignore")
+            self._specs[d] = _for_named(lines, self._named.get(d, []))
         return self._specs[d]
 
     def ignored_dir(self, path: str) -> bool:

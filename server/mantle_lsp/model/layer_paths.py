@@ -8,7 +8,7 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from .layout import listing
+from .layout import DISK, Layout
 
 if TYPE_CHECKING:
     from .ignore import IgnoreRules
@@ -115,69 +115,59 @@ def layer_root_of(path: Path) -> Path | None:
     return None
 
 
-def find_layer_roots(path: Path) -> list[Path]:
+def find_layer_roots(path: Path, fs: Layout = DISK) -> list[Path]:
     """``memory-layers/`` folders at or under ``path`` (or holding ``path``), skipping what
     git ignores, hidden folders and dependency folders; a layer folder is not searched for
     others inside it."""
     held = layer_root_of(path)
     if held is not None:
-        return [held] if held.is_dir() else []
-    if not path.is_dir():
+        return [held] if fs.is_dir(held) else []
+    if not fs.is_dir(path):
         return []
     # Ignore rules only ever remove folders: a quick first walk without them looks for
     # any candidate, and most trees have none (then git's rules are never read: `check`
     # of a project without layers does not import pathspec).
-    if not _any_layer_root(str(path), 0):
+    if not _any_layer_root(str(path), 0, fs):
         return []
     from .ignore import IgnoreRules  # pathspec: only for walks
 
-    return _walk_layer_roots(path, IgnoreRules(path))
+    return _walk_layer_roots(path, IgnoreRules(path, fs), fs)
 
 
-def _any_layer_root(d: str, depth: int) -> bool:
+def _any_layer_root(d: str, depth: int, fs: Layout) -> bool:
     """Whether the walk of :func:`_walk_layer_roots` could find a layer folder below
     ``d``: the same folders skipped, in any order, stopping at the first. (Symbolic links
     are not followed, so only a bind mount could make a loop, and the depth limit ends
     it.)"""
     try:
-        entries = listing(d)
+        entries = fs.listing(d)
     except OSError:
         return False
     for e in entries:
         name = e.name
-        if name in _SKIP_DIRS or name.startswith("."):
+        if name in _SKIP_DIRS or name.startswith(".") or not e.is_own_dir:
             continue
-        try:
-            if not e.is_dir(follow_symlinks=False):
-                continue
-        except OSError:
-            continue
-        if name == LAYERS_DIR or (depth < _MAX_DEPTH and _any_layer_root(e.path, depth + 1)):
+        if name == LAYERS_DIR or (depth < _MAX_DEPTH and _any_layer_root(e.path, depth + 1, fs)):
             return True
     return False
 
 
-def _walk_layer_roots(path: Path, rules: IgnoreRules) -> list[Path]:
+def _walk_layer_roots(path: Path, rules: IgnoreRules, fs: Layout) -> list[Path]:
     found: list[Path] = []
     seen: set[tuple[int, int]] = set()
 
     def walk(d: str, depth: int) -> None:
         try:
-            entries = sorted(listing(d), key=lambda e: e.name)
+            entries = sorted(fs.listing(d), key=lambda e: e.name)
         except OSError:
             return
         for e in entries:
-            if e.name in _SKIP_DIRS or e.name.startswith("."):
+            if e.name in _SKIP_DIRS or e.name.startswith(".") or not e.is_own_dir:
                 continue
-            try:
-                if not e.is_dir(follow_symlinks=False):
-                    continue
-                st = e.stat(follow_symlinks=False)
-            except OSError:
+            ident = e.ident
+            if ident is None or ident in seen or rules.ignored_dir(e.path):
                 continue
-            if (st.st_dev, st.st_ino) in seen or rules.ignored_dir(e.path):
-                continue
-            seen.add((st.st_dev, st.st_ino))
+            seen.add(ident)
             if e.name == LAYERS_DIR:
                 found.append(Path(e.path))
             elif depth < _MAX_DEPTH:

@@ -19,7 +19,6 @@ Nothing here imports ``ide`` or the Mantle model: this is its own vertical.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +39,7 @@ from .layer_paths import MAX_KEY_PARTS, inside
 from .layer_paths import classify as classify
 from .layer_paths import find_layer_roots as find_layer_roots
 from .layer_paths import layer_root_of as layer_root_of
-from .layout import listing
+from .layout import DISK, Entry, Layout
 
 MAX_LAYERS = 10  # Cadenya's cap on the layers of one effective cascade
 _NOWHERE = TextRange(0, 0)
@@ -127,7 +126,7 @@ class LayerScan:
     blind: list[Blind]
 
 
-def scan_layer_folder(root: Path) -> LayerScan:
+def scan_layer_folder(root: Path, fs: Layout = DISK) -> LayerScan:
     """The files of the layer set in the ``memory-layers/`` folder ``root``, read as the
     folder format says and nothing else: every file of a layer folder, at most
     :data:`MAX_KEY_PARTS` deep, is an entry; names starting with a dot are not part of the
@@ -140,7 +139,7 @@ def scan_layer_folder(root: Path) -> LayerScan:
     unknown, so ``layers push`` and ``pull`` leave it alone (sync/holdable.py)."""
     out = LayerScan([], [], [])
     try:
-        real_root = os.path.realpath(root)
+        real_root = fs.realpath(root)
     except (OSError, ValueError):
         return out
 
@@ -150,33 +149,31 @@ def scan_layer_folder(root: Path) -> LayerScan:
     def shown(path: str) -> str:
         return f"{root.name}/{rel(path)}"
 
-    def take_file(e: os.DirEntry[str]) -> None:
-        try:
-            if not e.is_symlink():
-                if e.is_file(follow_symlinks=False):
-                    out.files.append(Path(e.path))
-                return
-            real = os.path.realpath(e.path)
-            if os.path.isdir(real):
-                out.blind.append(
-                    Blind(
-                        rel(e.path), "folder", f"{shown(e.path)} is a symbolic link (not followed)"
-                    )
-                )
-            elif not inside(real, real_root):
-                out.blind.append(
-                    Blind(rel(e.path), "file", "a symbolic link that leads out of the folder")
-                )
-            elif os.path.isfile(real):
+    def take_file(e: Entry) -> None:
+        if not e.is_link:
+            if e.is_own_file:
                 out.files.append(Path(e.path))
-            else:
-                out.blind.append(Blind(rel(e.path), "file", "a symbolic link to nothing"))
+            return
+        try:
+            real = fs.realpath(Path(e.path))
         except (OSError, ValueError):
             return
+        if fs.is_dir(real):
+            out.blind.append(
+                Blind(rel(e.path), "folder", f"{shown(e.path)} is a symbolic link (not followed)")
+            )
+        elif not inside(real, real_root):
+            out.blind.append(
+                Blind(rel(e.path), "file", "a symbolic link that leads out of the folder")
+            )
+        elif fs.is_file(real):
+            out.files.append(Path(e.path))
+        else:
+            out.blind.append(Blind(rel(e.path), "file", "a symbolic link to nothing"))
 
     def walk(d: str, depth: int) -> None:
         try:
-            entries = sorted(listing(d), key=lambda e: e.name)
+            entries = sorted(fs.listing(d), key=lambda e: e.name)
         except OSError as exc:
             why = exc.strerror or type(exc).__name__
             out.blind.append(Blind(rel(d), "folder", f"{shown(d)} cannot be read: {why}"))
@@ -184,11 +181,7 @@ def scan_layer_folder(root: Path) -> LayerScan:
         for e in entries:
             if e.name.startswith("."):
                 continue
-            try:
-                is_dir = e.is_dir(follow_symlinks=False) and not e.is_symlink()
-            except OSError:
-                continue
-            if not is_dir:
+            if not (e.is_own_dir and not e.is_link):
                 take_file(e)
             elif depth < MAX_KEY_PARTS:
                 walk(e.path, depth + 1)
@@ -203,36 +196,31 @@ def scan_layer_folder(root: Path) -> LayerScan:
                 )
 
     try:
-        tops = sorted(os.scandir(root), key=lambda e: e.name)
+        tops = sorted(fs.listing(str(root)), key=lambda e: e.name)
     except OSError:
         return out
     for e in tops:
         if e.name.startswith("."):
             continue
-        try:
-            if e.is_symlink():
-                if e.name == CASCADES_FILE:
-                    take_file(e)
-                elif os.path.isdir(e.path):
-                    out.blind.append(
-                        Blind(
-                            e.name, "folder", f"{shown(e.path)} is a symbolic link (not followed)"
-                        )
-                    )
-            elif e.is_dir(follow_symlinks=False):
-                out.folders.append(Path(e.path))
-                walk(e.path, 1)
-            elif e.name == CASCADES_FILE:
+        if e.is_link:
+            if e.name == CASCADES_FILE:
                 take_file(e)
-        except OSError:
-            continue
+            elif fs.is_dir(e.path):
+                out.blind.append(
+                    Blind(e.name, "folder", f"{shown(e.path)} is a symbolic link (not followed)")
+                )
+        elif e.is_own_dir:
+            out.folders.append(Path(e.path))
+            walk(e.path, 1)
+        elif e.name == CASCADES_FILE:
+            take_file(e)
     return out
 
 
-def layer_files(root: Path) -> list[Path]:
+def layer_files(root: Path, fs: Layout = DISK) -> list[Path]:
     """Every file of the layer set on disk (cascades.yml, layer.yml files, entry files):
     :func:`scan_layer_folder`'s."""
-    return scan_layer_folder(root).files
+    return scan_layer_folder(root, fs).files
 
 
 # -- building ----------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from .files import PendingFile as PendingFile
 from .files import Reader as Reader
 from .files import Skill as Skill
 from .files import parse_file as parse_file
-from .layout import FileKind
+from .layout import DISK, FileKind, Layout
 from .source import C_UNREADABLE, Source, read_source
 from .symbols import (
     WRITE_FORMS,
@@ -123,9 +123,13 @@ _FACT_KINDS = frozenset(
 
 
 class Project:
-    def __init__(self, root: Path, reader: Reader = read_source) -> None:
+    def __init__(self, root: Path, reader: Reader = read_source, fs: Layout = DISK) -> None:
         self.root = root
+        # the two doors to the disk: file contents (open editor buffers first) and what
+        # exists (listings, stats; the server's is kept current from its file events)
         self.reader = reader
+        self.fs = fs
+        self.disk_questions: set[str] = set()  # see sees_file
         self.files: dict[Path, ParsedFile] = {}
         self.skill_dir_names: list[str] = []
         self._skills: dict[str, Skill] | None = None
@@ -144,11 +148,17 @@ class Project:
 
     # -- loading -----------------------------------------------------------------------
     @classmethod
-    def load(cls, root: Path, reader: Reader = read_source, new: Iterable[Path] = ()) -> Project:
+    def load(
+        cls,
+        root: Path,
+        reader: Reader = read_source,
+        new: Iterable[Path] = (),
+        fs: Layout = DISK,
+    ) -> Project:
         """The project at ``root``, its files read through ``reader``; ``new``: files not
         on disk that ``reader`` has (created by ``check --fix``), taken as the project's."""
-        p = cls(root, reader)
-        files = list(layout.project_files(root))
+        p = cls(root, reader, fs)
+        files = list(layout.project_files(root, fs))
         have = {path for path, _, _ in files}
         for path in new:
             c = layout.classify(path, root)
@@ -164,11 +174,15 @@ class Project:
         files: list[tuple[Path, FileKind, str | None]],
         owned: set[Path],
         reader: Reader = read_source,
+        fs: Layout = DISK,
+        read_now: bool = True,
     ) -> Project:
         """A project whose ``owned`` files are parsed now and the others on first use
-        (:class:`PendingFile`): what one worker of a parallel check needs."""
-        p = cls(root, reader)
-        p._read(files, owned)
+        (:class:`PendingFile`): what one worker of a parallel check needs. The others are
+        read now, unless ``read_now`` is False: a project no file event will reach (one
+        ``check`` run, a worker's share, a first look) reads them on first use too."""
+        p = cls(root, reader, fs)
+        p._read(files, owned, read_now)
         return p
 
     @classmethod
@@ -178,6 +192,7 @@ class Project:
         files: list[tuple[Path, FileKind, str | None]],
         sid: str,
         reader: Reader = read_source,
+        fs: Layout = DISK,
     ) -> Project:
         """What the diagnostics of skill ``sid``'s files need, and no more: that skill's
         files and the project-level files are parsed now, with the responses.yml files of
@@ -189,7 +204,10 @@ class Project:
         server uses it for the documents open at start-up, until the whole project is
         loaded."""
         owned = {path for path, _, owner in files if owner == sid or owner is None}
-        p = cls.load_partial(root, files, owned, reader)
+        # a look taken at once and dropped when the whole project is loaded (no file
+        # event is handled meanwhile: they wait for the index, lsp/gate.py): the files it
+        # never touches are not even read
+        p = cls.load_partial(root, files, owned, reader, fs, read_now=False)
         idx = build_index(p, owned)
         used = {r.key[1] for r in idx.references if r.key[0] == "response"}
         others = [
@@ -211,20 +229,23 @@ class Project:
 
     def rescan(self) -> None:
         """(Re)read every file of the project from ``reader``."""
-        self._read(list(layout.project_files(self.root)), None)
+        self._read(list(layout.project_files(self.root, self.fs)), None)
 
     def _read(
-        self, files: list[tuple[Path, FileKind, str | None]], owned: set[Path] | None
+        self,
+        files: list[tuple[Path, FileKind, str | None]],
+        owned: set[Path] | None,
+        read_now: bool = True,
     ) -> None:
         """Parse ``files`` (only the ``owned`` ones now, when given; the others on use)."""
         with bulk_work():
             self.files = {}
-            self.skill_dir_names = [d.name for d in layout.skill_dirs(self.root)]
+            self.skill_dir_names = [d.name for d in layout.skill_dirs(self.root, self.fs)]
             for path, kind, sid in files:
                 if owned is None or path in owned:
                     self.files[path] = parse_file(path, kind, sid, self.reader(path))
                 else:
-                    self.files[path] = PendingFile(path, kind, sid, self.reader)
+                    self.files[path] = PendingFile(path, kind, sid, self.reader, read_now)
             self._pending = [p for p in self.files if owned is not None and p not in owned]
             if owned is None:
                 self.known_facts = {}
@@ -495,7 +516,7 @@ class Project:
     def _skill_names(self) -> list[str]:
         """The skills as a fresh load sees them (the folders under skills/), plus those
         of files held that are not on disk (an open buffer not saved yet)."""
-        names = {d.name for d in layout.skill_dirs(self.root)}
+        names = {d.name for d in layout.skill_dirs(self.root, self.fs)}
         names |= {pf.skill_id for pf in self.files.values() if pf.skill_id is not None}
         return sorted(names)
 
@@ -549,7 +570,7 @@ class Project:
         if self.engine_override in PROFILES:
             return self.engine_override
         if self._detected_engine is None:
-            self._detected_engine = (detect_profile(self.root),)
+            self._detected_engine = (detect_profile(self.root, fs=self.fs),)
         return self._detected_engine[0] or DEFAULT_PROFILE
 
     # -- skills ------------------------------------------------------------------------
@@ -779,20 +800,17 @@ class Project:
         resolved), ``missing``, ``directory``, ``unreadable`` or ``empty`` (blank text).
         Read through the project's reader, so an open buffer counts like a saved file."""
         try:
-            path = (self.root / rel).resolve()
-            root = self.root.resolve()
-        except (OSError, RuntimeError, ValueError):
+            path = self.fs.resolve(self.root / rel)
+            root = self.fs.resolve(self.root)
+        except ValueError:
             return "missing"
         if path != root and root not in path.parents:
             return "outside"
-        try:
-            if path.is_dir():
-                return "directory"
-        except OSError:
-            return "unreadable"
+        if self.fs.is_dir(path):
+            return "directory"
         src = self.reader(path)
         if any(i.code == C_UNREADABLE for i in src.issues):
-            return "missing" if not path.exists() else "unreadable"
+            return "missing" if not self.fs.exists(path) else "unreadable"
         if not src.analyzable:
             return "ok"  # too large or binary: not ours to judge (the engine reads it as text)
         return "ok" if src.text.strip() else "empty"
@@ -805,6 +823,19 @@ class Project:
             return True
         src = self.reader(path)  # an open buffer, else the disk
         return not any(i.code == C_UNREADABLE for i in src.issues)
+
+    def sees_file(self, path: Path) -> bool:
+        """Whether ``path`` is a file on disk, as the layout interface says: what a rule
+        learns of the disk beyond the project's own files (a module an import names). The
+        paths asked are kept (:attr:`disk_questions`): when a file event says one of them
+        changed, the whole project is checked again (``Workspace.disk_changed``)."""
+        self.disk_questions.add(str(path))
+        return self.fs.is_file(path)
+
+    def sees_dir(self, path: Path) -> bool:
+        """Whether ``path`` is a folder on disk (see :meth:`sees_file`)."""
+        self.disk_questions.add(str(path))
+        return self.fs.is_dir(path)
 
     def module_file(self, dotted: str) -> ParsedFile | None:
         """The project file an import ``dotted`` (``lib.helpers.keys``) loads, if it is one
@@ -823,7 +854,7 @@ class Project:
         prefix = f"{base}{os.sep}"
         if any(str(f).startswith(prefix) for f in self.files):
             return True  # a namespace package that holds project files
-        return py.is_file() or base.is_dir()
+        return self.sees_file(py) or self.sees_dir(base)
 
     # -- index -------------------------------------------------------------------------
     @property

@@ -447,7 +447,8 @@ class Semantics:
             base = base.parent
         target = base.joinpath(*[part for part in module.split(".") if part], name)
         py, init = target.with_suffix(".py"), target / "__init__.py"
-        return py in self.p.files or init in self.p.files or py.is_file() or target.is_dir()
+        p = self.p
+        return py in p.files or init in p.files or p.sees_file(py) or p.sees_dir(target)
 
     def tools_in(self, pf: ParsedFile, mod: ToolModule) -> list[ToolDef]:
         """The tools (and possible tools) a tool module defines: its bindings that may hold

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..syntax.errors import closest
-from .layout import is_eval_file
+from .layout import DISK, Layout, is_eval_file
 from .source import read_limited
 
 if sys.version_info >= (3, 11):
@@ -453,15 +453,15 @@ def glob_match(patterns: Iterable[str], rel: str, is_dir: bool = False, skip: in
 # -- discovery and parsing -------------------------------------------------------------------
 
 
-def discover(root: Path) -> Path | None:
+def discover(root: Path, fs: Layout = DISK) -> Path | None:
     """The configuration file that applies to the project at ``root``: the nearest one at
     or above it (in one folder: ``.mantle-lsp.toml``, ``mantle-lsp.toml``, then a
     ``pyproject.toml`` that has a ``[tool.mantle-lsp]`` table)."""
     for folder in (root, *root.parents):
         for name in CONFIG_NAMES:
             p = folder / name
-            if not p.is_file():
-                if name != "pyproject.toml" and os.path.exists(p) and not p.is_dir():
+            if not fs.is_file(p):
+                if name != "pyproject.toml" and fs.exists(p) and not fs.is_dir(p):
                     return p  # a FIFO, a device: read_config refuses it, with the reason
                 continue
             if name != "pyproject.toml" or _has_table(p):
@@ -788,7 +788,9 @@ def _scope(folder: Path, base: Path) -> str | None:
     return rel.as_posix() if rel.parts else ""
 
 
-def _chain(path: Path, known: Collection[str]) -> tuple[list[_Part], list[SettingsError]]:
+def _chain(
+    path: Path, known: Collection[str], fs: Layout = DISK
+) -> tuple[list[_Part], list[SettingsError]]:
     """The configuration file ``path`` and the files its ``extend`` brings in, the most
     basic first (each overridden by the next). Only regular files, at most
     MAX_EXTEND_DEPTH of them, no file twice (a cycle is an error on the `extend` that
@@ -798,7 +800,7 @@ def _chain(path: Path, known: Collection[str]) -> tuple[list[_Part], list[Settin
     seen: list[str] = []
     current, via = path, None
     for depth in range(MAX_EXTEND_DEPTH + 1):
-        real = os.path.realpath(current)
+        real = fs.realpath(current)
         if via is not None:
             if real in seen:
                 chain = " → ".join(display_config(p.file.path) for p in parts)
@@ -807,7 +809,7 @@ def _chain(path: Path, known: Collection[str]) -> tuple[list[_Part], list[Settin
             if depth == MAX_EXTEND_DEPTH:
                 via.error("extend", f"`extend` goes deeper than {MAX_EXTEND_DEPTH} files")
                 break
-            if not os.path.lexists(current):
+            if not fs.lexists(current):
                 via.error("extend", f"`extend`: {display_config(current)}: no such file")
                 break
         f, errs = read_config(current)
@@ -877,17 +879,18 @@ def load(
     overrides: Overrides | None = None,
     config: Path | None = None,
     isolated: bool = False,
+    fs: Layout = DISK,
 ) -> tuple[Settings, list[SettingsError]]:
     """The settings of the project at ``root``: its configuration file (``config`` when
     given, else :func:`discover`; none with ``isolated``) over the files it extends, then
     ``--config KEY=VALUE``, then the other ``overrides``. Values with errors are left out
     (their default applies); the errors come back with them. ``known``: the code registry
     (or just the codes)."""
-    path = None if isolated else (config or discover(root))
+    path = None if isolated else (config or discover(root, fs))
     parts: list[_Part] = []
     errors: list[SettingsError] = []
     if path is not None:
-        parts, errors = _chain(path, known)
+        parts, errors = _chain(path, known, fs)
     read = bool(parts) and parts[-1].file.path == path
     base = path.parent if path is not None else root
     for part in parts:

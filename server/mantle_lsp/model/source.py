@@ -151,32 +151,49 @@ def _too_large(n: int) -> SyntaxIssue:
     )
 
 
+def read_start(path: Path, limit: int) -> str | None:
+    """The first ``limit`` bytes of the regular file ``path`` as text (invalid UTF-8
+    replaced), or None for anything else (see :func:`_read_regular`)."""
+    try:
+        return _read_regular(path, limit).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
 class FileTooLarge(OSError):
     """A file over the size limit of what reads it (:func:`read_limited`)."""
 
 
 def read_limited(path: Path, limit: int) -> bytes:
     """The bytes of ``path`` for a file the user names (a baseline, a configuration
-    file): only a regular file (a FIFO or a device could block or never end; the open is
-    non-blocking, the check on the open file), never more than ``limit`` bytes. Raises
-    ``OSError`` — its ``strerror`` says why: "not a regular file", :class:`FileTooLarge`."""
+    file): only a regular file, never more than ``limit`` bytes. Raises ``OSError`` — its
+    ``strerror`` says why: "not a regular file", :class:`FileTooLarge`."""
+    data = _read_regular(path, limit + 1, refuse_over=limit)  # it may have grown
+    if len(data) > limit:
+        raise FileTooLarge(0, f"larger than {_size(limit)}", str(path))
+    return data
+
+
+def _read_regular(path: Path, limit: int, refuse_over: int | None = None) -> bytes:
+    """At most ``limit`` bytes of ``path``, only a regular file (a FIFO or a device could
+    block or never end: the open is non-blocking, the check on the open file). Raises
+    ``OSError`` ("not a regular file"; :class:`FileTooLarge` when the file is larger than
+    ``refuse_over``)."""
     fd = os.open(path, _OPEN_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(0, "not a regular file", str(path))
-        if st.st_size > limit:
-            raise FileTooLarge(0, f"larger than {_size(limit)}", str(path))
+        if refuse_over is not None and st.st_size > refuse_over:
+            raise FileTooLarge(0, f"larger than {_size(refuse_over)}", str(path))
         chunks: list[bytes] = []
-        left = limit + 1  # the file may have grown since fstat
+        left = limit
         while left > 0:
             chunk = os.read(fd, min(left, 1 << 20))
             if not chunk:
                 break
             chunks.append(chunk)
             left -= len(chunk)
-        if left <= 0:
-            raise FileTooLarge(0, f"larger than {_size(limit)}", str(path))
         return b"".join(chunks)
     finally:
         os.close(fd)

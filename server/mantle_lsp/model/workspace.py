@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from . import layout
+from .layout import DISK, Layout
+from .layout import resolve as resolve
 from .project import Project
 from .source import Source, read_source, source_from_text
 
 
-def resolve(path: Path) -> Path:
-    """``path`` made absolute with links resolved; a symlink loop (which ``Path.resolve``
-    raises on) or an unreadable component leaves the path as written."""
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):
-        return path.absolute()
-
-
 class Workspace:
-    def __init__(self) -> None:
+    """The projects, read through two doors: :meth:`read` (file contents, open buffers
+    first) and ``fs`` (what exists: the layout interface; the server's keeps its answers
+    until a file event says a path changed, :meth:`disk_changed`)."""
+
+    def __init__(self, fs: Layout = DISK) -> None:
+        self.fs = fs
         self.projects: dict[Path, Project] = {}
         self.overlays: dict[Path, Source] = {}
         self._engine: str | None = None
@@ -42,7 +41,7 @@ class Workspace:
 
     def load_detached(self, root: Path) -> Project:
         """The project at ``root``, loaded but not taken in (:meth:`adopt` does)."""
-        proj = Project(root, self.read)
+        proj = Project(root, self.read, self.fs)
         proj.engine_override = self._engine
         proj.rescan()
         return proj
@@ -56,7 +55,7 @@ class Workspace:
     def add_folder(self, folder: Path) -> list[Project]:
         folder = resolve(folder)
         added = []
-        for root in layout.find_projects(folder):
+        for root in layout.find_projects(folder, self.fs):
             if root not in self.projects:
                 added.append(self._load(root))
         return added
@@ -65,6 +64,7 @@ class Workspace:
         """Take over a project loaded elsewhere (a partial one from a spread load, whose
         other files are parsed later by :meth:`settle`)."""
         proj.engine_override = self._engine
+        proj.fs = self.fs
         self.projects[proj.root] = proj
 
     @property
@@ -94,7 +94,8 @@ class Workspace:
         for root, proj in self.projects.items():
             inside = root == path or root in path.parents
             deeper = best is None or len(root.parts) > len(best.root.parts)
-            if inside and deeper and (layout.classify(path, root) is not None or path.is_dir()):
+            mantle = layout.classify(path, root) is not None
+            if inside and deeper and (mantle or self.fs.is_dir(path)):
                 best = proj
         return best
 
@@ -102,7 +103,7 @@ class Workspace:
         proj = self.project_for(path)
         if proj is not None:
             return proj
-        root = layout.find_project_for(resolve(path))
+        root = layout.find_project_for(resolve(path), self.fs)
         if root is None:
             return None
         if root in self.projects:  # loaded already; the path is just not a Mantle file
@@ -110,6 +111,31 @@ class Workspace:
         return self._load(root)
 
     # -- changes ----------------------------------------------------------------------------
+    def disk_changed(self, path: Path) -> set[Path]:
+        """A file event names ``path``: the layout forgets what it knew of it (and below
+        it), before the change itself is taken in (:meth:`file_changed`,
+        :meth:`sync_folder`). When a rule of a project had been told something of it
+        that is no longer so (``lib/build/rates.py`` exists: ``Project.sees_file``),
+        every file of that project may have findings that change: they are returned."""
+        differs = self.fs.changed(path)
+        out: set[Path] = set()
+        if differs:
+            for proj in self.projects.values():
+                if not differs.isdisjoint(proj.disk_questions):
+                    out |= set(proj.files)
+        return out
+
+    def was_asked(self, path: str) -> bool:
+        """Whether a rule asked the disk about ``path`` or something below it
+        (``Project.sees_file``): a watcher that passes over such paths otherwise (a
+        ``build/`` folder) reports it. Safe to ask from another thread."""
+        below = path.rstrip(os.sep) + os.sep
+        for proj in list(self.projects.values()):
+            asked = proj.disk_questions
+            if path in asked or any(q.startswith(below) for q in list(asked)):
+                return True
+        return False
+
     def open_buffer(self, path: Path, text: str, version: int | None) -> set[Path]:
         path = resolve(path)
         self.overlays[path] = source_from_text(path, text, version)
@@ -127,12 +153,12 @@ class Workspace:
             self.project_for(path) is None
         ):
             # may have made a new project appear
-            root = layout.find_project_for(path)
+            root = layout.find_project_for(path, self.fs)
             if root is not None and root not in self.projects:
                 return set(self._load(root).files)
         affected = self._refresh(path)
         for proj, alias in self._aliases(path):
-            exists = alias in self.overlays or alias.is_file()
+            exists = alias in self.overlays or self.fs.is_file(alias)
             affected |= proj.set_source(alias, self.read(alias) if exists else None)
         return affected
 
@@ -143,7 +169,7 @@ class Workspace:
         file of skill ``a``), where ``check`` reads it afresh as well."""
         out = []
         for proj in self.projects.values():
-            for link, target in layout.linked_skill_dirs(proj.root):
+            for link, target in layout.linked_skill_dirs(proj.root, self.fs):
                 if real != target and target not in real.parents:
                     continue
                 alias = link / real.relative_to(target)
@@ -157,7 +183,7 @@ class Workspace:
         project's files are brought in line with the disk, as a fresh load would see them
         (open buffers still win; a buffer whose file is gone stays). Files below
         ``folder`` are read again. Returns the files whose diagnostics may change."""
-        listing = {p for p, _, _ in layout.project_files(proj.root)}
+        listing = {p for p, _, _ in layout.project_files(proj.root, self.fs)}
         known = set(proj.files)
         changes: dict[Path, Source | None] = {}
         for p in listing:
@@ -184,5 +210,5 @@ class Workspace:
         proj = self.project_for(path)
         if proj is None:
             return set()
-        exists = path in self.overlays or path.is_file()
+        exists = path in self.overlays or self.fs.is_file(path)
         return proj.set_source(path, self.read(path) if exists else None)

@@ -17,8 +17,8 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..cli.output import safe_text
 from ..syntax.layers import render_entry
+from ..syntax.text import safe_text
 from .holdable import Skips, compute
 from .state import Desired, EntryState, LayerState, Remote
 
@@ -327,7 +327,7 @@ def _variation_ops(
 def shown(text: str) -> str:
     """``text`` safe to print: control characters (line breaks and escape sequences among
     them), bidirectional controls and lone surrogates each become U+FFFD, as ``check``
-    shows a file's text (:func:`~mantle_lsp.cli.output.safe_text`)."""
+    shows a file's text (:func:`~mantle_lsp.syntax.text.safe_text`)."""
     text = safe_text(text)
     try:
         text.encode("utf-8")

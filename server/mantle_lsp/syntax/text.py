@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import unicodedata
 from typing import NamedTuple
 
 BOM = "\ufeff"
@@ -153,3 +154,17 @@ class LineIndex:
         if self._astral is None:
             self._astral = [m.start() for m in _ASTRAL.finditer(self._text)]
         return self._astral
+
+
+# Bidirectional controls reorder what a terminal shows ("Trojan Source").
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def safe_text(text: str) -> str:
+    """``text`` with control characters (but tabs) and bidirectional controls replaced by
+    U+FFFD, one for one, so that a file's bytes cannot drive the terminal (escape
+    sequences) and offsets stay the same."""
+    return "".join(
+        "\ufffd" if (unicodedata.category(c) == "Cc" and c != "\t") or c in _BIDI else c
+        for c in text
+    )
