@@ -7,7 +7,9 @@ with :func:`scalar_value_map`.
 
 Nothing here raises on user input: :func:`parse_yaml` returns ``(root, issues)``.
 Anchors and aliases are shared, never expanded, so alias bombs cost nothing; a recursive
-alias produces a cyclic graph, which :func:`to_python` handles.
+alias produces a cyclic graph, which :func:`to_python` handles. It is the one cycle a
+parsed tree can have: the server's frozen index keeps such a tree after its file is
+edited (a few nodes, once; see ``bulk_work``).
 """
 
 from __future__ import annotations
