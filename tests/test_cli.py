@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -235,42 +234,6 @@ def test_the_readme_sample_is_what_check_prints(
     assert code == 1
     assert out.startswith(head), out[: len(head) + 200]
     assert out.endswith(tail), out[-len(tail) - 200 :]
-
-
-def _helps(parser: argparse.ArgumentParser) -> list[str]:
-    """The help of ``parser`` and of each of its commands (and their commands)."""
-    out = [parser.format_help(), parser.format_usage()]
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in dict.fromkeys(action.choices.values()):
-                out += _helps(sub)
-    return out
-
-
-@pytest.mark.parametrize("columns", ["44", "100", "", "junk"])
-def test_help_is_wrapped_like_argparse_wraps_it(
-    monkeypatch: pytest.MonkeyPatch, columns: str
-) -> None:
-    # the parser finds the width once, without shutil; help reads the same as argparse's
-    from mantle_lsp.cli import main as cli
-
-    monkeypatch.setenv("COLUMNS", columns)
-    monkeypatch.setattr(cli, "_width", None)
-    ours = _helps(build_parser())
-    monkeypatch.setattr(cli, "_Formatter", argparse.HelpFormatter)
-    assert ours == _helps(build_parser())
-    if columns == "44":  # and the width is the terminal's
-        monkeypatch.setenv("COLUMNS", "100")
-        monkeypatch.setattr(cli, "_width", None)
-        assert _helps(build_parser()) != ours
-
-
-def test_starting_a_check_does_not_load_shutil() -> None:
-    # argparse loads shutil (and the compression modules it imports) to find the width
-    code = "import sys; from mantle_lsp.cli.main import build_parser; build_parser('check')"
-    code += "; print(sorted({'shutil', 'bz2', 'lzma'} & set(sys.modules)))"
-    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert got.stdout.strip() == "[]", got.stderr
 
 
 def test_the_imports_run_without_the_cyclic_collector_and_the_command_with_it() -> None:

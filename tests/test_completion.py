@@ -1760,6 +1760,89 @@ def test_namespace_documentation_follows_edits(tmp_path: Path) -> None:
     assert "`due`" in billing().documentation
 
 
+EDITED = """\
+//- skills/card_replace/skill.md
+---
+description: Replace a card.
+---
+if: session.
+if: session.billing.
+if: session.card_replace.
+if: session.project.
+See @skill.
+//- skills/card_replace/responses.yml
+responses:
+  utter_card_replaced:
+    - text: "Sent to {"
+//- skills/card_replace/tools.py
+from rasa.mantle.tools.decorator import ToolContext, tool
+
+
+@tool(description="Order a new card.")
+async def order_card(context: ToolContext = None):
+    return context.memory.get("")
+"""
+# where completion is asked: after each of these (file, text before the cursor)
+EDITED_SITES = [
+    ("skills/card_replace/skill.md", "if: session."),
+    ("skills/card_replace/skill.md", "if: session.billing."),
+    ("skills/card_replace/skill.md", "if: session.card_replace."),
+    ("skills/card_replace/skill.md", "if: session.project."),
+    ("skills/card_replace/skill.md", "See @skill."),
+    ("skills/card_replace/responses.yml", "Sent to {"),
+    ("skills/card_replace/tools.py", 'memory.get("'),
+]
+BILLING_MEMORY = "skills/billing/memory.yml"
+# each edit: a file's new text (None: the file is deleted); what it changes is in the name
+EDITS: list[tuple[str, str, str | None]] = [
+    ("a field made private", BILLING_MEMORY,
+     "schema:\n  private:\n    amount:\n      type: float\n    secret:\n      type: text\n"),
+    ("a public field again, and another", BILLING_MEMORY,
+     "schema:\n  public:\n    amount:\n      type: float\n    due:\n      type: text\n"),
+    ("the skill's own field", "skills/card_replace/memory.yml",
+     "schema:\n  private:\n    pin_attempts:\n      type: int\n    courier:\n      type: text\n"),
+    ("a name and a flag", "skills/billing/skill.md",
+     "---\ndescription: Money matters.\nname: Money\nhidden: true\n---\nAnswer.\n"),
+    ("a project field", "memory.yml", "verified:\n  type: bool\nregion:\n  type: text\n"),
+    ("no project field", "memory.yml", None),
+    ("a new skill", "skills/loans/memory.yml", "schema:\n  public:\n    rate:\n      type: float\n"),
+    ("its skill.md", "skills/loans/skill.md", "---\ndescription: Loans.\n---\nLend.\n"),
+    ("a skill's memory gone", BILLING_MEMORY, None),
+    ("a skill gone", "skills/billing/skill.md", None),
+]  # fmt: skip
+
+
+def _answers(proj: Project, root: Path) -> list[object]:
+    """Every item offered at each site, with its detail and documentation."""
+    out: list[object] = []
+    for rel, before in EDITED_SITES:
+        text = (root / rel).read_text()
+        result = complete(proj, root / rel, text.index(before) + len(before))
+        items = [(i.label, i.kind, i.detail, i.documentation) for i in result.items]
+        out.append((rel, before, result.is_incomplete, items))
+    return out
+
+
+def test_completion_after_edits_is_as_after_a_load(tmp_path: Path) -> None:
+    """What completion keeps between requests (lists made from every skill's memory.yml
+    and skill.md) follows each edit: after it, every answer (items, details,
+    documentation) equals a freshly loaded project's."""
+    fx = write_fixture(tmp_path, BASE + EDITED)
+    proj = Project.load(fx.root)
+    for what, rel, text in EDITS:
+        kept = _answers(proj, fx.root)  # asked before the edit: what it keeps is made
+        path = fx.root / rel
+        if text is None:
+            path.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        proj.set_source(path, None if text is None else read_source(path))
+        got = _answers(proj, fx.root)
+        assert got == _answers(Project.load(fx.root), fx.root), what
+        assert got != kept, f"{what}: the edit changes no answer, so it tests nothing"
+
+
 def test_other_long_lists_are_capped_too(tmp_path: Path) -> None:
     """`@skill.` with more skills than fit one answer: the matches of what is typed first,
     marked incomplete; resolve still finds a skill that was left out."""

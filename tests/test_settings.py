@@ -14,7 +14,7 @@ import pytest
 
 from mantle_lsp.cli.main import main
 from mantle_lsp.ide.codes import REGISTRY
-from mantle_lsp.model.settings import Overrides, discover, effect, glob_match, load
+from mantle_lsp.model.settings import Globs, Overrides, discover, effect, load
 from support import shown, write_fixture
 
 # A project with one warning in agent.yml, one in a skill and a hint (unused field).
@@ -188,19 +188,19 @@ def test_isolated_and_explicit_config(
 
 
 def test_gitignore_style_globs() -> None:
-    assert glob_match(["node_modules"], "a/node_modules/b/c.yml")
-    assert glob_match(["skills/legacy_*"], "skills/legacy_x/skill.md")
-    assert not glob_match(["skills/legacy_*"], "other/skills/legacy_x/skill.md")
-    assert glob_match(["**/drafts/*.md"], "x/y/drafts/a.md")
-    assert glob_match(["*.py", "!keep.py"], "tools/a.py")
-    assert not glob_match(["*.py", "!keep.py"], "tools/keep.py")
-    assert not glob_match(["card/"], "skills/card")  # a file named like the folder
-    assert glob_match(["card/"], "skills/card", is_dir=True)
-    assert glob_match(["build", "!build/keep"], "build/keep")  # below an excluded folder
-    assert glob_match(["x/**", "!x/keep"], "x/other")
-    assert not glob_match(["x/**", "!x/keep"], "x/keep")  # `x/**` is what is in x, not x
-    assert glob_match(["./tools/old.py"], "tools/old.py")
-    assert not glob_match(["!"], "x")  # a pattern pathspec rejects never matches
+    assert Globs(["node_modules"]).match("a/node_modules/b/c.yml")
+    assert Globs(["skills/legacy_*"]).match("skills/legacy_x/skill.md")
+    assert not Globs(["skills/legacy_*"]).match("other/skills/legacy_x/skill.md")
+    assert Globs(["**/drafts/*.md"]).match("x/y/drafts/a.md")
+    assert Globs(["*.py", "!keep.py"]).match("tools/a.py")
+    assert not Globs(["*.py", "!keep.py"]).match("tools/keep.py")
+    assert not Globs(["card/"]).match("skills/card")  # a file named like the folder
+    assert Globs(["card/"]).match("skills/card", is_dir=True)
+    assert Globs(["build", "!build/keep"]).match("build/keep")  # below an excluded folder
+    assert Globs(["x/**", "!x/keep"]).match("x/other")
+    assert not Globs(["x/**", "!x/keep"]).match("x/keep")  # `x/**` is what is in x, not x
+    assert Globs(["./tools/old.py"]).match("tools/old.py")
+    assert not Globs(["!"]).match("x")  # a pattern pathspec rejects never matches
 
 
 def test_a_folder_named_on_the_command_line_is_no_match() -> None:
@@ -208,14 +208,14 @@ def test_a_folder_named_on_the_command_line_is_no_match() -> None:
     that matches them does not exclude what is below, but a name pattern still matches
     the names below them."""
     path = "vendor/site-packages/agent/skills/x/skill.md"
-    assert glob_match(["site-packages"], path)
-    assert not glob_match(["site-packages"], path, skip=3)
-    assert not glob_match(["vendor/"], path, skip=3)
-    assert glob_match(["skills/x/"], "agent/skills/x/skill.md", skip=1) is False  # anchored
-    assert glob_match(["skills/x/"], "skills/x/skill.md")
+    assert Globs(["site-packages"]).match(path)
+    assert not Globs(["site-packages"]).match(path, skip=3)
+    assert not Globs(["vendor/"]).match(path, skip=3)
+    assert Globs(["skills/x/"]).match("agent/skills/x/skill.md", skip=1) is False  # anchored
+    assert Globs(["skills/x/"]).match("skills/x/skill.md")
     nested = "vendor/site-packages/agent/skills/x/site-packages/y.py"
-    assert glob_match(["site-packages"], nested, skip=3)  # the name, again below
-    assert glob_match(["*.py"], nested, skip=3)
+    assert Globs(["site-packages"]).match(nested, skip=3)  # the name, again below
+    assert Globs(["*.py"]).match(nested, skip=3)
 
 
 def test_the_globs_are_compiled_once_per_run(

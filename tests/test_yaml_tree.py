@@ -331,6 +331,16 @@ def test_aliases_share_nodes() -> None:
     assert to_python(root) == {"a": {"k": 1}, "b": {"k": 1}}
 
 
+def test_an_alias_as_a_key_keeps_the_shared_mapping_as_written() -> None:
+    # `? *x` used the mapping anchored at `a` as a key: it was walked a second time and
+    # got its pairs twice ({k: 1, k: 1}), under both names
+    root = mapping("a: &x {k: 1}\n? *x\n: v\n")
+    shared = root.get("a")
+    assert isinstance(shared, YMap) and len(shared.items) == 1
+    assert root.items[1][0] is shared
+    assert to_python(root) == {"a": {"k": 1}, "{'k': 1}": "v"}
+
+
 def test_recursive_alias_terminates() -> None:
     root = mapping("a: &a [*a, 1]\nm: &m {self: *m, v: 2}\n")
     seq = root.get("a")
@@ -833,72 +843,6 @@ def test_scalar_values_are_what_the_safe_loader_builds(tag: str, word: str, quot
         assert isinstance(root.value, float) and root.value != root.value, text
         return
     assert (root.value, type(root.value)) == want, text
-
-
-def _tree_signature(node: YNode | None) -> object:
-    if node is None:
-        return None
-    if isinstance(node, YScalar):
-        return ("s", node.range, node.tag, node.value, node.raw, node.style)
-    if isinstance(node, YMap):
-        pairs = [(_tree_signature(k), _tree_signature(v)) for k, v in node.items]
-        return ("m", node.range, node.tag, node.flow, pairs)
-    assert isinstance(node, YSeq)
-    return ("q", node.range, node.tag, node.flow, [_tree_signature(i) for i in node.items])
-
-
-def check_unshared_conversion(text: str) -> None:
-    """The converter for documents without aliases builds what the general one builds."""
-    from mantle_lsp.syntax import yaml_tree
-
-    try:
-        pyroot = yaml.compose(text, Loader=yaml_tree._Composer)
-    except yaml.YAMLError:
-        return  # not a document: nothing to convert
-    if pyroot is None:
-        return
-    got: list[object] = []
-    for shared in (True, False):
-        issues: list[SyntaxIssue] = []
-        merging: list[YMap] = []
-        blocks: list[YNode] = []
-        if shared:
-            root = yaml_tree._convert(pyroot, 7, {}, issues, merging, blocks)
-        else:
-            root = yaml_tree._convert_unshared(pyroot, 7, issues, merging, blocks)
-        got.append((_tree_signature(root), issues, [b.range for b in blocks], len(merging)))
-    assert got[0] == got[1], text
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "a: 1\nb: [x, 'y', \"z\"]\nc: {d: yes, e: ~}\n",
-        "- k: v\n  k: w\n- !!str 3\n- 2001-12-14\n- |\n  block\n",
-        "<<: {a: 1}\nb: 2\n? [complex, key]\n: value\n1: one\n",
-        "steps:\n  - id: s\n    next:\n      - if: session.a.b\n        then: x\n      - else: y\n",
-        "a: !!binary aGVsbG8=\nb: !!timestamp bad\nc: !!int x\n",
-    ],
-)
-def test_documents_without_aliases_convert_as_with_them(text: str) -> None:
-    check_unshared_conversion(text)
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-@given(
-    st.recursive(
-        st.sampled_from(_SCALARS[:40]),
-        lambda inner: st.one_of(
-            st.lists(inner, max_size=3).map(lambda xs: "[" + ", ".join(xs) + "]"),
-            st.lists(
-                st.tuples(st.sampled_from(["a", "b", "1", "yes", "~"]), inner), max_size=3
-            ).map(lambda kv: "{" + ", ".join(f"{k}: {v}" for k, v in kv) + "}"),
-        ),
-        max_leaves=8,
-    )
-)
-def test_any_document_without_aliases_converts_as_with_them(text: str) -> None:
-    check_unshared_conversion(text + "\n")
 
 
 def test_a_verbatim_value_maps_ranges_like_any_other() -> None:

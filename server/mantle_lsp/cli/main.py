@@ -63,49 +63,7 @@ from .output import (
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
 
-_width: int | None = None
-
-
-def _help_width() -> int:
-    """The width help is wrapped to, as argparse computes it (the terminal's columns, or
-    ``COLUMNS``, less 2), found once: argparse would ask for every argument added (a
-    formatter checks each one's metavar), and import ``shutil`` to do it (~3 ms of every
-    ``check``'s start, with the compression modules it loads)."""
-    global _width
-    if _width is None:
-        try:
-            columns = int(os.environ["COLUMNS"])
-        except (KeyError, ValueError):
-            columns = 0
-        if columns <= 0:
-            out = sys.__stdout__  # None, closed or not a terminal: 80
-            try:
-                columns = os.get_terminal_size(out.fileno()).columns if out is not None else 0
-            except (AttributeError, ValueError, OSError):  # as shutil.get_terminal_size
-                columns = 0
-            columns = columns or 80
-        _width = columns - 2
-    return _width
-
-
-class _Formatter(argparse.HelpFormatter):
-    def __init__(
-        self,
-        prog: str,
-        indent_increment: int = 2,
-        max_help_position: int = 24,
-        width: int | None = None,
-    ) -> None:
-        super().__init__(
-            prog, indent_increment, max_help_position, _help_width() if width is None else width
-        )
-
-
 class _Parser(argparse.ArgumentParser):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", _Formatter)
-        super().__init__(*args, **kwargs)
-
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         print(f"mantle-lsp: error: {message}", file=sys.stderr)

@@ -28,7 +28,7 @@ import functools
 import re
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, NamedTuple, TypeAlias
 
@@ -344,41 +344,27 @@ def _from_memory(mf: MemoryField, ns: str, where: str) -> _Field:
     return _Field(ns, mf.name, mf.type, mf.scope, mf.description, tuple(mf.enum_values), where)
 
 
-def _all_fields(project: Project, sk: Skill) -> list[_Field]:
-    md = sk.memdoc
-    if md is None:
-        return []
-    # computed once per parse of the memory.yml (an edit makes a new MemoryDoc)
-    cached: list[_Field] | None = getattr(md, "_completion_fields", None)
-    if cached is not None:
-        return cached
-    where = _rel(project, sk.memory.path if sk.memory else None)
+def _fields(md: MemoryDoc, ns: str, where: str) -> list[_Field]:
+    """The fields ``md`` declares, each once, as it takes effect."""
     out = []
     for name in dict.fromkeys(f.name for f in md.fields):
         mf = md.field(name)
         if mf is not None:
-            out.append(_from_memory(mf, sk.id, where))
-    setattr(md, "_completion_fields", out)  # noqa: B010
+            out.append(_from_memory(mf, ns, where))
     return out
+
+
+def _all_fields(project: Project, sk: Skill) -> list[_Field]:
+    lists = _skill_lists(project, sk)
+    return lists.fields if lists is not None else []
 
 
 def _project_fields(project: Project) -> list[_Field]:
     pmf = project.project_memory_file()
     pm = pmf.doc if pmf is not None else None
-    if not isinstance(pm, MemoryDoc):
+    if pmf is None or not isinstance(pm, MemoryDoc):
         return []
-    # computed once per parse of the project memory.yml, as _all_fields
-    cached: list[_Field] | None = getattr(pm, "_completion_fields", None)
-    if cached is not None:
-        return cached
-    where = _rel(project, pmf.path if pmf else None)
-    out = []
-    for name in dict.fromkeys(f.name for f in pm.fields):
-        mf = pm.field(name)
-        if mf is not None:
-            out.append(_from_memory(mf, "project", where))
-    setattr(pm, "_completion_fields", out)  # noqa: B010
-    return out
+    return _fields(pm, "project", _rel(project, pmf.path))
 
 
 def _readable(project: Project, sid: str | None, ns: str) -> list[_Field]:
@@ -394,19 +380,15 @@ def _readable(project: Project, sid: str | None, ns: str) -> list[_Field]:
             for d in DEFAULT_SKILLS[ns].public_fields
         ]
     sk = project.skill(ns)
-    if sk is None or scope not in ("own", "other"):
+    lists = _skill_lists(project, sk) if sk is not None else None
+    if lists is None or scope not in ("own", "other"):
         return []
-    fields = _all_fields(project, sk)
-    if scope == "own" or not fields:
-        return fields
-    # the public ones, once per parse of the memory.yml (as _all_fields)
-    md = sk.memdoc
-    cached: list[_Field] | None = getattr(md, "_completion_public", None)
-    if cached is None:
+    if scope == "own" or not lists.fields:
+        return lists.fields
+    if lists.public is None:  # what any other skill may read
         public = {f.name for f in Semantics(project).readable_declarations(sid, ns)}
-        cached = [f for f in fields if f.name in public]
-        setattr(md, "_completion_public", cached)  # noqa: B010
-    return cached
+        lists.public = [f for f in lists.fields if f.name in public]
+    return lists.public
 
 
 def _declared(project: Project, ns: str, entry: str) -> _Field | None:
@@ -428,17 +410,6 @@ class _Ns(NamedTuple):
     lower: str  # ns in lower case, for ranking
 
 
-@dataclass
-class _NsCache:
-    key: list[object]  # what `shared` was computed from
-    shared: list[_Ns]  # see _shared_namespaces
-    sid: str | None = None  # the skill `unique` is for
-    unique: tuple[list[_Ns], list[str]] | None = None  # see _unique_namespaces
-
-
-_NS_CACHE: weakref.WeakKeyDictionary[Project, _NsCache] = weakref.WeakKeyDictionary()
-
-
 def _namespaces(project: Project, sid: str | None) -> list[_Ns]:
     """The namespaces readable from ``sid``, in sort order: the skill itself first, then
     ``project``, then the skills with public fields (the project's, then the bundled
@@ -450,20 +421,79 @@ def _namespaces(project: Project, sid: str | None) -> list[_Ns]:
     return [*own, *(n for n in shared if n.ns != sid)]
 
 
+# -- What completion keeps between requests ------------------------------------------------
+# Lists made from every skill's memory.yml or skill.md, which a 1,000-skill project would
+# otherwise make again on each request. Each entry is used only while the project holds
+# exactly the parse it was made from (an edit makes a new ParsedFile), and the cache goes
+# with the project (test_completion.py: test_completion_after_edits_is_as_after_a_load).
+# The figures: p95 of the request with the entry and without it, on the dense 1,000-skill
+# bench project, in-process (docs/performance.md, tenth round).
+
+
+@dataclass(eq=False)
+class _SkillLists:
+    """Completion's lists of one skill, made from one parse of its memory.yml."""
+
+    memory: ParsedFile  # the parse they were made from
+    # every field: `{` in responses.yml 27 -> 88 ms without, `memory.get("` 24 -> 82 ms
+    fields: list[_Field]
+    # what other skills read (on first use): `{` 27 -> 48 ms without, `memory.get("` 24 -> 44
+    public: list[_Field] | None = None
+    # its detail as a namespace: `session.` after another memory.yml's edit 7 -> 10 ms without
+    detail: tuple[str | None] | None = None
+
+
+@dataclass(eq=False)
+class _Cache:
+    """What completion keeps for one project."""
+
+    skills: dict[str, _SkillLists] = field(default_factory=dict)
+    # each skill's `@skill.` item detail, per parse of its skill.md: 10 -> 22 ms without
+    summaries: dict[str, tuple[ParsedFile | None, tuple[str, bool]]] = field(default_factory=dict)
+    # the namespaces after `session.` (the request bench/run.py times): 2 -> 23 ms without
+    ns_made_from: list[object] = field(default_factory=list)  # see _shared_namespaces
+    shared: list[_Ns] = field(default_factory=list)
+    unique_sid: str | None = None  # the skill `unique` is for (the one being edited)
+    unique: tuple[list[_Ns], list[str]] | None = None  # see _unique_namespaces
+
+
+_CACHES: weakref.WeakKeyDictionary[Project, _Cache] = weakref.WeakKeyDictionary()
+_last: tuple[weakref.ref[Project], _Cache] | None = None  # asked for 1,000 times a request
+
+
+def _cache(project: Project) -> _Cache:
+    global _last
+    if _last is not None and _last[0]() is project:
+        return _last[1]
+    found = _CACHES.get(project)
+    if found is None:
+        found = _CACHES[project] = _Cache()
+    _last = (weakref.ref(project), found)
+    return found
+
+
+def _skill_lists(project: Project, sk: Skill) -> _SkillLists | None:
+    """``sk``'s lists (None without a memory.yml that parses into one)."""
+    pf = sk.memory
+    if pf is None or not isinstance(pf.doc, MemoryDoc):
+        return None
+    cache = _cache(project).skills
+    lists = cache.get(sk.id)
+    if lists is None or lists.memory is not pf:
+        lists = cache[sk.id] = _SkillLists(pf, _fields(pf.doc, sk.id, _rel(project, pf.path)))
+    return lists
+
+
 def _shared_namespaces(project: Project) -> list[_Ns]:
     """``project`` and every skill with public fields (the project's, then the bundled
-    ones), in sort order. Kept per project while the set of skills and every
-    memory.yml stay the same parse (a 1,000-skill project lists 1,000 on each keystroke)."""
-    return _ns_cache(project).shared
-
-
-def _ns_cache(project: Project) -> _NsCache:
+    ones), in sort order; made again when the set of skills or a memory.yml changes."""
+    cache = _cache(project)
     skills = project.skills
-    key: list[object] = [skills, project.project_memory_file()]
-    key.extend([sk.memory for sk in skills.values()])
-    cached = _NS_CACHE.get(project)
-    if cached is not None and cached.key == key:  # identity first: ParsedFile has no __eq__
-        return cached
+    made_from: list[object] = [skills, project.project_memory_file()]
+    made_from.extend([sk.memory for sk in skills.values()])
+    old = cache.ns_made_from
+    if len(old) == len(made_from) and all(a is b for a, b in zip(old, made_from, strict=True)):
+        return cache.shared
     out: list[_Ns] = []
     for i, other in enumerate(project.catalog_ids()):
         detail = _public_summary(project, other)
@@ -474,15 +504,16 @@ def _ns_cache(project: Project) -> _NsCache:
     if _project_fields(project):  # before the other skills and the bundled defaults
         out.append(_Ns("project", "project memory", "1", "project"))
     out.sort(key=lambda n: n.sort)
-    cached = _NS_CACHE[project] = _NsCache(key, out)
-    return cached
+    cache.ns_made_from, cache.shared, cache.unique = made_from, out, None
+    return out
 
 
 def _unique_namespaces(project: Project, sid: str | None) -> tuple[list[_Ns], list[str]]:
     """:func:`_namespaces` without repeated labels, and their labels in lower case; kept
-    for the last skill asked for (the one being edited)."""
-    cache = _ns_cache(project)
-    if cache.unique is not None and cache.sid == sid:
+    for the last skill asked for (the one being edited) with the namespaces."""
+    _shared_namespaces(project)  # made again first if what it is made from changed
+    cache = _cache(project)
+    if cache.unique is not None and cache.unique_sid == sid:
         return cache.unique
     seen: set[str] = set()
     unique: list[_Ns] = []
@@ -490,48 +521,30 @@ def _unique_namespaces(project: Project, sid: str | None) -> tuple[list[_Ns], li
         if n.ns not in seen:
             seen.add(n.ns)
             unique.append(n)
-    cache.sid, cache.unique = sid, (unique, [n.lower for n in unique])
+    cache.unique_sid, cache.unique = sid, (unique, [n.lower for n in unique])
     return cache.unique
 
 
 def _public_summary(project: Project, ns: str) -> str | None:
-    """The detail of another skill as a namespace, or None when it has no public field;
-    cached per parse of its memory.yml."""
+    """The detail of another skill as a namespace, or None when it has no public field."""
     sk = project.skill(ns)
-    md = sk.memdoc if sk is not None else None
-    if md is not None:
-        cached: tuple[str | None] | None = getattr(md, "_completion_ns", None)
-        if cached is not None:
-            return cached[0]
+    lists = _skill_lists(project, sk) if sk is not None else None
+    if lists is not None and lists.detail is not None:
+        return lists.detail[0]
     fields = _readable(project, None, ns)
-    result: str | None = None
+    detail = None
     if fields:
         n = len(fields)
         kind = "bundled skill" if sk is None else "skill"
-        result = f"{kind} · {n} public field{'s' * (n != 1)}"
-    if md is not None:
-        setattr(md, "_completion_ns", (result,))  # noqa: B010
-    return result
+        detail = f"{kind} · {n} public field{'s' * (n != 1)}"
+    if lists is not None:
+        lists.detail = (detail,)
+    return detail
 
 
 def _namespace_doc(project: Project, sid: str | None, ns: str) -> str:
-    """The documentation of namespace ``ns`` as read from ``sid``; a skill's is cached per
-    parse of its memory.yml and skill.md (the description)."""
-    sk = project.skill(ns) if ns != "project" else None
-    md = sk.memdoc if sk is not None else None
-    if sk is None or md is None:
-        return _ns_doc(project, ns, _readable(project, sid, ns))
-    own = ns == sid  # reads the private fields too
-    cached: dict[bool, tuple[object, str]] | None = getattr(md, "_completion_ns_doc", None)
-    if cached is None:
-        cached = {}
-        setattr(md, "_completion_ns_doc", cached)  # noqa: B010
-    hit = cached.get(own)
-    if hit is not None and hit[0] is sk.doc:
-        return hit[1]
-    text = _ns_doc(project, ns, _readable(project, sid, ns))
-    cached[own] = (sk.doc, text)
-    return text
+    """The documentation of namespace ``ns`` as read from ``sid``."""
+    return _ns_doc(project, ns, _readable(project, sid, ns))
 
 
 def _ns_doc(project: Project, ns: str, fields: list[_Field]) -> str:
@@ -906,7 +919,7 @@ def _add_skills(o: _Out, project: Project, exclude: str | None = None) -> None:
             dflt = DEFAULT_SKILLS[sid]
             o.add(sid, "skill", "bundled default skill", dflt.summary, sort=f"2{i:04d}")
             continue
-        detail, flagged = _skill_summary(doc)
+        detail, flagged = _skill_summary(project, sk)
         o.add(
             sid,
             "skill",
@@ -923,16 +936,15 @@ def _skill_flags(doc: SkillDoc | None) -> tuple[str | None, list[str]]:
     return name, flags
 
 
-def _skill_summary(doc: SkillDoc | None) -> tuple[str, bool]:
-    """(detail, flagged) of a skill as a completion item; once per parse of its skill.md
-    (a 1,000-skill project lists 1,000)."""
-    cached: tuple[str, bool] | None = getattr(doc, "_completion_skill", None)
-    if cached is not None:
-        return cached
-    name, flags = _skill_flags(doc)
+def _skill_summary(project: Project, sk: Skill) -> tuple[str, bool]:
+    """(detail, flagged) of a skill as a completion item (kept per parse of its skill.md)."""
+    cache = _cache(project).summaries
+    kept = cache.get(sk.id)
+    if kept is not None and kept[0] is sk.skill_md:
+        return kept[1]
+    name, flags = _skill_flags(sk.doc)
     result = (" · ".join([*(f for f in [name] if f), *flags]) or "skill", bool(flags))
-    if doc is not None:
-        setattr(doc, "_completion_skill", result)  # noqa: B010
+    cache[sk.id] = (sk.skill_md, result)
     return result
 
 

@@ -325,7 +325,8 @@ async def _index_folders(
     # Loading, indexing and checking every project is one batch. The index is long-lived:
     # it is frozen out of the cyclic collector's sight before the collector resumes, so
     # that later collections (while typing) scan only new objects instead of ~10^6 old
-    # ones. The parsed trees have no reference cycles, so replaced files are still freed.
+    # ones. What a project keeps forms no reference cycle (tests/test_frozen_heap.py), so
+    # replaced files are still freed.
     # No full collection first: it would block the next request for ~0.3 s to find a few
     # hundred cyclic objects (measured on 1,000 skills), which stay frozen instead.
     with bulk_work(keep=True):

@@ -444,12 +444,6 @@ class Globs:
         return False
 
 
-def glob_match(patterns: Iterable[str], rel: str, is_dir: bool = False, skip: int = 0) -> bool:
-    """Whether the relative POSIX path ``rel`` is matched by ``patterns`` (:class:`Globs`;
-    compiles them: a caller with many paths keeps a :class:`Globs`)."""
-    return Globs(patterns).match(rel, is_dir, skip)
-
-
 # -- discovery and parsing -------------------------------------------------------------------
 
 

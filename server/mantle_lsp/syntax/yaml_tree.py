@@ -7,7 +7,9 @@ with :func:`scalar_value_map`.
 
 Nothing here raises on user input: :func:`parse_yaml` returns ``(root, issues)``.
 Anchors and aliases are shared, never expanded, so alias bombs cost nothing; a recursive
-alias produces a cyclic graph, which :func:`to_python` handles.
+alias produces a cyclic graph, which :func:`to_python` handles. It is the one cycle a
+parsed tree can have: the server's frozen index keeps such a tree after its file is
+edited (a few nodes, once; see ``bulk_work``).
 """
 
 from __future__ import annotations
@@ -258,10 +260,7 @@ def parse_yaml(text: str, base: int = 0) -> tuple[YNode | None, list[SyntaxIssue
         return None, issues
     merging: list[YMap] = []
     blocks: list[YNode] = []
-    if "*" in text:  # an alias may make one node a child of several: share ours too
-        root = _convert(pyroot, base, {}, issues, merging, blocks)
-    else:
-        root = _convert_unshared(pyroot, base, issues, merging, blocks)
+    root = _convert(pyroot, base, issues, merging, blocks)
     # Children are created after their parents: in reverse, each block collection is
     # trimmed after its children were.
     for node in reversed(blocks):
@@ -374,48 +373,43 @@ def _point(text: str, idx: int) -> TextRange:
 def _convert(
     n: yaml.Node,
     base: int,
-    memo: dict[int, YNode],
     issues: list[SyntaxIssue],
     merging: list[YMap],
     blocks: list[YNode],
 ) -> YNode:
-    # Iterative to survive deep (libyaml-bounded) nesting without recursion limits. This
-    # runs for every node of every YAML document of a project: dispatch on exact classes
-    # (libyaml's composer builds exactly these three) and skip the constructor for plain
-    # strings, whose value is their text.
-    existing = memo.get(id(n))
-    if existing is not None:
-        return existing
-    root = _make(n, base, memo, issues, blocks)
+    """Our tree for libyaml's node ``n``. A libyaml node that aliases make the child of
+    several (or, recursively, of itself) becomes one node of ours, shared likewise.
+    Iterative, to survive deep (libyaml-bounded) nesting without recursion limits."""
+    memo: dict[int, YNode] = {}  # id of a libyaml node -> ours
+    root = memo[id(n)] = _node(n, base, issues, blocks)
     stack: list[tuple[Any, Any]] = [(n, root)]  # (libyaml node, our node), same kind
-    push = stack.append
     while stack:
         pn, yn = stack.pop()
-        cls = pn.__class__
-        if cls is _MappingNode:
+        if isinstance(pn, yaml.MappingNode):
             seen: dict[Any, YScalar] = {}
-            items = yn.items
             for pk, pv in pn.value:
-                k: Any = memo.get(id(pk)) or _make(pk, base, memo, issues, blocks, key=True)
+                k = memo.get(id(pk))
+                new_key = k is None
+                if k is None:
+                    k = memo[id(pk)] = _node(pk, base, issues, blocks, key=True)
                 v = memo.get(id(pv))
                 if v is None:
-                    v = _make(pv, base, memo, issues, blocks)
-                    if pv.__class__ is not _ScalarNode:
-                        push((pv, v))
-                if k.__class__ is YScalar:
+                    v = memo[id(pv)] = _node(pv, base, issues, blocks)
+                    if not isinstance(v, YScalar):
+                        stack.append((pv, v))
+                if isinstance(k, YScalar):
                     _note_key(k, yn, seen, merging, issues)
-                else:
-                    push((pk, k))
-                items.append((k, v))
-        elif cls is _SequenceNode:
-            seq = yn.items
+                elif new_key:  # a complex key (an alias to one is walked once)
+                    stack.append((pk, k))
+                yn.items.append((k, v))
+        elif isinstance(pn, yaml.SequenceNode):
             for pi in pn.value:
                 item = memo.get(id(pi))
                 if item is None:
-                    item = _make(pi, base, memo, issues, blocks)
-                    if pi.__class__ is not _ScalarNode:
-                        push((pi, item))
-                seq.append(item)
+                    item = memo[id(pi)] = _node(pi, base, issues, blocks)
+                    if not isinstance(item, YScalar):
+                        stack.append((pi, item))
+                yn.items.append(item)
     return root
 
 
@@ -447,81 +441,10 @@ def _note_key(
     seen[hashable_key] = k
 
 
-def _plain_str(n: Any, base: int) -> YScalar:
-    """A libyaml string scalar as our node: what the constructor would build is its text."""
-    rng: TextRange = new_range(TextRange, (n.start_mark.index + base, n.end_mark.index + base))
-    return YScalar(rng, _STR_TAG, n.value, n.value, n.style or None)
-
-
-def _convert_unshared(
-    n: yaml.Node,
-    base: int,
-    issues: list[SyntaxIssue],
-    merging: list[YMap],
-    blocks: list[YNode],
-) -> YNode:
-    """:func:`_convert` for a document without aliases (no ``*`` in its text), where every
-    libyaml node is the child of one parent: no memo of converted nodes, and plain string
-    scalars (most nodes) are built directly. The same tree and issues as :func:`_convert`
-    (``test_documents_without_aliases_convert_as_with_them``)."""
-    root = _node(n, base, issues, blocks)
-    stack: list[tuple[Any, Any]] = [(n, root)]  # (libyaml node, our node), same kind
-    push = stack.append
-    pop = stack.pop
-    scalar_cls, str_tag = _ScalarNode, _STR_TAG
-    while stack:
-        pn, yn = pop()
-        cls = pn.__class__
-        if cls is _MappingNode:
-            seen: dict[Any, YScalar] = {}
-            items = yn.items
-            for pk, pv in pn.value:
-                k: Any
-                if pk.__class__ is scalar_cls and pk.tag == str_tag:
-                    k = _plain_str(pk, base)
-                else:
-                    k = _node(pk, base, issues, blocks, key=True)
-                v: Any
-                if pv.__class__ is scalar_cls:
-                    if pv.tag == str_tag:
-                        v = _plain_str(pv, base)
-                    else:
-                        v = _node(pv, base, issues, blocks)
-                else:
-                    v = _node(pv, base, issues, blocks)
-                    push((pv, v))
-                if k.__class__ is YScalar:
-                    _note_key(k, yn, seen, merging, issues)
-                else:
-                    push((pk, k))
-                items.append((k, v))
-        elif cls is _SequenceNode:
-            seq = yn.items
-            for pi in pn.value:
-                item = _node(pi, base, issues, blocks)
-                if pi.__class__ is not scalar_cls:
-                    push((pi, item))
-                seq.append(item)
-    return root
-
-
 _ScalarNode = yaml.ScalarNode
 _MappingNode = yaml.MappingNode
 _SequenceNode = yaml.SequenceNode
 _STR_TAG = "tag:yaml.org,2002:str"
-
-
-def _make(
-    n: Any,  # a libyaml ScalarNode, MappingNode or SequenceNode
-    base: int,
-    memo: dict[int, YNode],
-    issues: list[SyntaxIssue],
-    blocks: list[YNode],
-    key: bool = False,
-) -> YNode:
-    node = _node(n, base, issues, blocks, key)
-    memo[id(n)] = node
-    return node
 
 
 def _node(
