@@ -28,6 +28,7 @@ from ..syntax.skill_md import Block, SkillDoc, Step
 from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YScalar
 from .defaults import DEFAULT_SKILLS, DefaultField
+from .engine import Profile, profile_named
 from .project import LoadFailure, ParsedFile, Project, Skill
 from .symbols import READ_FORMS, WRITE_FORMS, SymbolKey, code_memory
 
@@ -37,6 +38,7 @@ __all__ = [
     "CodeMemoryFacts",
     "FieldType",
     "LoadFailure",
+    "Profile",
     "Semantics",
     "StepExit",
     "Unreadable",
@@ -134,6 +136,13 @@ class Semantics:
         self._tools_in: dict[Path, list[ToolDef]] = {}
         self._local: dict[str, frozenset[str]] = {}  # local_tools by skill
         self._load: dict[str, LoadFailure | None] = {}  # load_failure by skill
+
+    # -- the engine profile ----------------------------------------------------------------
+    @property
+    def profile(self) -> Profile:
+        """The engine profile whose rules apply (model/engine.py): what it enforces, as
+        named capabilities. Nothing outside ``model/`` compares version strings."""
+        return profile_named(self.p.engine)
 
     # -- reading memory ------------------------------------------------------------------
     def scope(self, sid: str | None, ns: str) -> Scope:

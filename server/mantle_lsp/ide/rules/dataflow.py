@@ -31,7 +31,6 @@ from ...syntax.responses_yml import ResponsesDoc
 from ...syntax.sites import SITE_LABELS, ConditionSite
 from .base import Checker, rule
 
-V322 = "3.22"
 MAX_RELATED = 10  # read sites listed as related information
 _ALL_CODE = (K.SKILL_TOOLS, K.SHARED_TOOLS, K.HELPER)
 _EVERYTHING = (K.SKILL_MD, K.SKILL_MEMORY, K.SKILL_RESPONSES, K.PROJECT_MEMORY,
@@ -221,7 +220,7 @@ def project_written_twice(ck: Checker) -> None:
         return
     reportable = {K.SKILL_MD, K.SKILL_RESPONSES, K.PROJECT_RESPONSES, K.SKILL_TOOLS, K.SHARED_TOOLS}
     for f in md.fields:
-        if ck.p.engine == V322 and f.value("mutable") is True:
+        if ck.sem.profile.has_mutable and f.value("mutable") is True:
             continue  # 3.22: a mutable project field may be overwritten
         writes = [
             r

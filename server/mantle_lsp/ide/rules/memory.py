@@ -8,7 +8,7 @@ import keyword
 import re
 from pathlib import Path
 
-from ...model.defaults import DEFAULT_SKILLS, EXECUTE_ONLY_TOOLS
+from ...model.defaults import DEFAULT_SKILLS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...model.symbols import execute_params
@@ -94,7 +94,7 @@ def execute_parameters(ck: Checker, sid: str, sk: Skill) -> None:
     if doc is None or sk.skill_md is None:
         return
     path, text = sk.skill_md.path, sk.skill_md.text
-    execute_only = EXECUTE_ONLY_TOOLS if ck.p.engine == "3.22" else ()
+    execute_only = ck.sem.profile.execute_only_tools
     for _, st in doc.steps():
         if st.kind != "execute_tool":
             continue

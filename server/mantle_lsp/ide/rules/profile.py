@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...model.defaults import EXECUTE_ONLY_TOOLS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...syntax.memory_yml import C_ENGINE_322, MemoryField, attribute_type_problems
@@ -15,13 +14,11 @@ from ...syntax.yaml_tree import YMap, YScalar, YSeq, lax_bool, to_python
 from .base import Checker, did_you_mean, meant, rule
 from .responses import writable_by
 
-V322 = "3.22"
-
 
 def parse_issue_applies(ck: Checker, code: str) -> bool:
-    """Parse issues that do not apply under the project's profile (the 3.22-attribute
-    warning, on a 3.22 project)."""
-    return not (code == C_ENGINE_322 and ck.p.engine == V322)
+    """Parse issues that do not apply under the project's profile (the warning that 3.21
+    ignores the 3.22 field attributes, on a profile that reads them)."""
+    return not (code == C_ENGINE_322 and ck.sem.profile.field_attributes)
 
 
 MEMORY_CODES = (
@@ -51,7 +48,8 @@ def project_field_attributes(ck: Checker) -> None:
 
 
 def check_memory(ck: Checker, sk: Skill | None) -> None:
-    if ck.p.engine != V322:
+    attributes = ck.sem.profile.field_attributes
+    if not attributes:
         return
     if sk is not None:
         md, pf = sk.memdoc, sk.memory
@@ -62,7 +60,7 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
                 ("mutable", "mantle.validation.memory.skill_field_mutable_not_allowed"),
                 ("writable_by", "mantle.validation.memory.skill_field_writable_by_not_allowed"),
             ):
-                node = f.attrs.get(attr)
+                node = f.attrs.get(attr) if attr in attributes else None
                 if node is None:
                     continue
                 bad = attribute_type_problems(f, attr, node)
@@ -90,7 +88,7 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
     if md is None or pmf is None:
         return
     for f in md.fields:
-        _check_attribute_types(ck, pmf.path, f)
+        _check_attribute_types(ck, pmf.path, f, attributes)
         node = f.attrs.get("writable_by")
         if not isinstance(node, YSeq):
             continue
@@ -108,10 +106,12 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
                 )
 
 
-def _check_attribute_types(ck: Checker, path: Path, f: MemoryField) -> None:
+def _check_attribute_types(
+    ck: Checker, path: Path, f: MemoryField, attributes: tuple[str, ...]
+) -> None:
     """A `mutable` that is not a boolean, or a `writable_by` that is not a list of skill
     ids, makes the 3.22 engine crash on the project memory.yml."""
-    for attr in ("mutable", "writable_by"):
+    for attr in attributes:
         node = f.attrs.get(attr)
         if node is not None:
             for rng, why in attribute_type_problems(f, attr, node):
@@ -138,11 +138,12 @@ def step_writes(ck: Checker, sid: str, sk: Skill) -> None:
     doc = sk.doc
     if doc is None:
         return
-    if ck.p.engine != V322 or sk.skill_md is None:
+    prof = ck.sem.profile
+    if not (prof.has_writable_by or prof.execute_only_tools) or sk.skill_md is None:
         return
     path = sk.skill_md.path
     for _, st in doc.steps():
-        if st.kind == "set_memory":
+        if st.kind == "set_memory" and prof.has_writable_by:
             sm = st.get("set_memory")
             if not isinstance(sm, YMap):
                 continue
@@ -169,7 +170,7 @@ def step_writes(ck: Checker, sid: str, sk: Skill) -> None:
             value = st.get("parameters")
             # an empty mapping passes nothing; a value that is not a mapping is a compile
             # error of the step, reported by the parser
-            if t and t[0] in EXECUTE_ONLY_TOOLS and params is not None and _filled_map(value):
+            if t and t[0] in prof.execute_only_tools and params is not None and _filled_map(value):
                 ck.emit(
                     path,
                     params.range,
@@ -208,7 +209,8 @@ def shared_tool_writes(ck: Checker) -> None:
 
 
 def tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
-    if ck.p.engine != V322:
+    prof = ck.sem.profile
+    if not (prof.has_writable_by or prof.warns_shadowed_bare_set):
         return
     modules = sk.tool_modules() if sk is not None else ck.p.shared_tool_files()
     for pf, mod in modules:
@@ -223,7 +225,7 @@ def tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
             else:
                 pname = ""
             if "." not in name and sk is not None and sk.field(name) is not None:
-                if ck.p.project_field(name) is not None:
+                if prof.warns_shadowed_bare_set and ck.p.project_field(name) is not None:
                     ck.emit(
                         pf.path,
                         call.literal_range,
@@ -233,7 +235,7 @@ def tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
                     )
                 continue
             f = ck.p.project_field(pname) if pname else None
-            allowed = writable_by(f) if f is not None else None
+            allowed = writable_by(f) if f is not None and prof.has_writable_by else None
             if allowed is None:
                 continue
             if sid is None or sid not in allowed:

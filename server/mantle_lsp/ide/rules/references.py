@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...model.defaults import EXECUTE_ONLY_TOOLS, FRAMEWORK_TOOLS, STEP_ACTIONS
+from ...model.defaults import FRAMEWORK_TOOLS, STEP_ACTIONS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...model.semantics import LoadFailure
@@ -244,7 +244,7 @@ def tool_references(ck: Checker, sid: str, sk: Skill) -> None:
                 f"`{name}` is not a tool this skill can use",
             )
     import_collisions(ck, sk, doc)
-    execute_only = EXECUTE_ONLY_TOOLS if ck.p.engine == "3.22" else ()
+    execute_only = ck.sem.profile.execute_only_tools
     for _, st in doc.steps():
         t = st.str_field("execute_tool") if st.kind == "execute_tool" else None
         if t and t[0] not in execute_only and not ck.sem.tool_visible(sk, doc, t[0]):
@@ -375,7 +375,7 @@ def import_collisions(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
         elif bare in declared_shared:
             problem = f"this skill already uses the shared tool `{bare}`"
             related += _defined_here(ck, ("tool", "", bare), f"the shared tool `{bare}`")
-        elif bare in EXECUTE_ONLY_TOOLS and ck.p.engine == "3.22":
+        elif bare in ck.sem.profile.execute_only_tools:
             problem = f"`{bare}` is reserved for the engine's execute-only tool (rasa-pro 3.22)"
         seen.setdefault(bare, item)
         if problem:

@@ -148,7 +148,7 @@ def button_write_refused(ck: Checker, path: Path, sid: str | None, sp: Any) -> b
     """3.22: a `set:session.project.<x>` button whose field has `writable_by` may be tapped
     only while a listed skill is active: the skill of a skill's responses.yml, or every
     skill that delivers a response of the root responses.yml (at least one)."""
-    if ck.p.engine != "3.22" or sp.namespace != "project":
+    if not ck.sem.profile.has_writable_by or sp.namespace != "project":
         return False
     f = ck.p.project_field(sp.entry)
     allowed = writable_by(f) if f is not None else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...model.defaults import EXECUTE_ONLY_TOOLS, FRAMEWORK_TOOLS
+from ...model.defaults import FRAMEWORK_TOOLS
 from ...model.layout import FileKind as K
 from ...model.project import ParsedFile, Skill
 from ...model.symbols import module_for_import, resolve_code_name
@@ -317,12 +317,13 @@ def tool_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
                     f"`{t.name}` validates `{sid}.{entry}`, which {what}, so it never runs",
                 )
     # 3.22 refuses project tools named like an execute-only engine tool (3.21 accepts them)
-    if ck.p.engine != "3.22":
+    execute_only = ck.sem.profile.execute_only_tools
+    if not execute_only:
         return
     modules = sk.tool_modules() if sk is not None else ck.p.shared_tool_files()
     for pf, mod in modules:
         for t in mod.tools:
-            if t.kind != "possible" and t.name in EXECUTE_ONLY_TOOLS:
+            if t.kind != "possible" and t.name in execute_only:
                 ck.emit(
                     pf.path,
                     t.name_range,
