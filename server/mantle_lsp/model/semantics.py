@@ -58,10 +58,11 @@ UnreadableKind = Literal[
 UnwritableKind = Literal[
     "no_project_field",  # project.<entry> is not declared
     "system",  # writes the engine-internal namespace
-    "other_skill",  # a tool of one skill writing another skill's field
+    "other_skill",  # a tool of one skill (or a button it delivers) writing another's field
     "undeclared",  # <skill>.<entry> names no field of that skill
     "bare_undeclared",  # a bare name neither the skill nor the project declares
     "nowhere",  # a bare name (shared code) that no skill and not the project declares
+    "writable_by",  # a project field whose `writable_by` lists none of the writers (3.22)
 ]
 
 
@@ -79,7 +80,8 @@ class Unreadable:
 
 @dataclass(frozen=True)
 class Unwritable:
-    """Why code of skill ``sid`` (None: shared code) cannot write memory key ``name``."""
+    """Why a writer in skill ``sid`` (None: shared code, or the project-root responses
+    file) cannot write memory key ``name``."""
 
     kind: UnwritableKind
     sid: str | None
@@ -87,6 +89,10 @@ class Unwritable:
     ns: str
     entry: str
     candidates: tuple[str, ...] = ()
+    # `writable_by`: the skills the field's `writable_by` lists, and the writing skills it
+    # refuses (None: shared code; none at all: no skill writes through this writer)
+    allowed: tuple[str, ...] = ()
+    refused: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -304,6 +310,63 @@ class Semantics:
             return [sid]
         us = sorted(set(users))
         return us if len(us) == 1 else []
+
+    def button_unwritable(
+        self, sid: str | None, response: str, ns: str, entry: str
+    ) -> Unwritable | None:
+        """None when a ``set:`` button of response ``response`` may write the readable
+        field ``ns.entry``; else why not. The button is in the responses.yml of skill
+        ``sid``, or (None) in the project-root file, whose responses run in every skill
+        that delivers them: a skill field only the one skill delivering it may write, a
+        project field only skills its ``writable_by`` lists (on a profile with it)."""
+        name = f"{ns}.{entry}"
+        if ns == "project":
+            if self.writable_by(entry) is None:
+                return None
+            users = [sid] if sid is not None else sorted(self.response_users(response))
+            return self.project_write_refused(sid, entry, users)
+        users = [sid] if sid is not None else sorted(self.response_users(response))
+        if ns in self.button_writable_skills(sid, users):
+            return None
+        return Unwritable("other_skill", sid, name, ns, entry)
+
+    def writable_by(self, entry: str) -> tuple[str, ...] | None:
+        """The skills project field ``entry``'s ``writable_by`` lists, on a profile that
+        reads the attribute; None when any writer may write it (no such attribute or
+        field, an empty list, a profile without it)."""
+        if not self.profile.has_writable_by:
+            return None
+        f = self.p.project_field(entry)
+        v = f.value("writable_by") if f is not None else None
+        return tuple(str(x) for x in v) if isinstance(v, list) and v else None
+
+    def project_write_refused(
+        self, sid: str | None, entry: str, writers: Iterable[str | None]
+    ) -> Unwritable | None:
+        """Whether ``writable_by`` refuses a write of project field ``entry`` made by
+        ``writers``: the skills it runs in (None: shared code, which is never listed; no
+        writer at all: nothing could ever make the write). None when the write is allowed
+        (or the field has no ``writable_by``); ``sid`` is the writer's own skill, as
+        :class:`Unwritable` records it."""
+        allowed = self.writable_by(entry)
+        if allowed is None:
+            return None
+        ws = list(dict.fromkeys(writers))
+        refused = tuple(w for w in ws if w is None or w not in allowed)
+        if ws and not refused:
+            return None
+        return Unwritable(
+            "writable_by", sid, f"project.{entry}", "project", entry, (), allowed, refused
+        )
+
+    def keeps_first_value(self, entry: str) -> bool:
+        """Project field ``entry`` keeps its first value for the session (the engine
+        refuses a later write while it holds one): on every profile, unless one with
+        ``mutable`` declares it ``mutable: true``."""
+        if not self.profile.has_mutable:
+            return True
+        f = self.p.project_field(entry)
+        return not (f is not None and f.value("mutable") is True)
 
     def collect_steps(self, sk: Skill) -> dict[str, list[Step]]:
         """The ``collect:`` steps of ``sk`` by the field they fill, in document order."""

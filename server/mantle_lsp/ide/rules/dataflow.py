@@ -220,7 +220,7 @@ def project_written_twice(ck: Checker) -> None:
         return
     reportable = {K.SKILL_MD, K.SKILL_RESPONSES, K.PROJECT_RESPONSES, K.SKILL_TOOLS, K.SHARED_TOOLS}
     for f in md.fields:
-        if ck.sem.profile.has_mutable and f.value("mutable") is True:
+        if not ck.sem.keeps_first_value(f.name):
             continue  # 3.22: a mutable project field may be overwritten
         writes = [
             r

@@ -12,7 +12,6 @@ from ...model.project import Skill
 from ...syntax.memory_yml import C_ENGINE_322, MemoryField, attribute_type_problems
 from ...syntax.yaml_tree import YMap, YScalar, YSeq, lax_bool, to_python
 from .base import Checker, did_you_mean, meant, rule
-from .responses import writable_by
 
 
 def parse_issue_applies(ck: Checker, code: str) -> bool:
@@ -153,16 +152,15 @@ def step_writes(ck: Checker, sid: str, sk: Skill) -> None:
                     continue
                 # `project.<x>` names the project field too (the engine also reports that
                 # key as undeclared: it is refused twice)
-                f = ck.p.project_field(name.removeprefix("project."))
-                allowed = writable_by(f) if f is not None else None
-                if allowed is not None and sid not in allowed:
+                entry = name.removeprefix("project.")
+                refused = ck.sem.project_write_refused(sid, entry, [sid])
+                if refused is not None:
                     ck.emit(
                         path,
                         k.range,
                         "mantle.validation.memory.set_memory_skill_not_in_writable_by",
-                        f"project field `{name.removeprefix('project.')}` may only be written "
-                        f"by {', '.join(allowed)} "
-                        f"(`writable_by`), not by `{sid}`",
+                        f"project field `{entry}` may only be written by "
+                        f"{', '.join(refused.allowed)} (`writable_by`), not by `{sid}`",
                     )
         if st.kind == "execute_tool":
             t = st.str_field("execute_tool")
@@ -234,16 +232,13 @@ def tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
                         f"name writes the skill field; write `project.{name}` for the project one",
                     )
                 continue
-            f = ck.p.project_field(pname) if pname else None
-            allowed = writable_by(f) if f is not None and prof.has_writable_by else None
-            if allowed is None:
-                continue
-            if sid is None or sid not in allowed:
+            refused = ck.sem.project_write_refused(sid, pname, [sid]) if pname else None
+            if refused is not None:
                 who = "a shared tool" if sid is None else f"a tool of `{sid}`"
                 ck.emit(
                     pf.path,
                     call.literal_range,
                     "mantle.validation.tools.tool_sets_project_field_skill_not_in_writable_by",
-                    f"project field `{pname}` may only be written by {', '.join(allowed)} "
-                    f"(`writable_by`); {who} may not write it",
+                    f"project field `{pname}` may only be written by "
+                    f"{', '.join(refused.allowed)} (`writable_by`); {who} may not write it",
                 )

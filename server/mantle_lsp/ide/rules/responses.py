@@ -10,6 +10,7 @@ from typing import Any
 
 from ...model.layout import FileKind as K
 from ...model.project import ParsedFile, Skill
+from ...model.semantics import Unwritable
 from ...syntax.memory_yml import MemoryField
 from ...syntax.responses_yml import ResponsesDoc
 from ...syntax.yaml_tree import YScalar
@@ -79,11 +80,11 @@ def check_responses(ck: Checker, pf: ParsedFile, doc: ResponsesDoc, sid: str | N
         for v in r.variants:
             for b in v.buttons:
                 if b.set_payload is not None:
-                    check_set_payload(ck, pf.path, sid, b.set_payload)
+                    check_set_payload(ck, pf.path, sid, r.name, b.set_payload)
     check_button_sources(ck, pf.path, doc, sid)
 
 
-def check_set_payload(ck: Checker, path: Path, sid: str | None, sp: Any) -> None:
+def check_set_payload(ck: Checker, path: Path, sid: str | None, response: str, sp: Any) -> None:
     why = ck.unreadable(sid, sp.namespace, sp.entry)
     if why is not None:
         ck.emit(
@@ -94,26 +95,19 @@ def check_set_payload(ck: Checker, path: Path, sid: str | None, sp: Any) -> None
             data=why.data,
         )
         return
+    refused = ck.sem.button_unwritable(sid, response, sp.namespace, sp.entry)
+    if refused is not None:
+        ck.emit(
+            path,
+            sp.range,
+            "mantle.validation.response.not_writable_memory_key",
+            f"a button tap cannot write `{sp.namespace}.{sp.entry}`: {_refusal(refused)}",
+        )
+        return
     fld: MemoryField | None
     if sp.namespace == "project":
-        if button_write_refused(ck, path, sid, sp):
-            return
         fld = ck.p.project_field(sp.entry)
     else:
-        writable = sid is not None and sp.namespace == sid
-        if sid is None:
-            users = response_users_of(ck, sp)
-            writable = bool(users) and all(u == sp.namespace for u in users)
-        if not writable:
-            who = f"skill `{sid}`" if sid else "the skills that deliver this response"
-            ck.emit(
-                path,
-                sp.range,
-                "mantle.validation.response.not_writable_memory_key",
-                f"a button tap cannot write `{sp.namespace}.{sp.entry}`: {who} may "
-                "write only its own fields and project fields",
-            )
-            return
         sk = ck.p.skill(sp.namespace)
         fld = sk.field(sp.entry) if sk else None
     if fld is None:
@@ -133,51 +127,18 @@ def check_set_payload(ck: Checker, path: Path, sid: str | None, sp: Any) -> None
         )
 
 
-def response_users_of(ck: Checker, sp: Any) -> set[str]:
-    """The skills that deliver the root-file response holding the button ``sp``."""
-    prf = ck.p.project_responses
-    if prf is None or not isinstance(prf.doc, ResponsesDoc):
-        return set()
-    for r in prf.doc.responses:
-        if any(b.set_payload is sp for v in r.variants for b in v.buttons):
-            return ck.sem.response_users(r.name)
-    return set()
-
-
-def button_write_refused(ck: Checker, path: Path, sid: str | None, sp: Any) -> bool:
-    """3.22: a `set:session.project.<x>` button whose field has `writable_by` may be tapped
-    only while a listed skill is active: the skill of a skill's responses.yml, or every
-    skill that delivers a response of the root responses.yml (at least one)."""
-    if not ck.sem.profile.has_writable_by or sp.namespace != "project":
-        return False
-    f = ck.p.project_field(sp.entry)
-    allowed = writable_by(f) if f is not None else None
-    if allowed is None:
-        return False
-    users = {sid} if sid is not None else response_users_of(ck, sp)
-    refused = sorted(users - set(allowed))
-    if users and not refused:
-        return False
-    if not users:
+def _refusal(u: Unwritable) -> str:
+    """Why a button may not write a field (after "a button tap cannot write `x`: ")."""
+    if u.kind != "writable_by":
+        who = f"skill `{u.sid}`" if u.sid else "the skills that deliver this response"
+        return f"{who} may write only its own fields and project fields"
+    if not u.refused:
         why = "no skill delivers this response"
-    elif sid is not None:
-        why = f"skill `{sid}` is not listed"
+    elif u.sid is not None:
+        why = f"skill `{u.sid}` is not listed"
     else:
-        why = f"it is delivered by {', '.join(f'`{u}`' for u in refused)}, not listed"
-    ck.emit(
-        path,
-        sp.range,
-        "mantle.validation.response.not_writable_memory_key",
-        f"a button tap cannot write `project.{sp.entry}`: only {', '.join(allowed)} may "
-        f"write it (`writable_by`) and {why}",
-    )
-    return True
-
-
-def writable_by(f: MemoryField) -> list[str] | None:
-    """The skills a 3.22 project field's ``writable_by`` lists (None: not restricted)."""
-    v = f.value("writable_by")
-    return [str(x) for x in v] if isinstance(v, list) and v else None
+        why = f"it is delivered by {', '.join(f'`{w}`' for w in u.refused)}, not listed"
+    return f"only {', '.join(u.allowed)} may write it (`writable_by`) and {why}"
 
 
 def _coerce_problem(f: MemoryField, value: str) -> str | None:
