@@ -372,3 +372,111 @@ def test_editing_what_silences_never_written_updates_the_editor_like_a_fresh_loa
     assert not never_written(), "buttons made by a tool"
     ws.open_buffer(resp, files["skills/card/responses.yml"], 3)
     assert never_written()
+
+
+def test_a_validation_hook_is_no_writer_of_its_field(tmp_path: Path) -> None:
+    """The engine runs `run_after_setting_<entry>` after a settable write of the field
+    (the model's set_fields, a correction, a `set:` button), never in its place: a field
+    that nothing else writes stays None, whatever hooks the project has. The hook itself
+    never runs, which `invalid_memory_validation_tool` says (a skill's hook of a field
+    that is not settable) — it used to silence never_written instead."""
+    check_diagnostics(
+        tmp_path,
+        """\
+//- memory.yml
+«never_written:tier»:
+  type: text
+//- skills/card/memory.yml
+schema:
+  public:
+    «never_written:note»:
+      type: text
+//- skills/card/tools.py
+"""
+        + TOOLS_HEADER
+        + """
+
+@tool(description="Check the note.")
+async def «invalid_memory_validation_tool:run_after_setting_note»(context: ToolContext = None):
+    return None
+
+
+@tool(description="Check the tier.")
+async def «invalid_memory_validation_tool:run_after_setting_tier»(context: ToolContext = None):
+    return None
+//- skills/card/skill.md
+---
+description: Card.
+---
+Read @memory.card.note and @memory.project.tier.
+""",
+        severities={"never_written": "hint"},
+    )
+
+
+def test_an_unused_field_is_one_nothing_gives_a_value(tmp_path: Path) -> None:
+    """`lsp.memory.unused_field` asks what never_written asks (Semantics.field_writers,
+    Semantics.unknown_keys_may_reach): a field with an `initial_value` holds a value the
+    prompt shows, and buttons a tool makes at run time may write the fields of their
+    skill and the project's; a hook names a field but writes nothing."""
+    check_diagnostics(
+        tmp_path,
+        """\
+//- memory.yml
+start:
+  type: text
+  initial_value: none yet
+//- skills/card/memory.yml
+schema:
+  public:
+    «unused_field:checked»:
+      type: text
+//- skills/card/tools.py
+"""
+        + TOOLS_HEADER
+        + """
+
+@tool(description="Check.")
+async def «invalid_memory_validation_tool:run_after_setting_checked»(context: ToolContext = None):
+    return None
+//- skills/card/skill.md
+---
+description: Card.
+---
+Help.
+""",
+        severities={"unused_field": "hint"},
+    )
+    check_clean(
+        tmp_path / "buttons",
+        """\
+//- memory.yml
+tier:
+  type: text
+//- skills/card/memory.yml
+schema:
+  private:
+    choice:
+      type: text
+//- skills/card/responses.yml
+responses:
+  utter_pick:
+    - text: Pick one.
+      buttons:
+        source: card_buttons
+//- skills/card/tools.py
+"""
+        + TOOLS_HEADER
+        + """
+
+@tool(description="The buttons.")
+async def card_buttons(context: ToolContext = None):
+    return None
+//- skills/card/skill.md
+---
+description: Card.
+---
+Offer utter_pick with @tool.card_buttons.
+""",
+        silent=["unused_field"],
+    )

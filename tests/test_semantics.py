@@ -122,3 +122,162 @@ def test_a_button_writes_what_the_skills_that_deliver_it_may_write(tmp_path: Pat
     assert sem.button_writable_skills("support", ["billing"]) == ["support"]
     assert sem.button_writable_skills(None, ["billing", "billing"]) == ["billing"]
     assert sem.button_writable_skills(None, ["billing", "support"]) == []
+
+
+# -- who writes a field without a reference ------------------------------------------------------
+
+GIVEN = """\
+//- memory.yml
+seeded:
+  type: text
+  seed: true
+started:
+  type: text
+  initial_value: 0
+plain:
+  type: text
+//- skills/card/memory.yml
+schema:
+  public:
+    said:
+      type: text
+      llm_settable: true
+      description: What the user said.
+    checked:
+      type: text
+  private:
+    secret:
+      type: text
+//- skills/card/tools.py
+from rasa.mantle.tools.decorator import ToolContext, tool
+
+
+@tool(description="Check.")
+async def run_after_setting_checked(context: ToolContext = None):
+    return None
+//- skills/card/skill.md
+---
+description: Card.
+---
+Help.
+//- skills/default_customer_satisfaction/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+//- skills/default_customer_satisfaction/skill.md
+---
+description: Hand off.
+---
+Hand off.
+"""
+
+
+def test_field_writers_names_what_gives_a_field_a_value_without_a_reference(
+    tmp_path: Path,
+) -> None:
+    sem = load(tmp_path, GIVEN)
+    got = {
+        key: sem.field_writers(*key)
+        for key in [
+            ("project", "seeded"),
+            ("project", "started"),
+            ("project", "plain"),
+            ("card", "said"),
+            ("card", "checked"),
+            ("card", "secret"),
+            ("default_customer_satisfaction", "reason"),
+            ("card", "nothing"),
+        ]
+    }
+    assert got == {
+        ("project", "seeded"): ("seed",),
+        ("project", "started"): ("initial_value",),
+        ("project", "plain"): (),
+        ("card", "said"): ("llm_settable",),
+        ("card", "checked"): (),  # its hook runs after a write, never in its place
+        ("card", "secret"): (),
+        ("default_customer_satisfaction", "reason"): ("engine",),  # an override of a bundled skill
+        ("card", "nothing"): (),
+    }
+    assert sem.validation_hook("card", "checked") == ("tool", "card", "run_after_setting_checked")
+    assert sem.validation_hook("card", "said") is None
+    assert sem.validation_hook("project", "plain") is None
+
+
+def test_field_writers_is_the_same_from_another_workers_facts(tmp_path: Path) -> None:
+    """A worker of a spread check knows other workers' skills as facts only
+    (``Project.field_table``): it answers as a check of the whole project does."""
+    sem = load(tmp_path, GIVEN)
+    keys = [(sid, name) for sid, sk in sem.p.skills.items() for name in sk.field_names()]
+    serial = {k: sem.field_writers(*k) for k in keys}
+    other = Project.load(tmp_path)
+    other.known_fields = {sid: sem.p.field_table(sid) for sid in sem.p.skills}
+    assert {k: Semantics(other).field_writers(*k) for k in keys} == serial
+
+
+REACH = """\
+//- memory.yml
+tier:
+  type: text
+//- skills/card/memory.yml
+schema:
+  public:
+    shown:
+      type: text
+  private:
+    kept:
+      type: text
+//- skills/card/skill.md
+---
+description: Card.
+---
+Help.
+//- skills/other/skill.md
+---
+description: Other.
+---
+Help.
+"""
+
+DYNAMIC_TOOL = """\
+from rasa.mantle.tools.decorator import ToolContext, tool
+
+
+@tool(description="Remember anything.")
+async def remember(context: ToolContext = None, name: str = "", value: str = ""):
+    context.memory.set(name, value)
+    return None
+"""
+
+
+def test_unknown_keys_reach_what_the_code_using_them_may_write(tmp_path: Path) -> None:
+    keys = [("project", "tier"), ("card", "shown"), ("card", "kept")]
+
+    def reach(name: str, extra: str) -> dict[tuple[str, str], bool]:
+        sem = load(tmp_path / name, REACH + extra)
+        return {k: sem.unknown_keys_may_reach(*k) for k in keys}
+
+    none = dict.fromkeys(keys, False)
+    assert reach("plain", "") == none
+    # another skill's tools with computed keys: the project's fields, public ones of others
+    other = reach("other", "//- skills/other/tools.py\n" + DYNAMIC_TOOL)
+    assert other == {("project", "tier"): True, ("card", "shown"): True, ("card", "kept"): False}
+    # the skill's own tools: every field of its own
+    assert reach("own", "//- skills/card/tools.py\n" + DYNAMIC_TOOL) == dict.fromkeys(keys, True)
+    # shared code: everything
+    assert reach("shared", "//- tools/common.py\n" + DYNAMIC_TOOL) == dict.fromkeys(keys, True)
+    # a key shared code names may be any skill's field
+    named = reach(
+        "named",
+        "//- lib/__init__.py\n//- lib/keys.py\nKEPT = 'kept'\n"
+        "//- tools/common.py\n" + DYNAMIC_TOOL.replace("name, value", "'kept', value"),
+    )
+    assert named[("card", "kept")]
+    # buttons a tool of `other` makes: what a button of `other` may write (the project's)
+    buttons = reach(
+        "buttons",
+        "//- skills/other/responses.yml\nresponses:\n  utter_pick:\n    - text: Pick.\n"
+        "      buttons:\n        source: pick\n",
+    )
+    assert buttons == {("project", "tier"): True, ("card", "shown"): False, ("card", "kept"): False}

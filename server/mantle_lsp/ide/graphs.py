@@ -238,7 +238,7 @@ def agent_map(
                     "owner": ns,
                     "scope": getattr(f, "scope", scope),
                     "type": f.type,
-                    "writers": sem.field_writers(ns, f.name),
+                    "writers": list(sem.field_writers(ns, f.name)),
                 },
             )
 

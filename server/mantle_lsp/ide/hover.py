@@ -15,7 +15,7 @@ from typing import Any
 from ..model.defaults import DEFAULT_SKILLS, FRAMEWORK_TOOLS, DefaultField, DefaultSkill
 from ..model.layout import FileKind
 from ..model.project import Project, Skill
-from ..model.semantics import WRITE_FORMS, Semantics
+from ..model.semantics import HOOK_PREFIX, WRITE_FORMS, Semantics
 from ..model.symbols import Reference, Symbol, SymbolKey, qualified_name
 from ..syntax.config_yml import Precondition
 from ..syntax.memory_yml import MemoryField
@@ -206,10 +206,9 @@ def _field(project: Project, key: SymbolKey) -> list[str]:
     if soft:
         read_line += f" (and mentioned in {_plural(len(soft), 'backticked name')})"
     out.append(read_line + (":\n" + _places(readers) if readers else ""))
-    if ns != "project":
-        hook = ("tool", ns, f"run_after_setting_{entry}")
-        if _defs(project, hook):
-            out.append(f"Validated by the hook {_code(hook[2])}")
+    hook = Semantics(project).validation_hook(ns, entry)
+    if hook is not None:
+        out.append(f"Validated by the hook {_code(hook[2])}")
     return out
 
 
@@ -480,8 +479,8 @@ def _tool(project: Project, key: SymbolKey) -> list[str]:
     s = syms[-1]
     t: ToolDef = s.obj
     scope = f"tool of skill {_code(sid)}" if sid else "shared tool (`import_tools`)"
-    if name.startswith("run_after_setting_") and sid:
-        entry = name[len("run_after_setting_") :]
+    if name.startswith(HOOK_PREFIX) and sid:
+        entry = name[len(HOOK_PREFIX) :]
         scope = f"memory validation hook for {_code(f'{sid}.{entry}')}"
     out = [f"**tool {_code(name)}** — {scope}"]
     if t.kind == "possible":

@@ -32,7 +32,11 @@ from .engine import Profile, profile_named
 from .project import LoadFailure, ParsedFile, Project, Skill
 from .symbols import READ_FORMS, WRITE_FORMS, SymbolKey, code_memory
 
+# the name of a memory validation tool: `run_after_setting_<entry>`
+HOOK_PREFIX = "run_after_setting_"
+
 __all__ = [
+    "HOOK_PREFIX",
     "READ_FORMS",
     "WRITE_FORMS",
     "CodeMemoryFacts",
@@ -128,7 +132,6 @@ class CodeMemoryFacts:
     anything: bool  # a shared tool or lib helper uses memory with unknown keys
     shared_entries: frozenset[str]  # every key shared tools and lib helpers name
     dynamic_skills: frozenset[str]  # skills whose own tools use memory with unknown keys
-    tool_names: frozenset[str]  # every tool of the project (run_after_setting_ hooks)
 
 
 class Semantics:
@@ -421,22 +424,52 @@ class Semantics:
         return bool(p.index.lookup(key))
 
     # -- readers and writers ---------------------------------------------------------------
-    def field_writers(self, ns: str, entry: str) -> list[str]:
-        """Who writes field ``ns.entry``, besides the references the index holds (the
-        forms in :data:`WRITE_FORMS`): ``llm_settable`` (the model), ``seed`` (the session
-        start), a ``run_after_setting_<entry>`` tool of the skill."""
-        out: list[str] = []
-        decl = self.p.project_field(entry) if ns == "project" else None
-        sk = self.p.skill(ns) if ns != "project" else None
-        if sk is not None:
-            decl = sk.field(entry)
-        if decl is not None and decl.llm_settable:
-            out.append("llm_settable")
-        if decl is not None and decl.seed:
-            out.append("seed")
-        if sk is not None and f"run_after_setting_{entry}" in self.local_tools(sk):
-            out.append("run_after_setting")
-        return out
+    def field_writers(self, ns: str, entry: str) -> tuple[str, ...]:
+        """What gives field ``ns.entry`` a value besides the references the index holds
+        (the forms in :data:`WRITE_FORMS`), from its effective declaration:
+        ``llm_settable`` (the model sets it), ``seed`` (the session start),
+        ``initial_value`` (it holds one before any write), and ``engine`` for a field of
+        a project skill that overrides a bundled default (the engine's handling of that
+        skill may write it). A ``run_after_setting_<entry>`` tool is no writer: the
+        engine runs it after a write of the field, never in its place."""
+        if ns == "project":
+            decl = self.p.project_field(entry)
+            return decl.given_by if decl is not None else ()
+        given = self.p.field_decls(ns, entry)[1]
+        out = given.given_by if given is not None else ()
+        return (*out, "engine") if ns in DEFAULT_SKILLS and ns in self.p.skills else out
+
+    def unknown_keys_may_reach(self, ns: str, entry: str) -> bool:
+        """Whether a writer whose key this analysis cannot know may write field
+        ``ns.entry``: code that uses memory with computed keys (a shared tool or lib
+        helper reaches every field; a skill's tools its own fields, the project's and
+        other skills' public ones), a key that shared code names (a bare one may be any
+        skill's field), or buttons a tool makes at run time (their ``set:`` payloads may
+        write what a button of that skill may: its own fields and the project's). A
+        data-flow finding (never written, unused) stays silent on such a field."""
+        facts = self.code_memory_facts()
+        if facts.anything:
+            return True
+        if entry in facts.shared_entries or f"{ns}.{entry}" in facts.shared_entries:
+            return True
+        sources, root_source = self.button_source_skills()
+        if root_source:
+            return True
+        if ns == "project":
+            return bool(sources) or bool(facts.dynamic_skills)
+        if ns in sources or ns in facts.dynamic_skills:
+            return True
+        public = self.p.field_decls(ns, entry)[0] is not None
+        return public and bool(facts.dynamic_skills - {ns})
+
+    def validation_hook(self, ns: str, entry: str) -> SymbolKey | None:
+        """The memory validation tool the engine runs after a settable write of field
+        ``ns.entry``: the ``run_after_setting_<entry>`` tool of skill ``ns``, when it
+        defines one (shared ones never run; project fields have none)."""
+        if ns == "project":
+            return None
+        key: SymbolKey = ("tool", ns, f"{HOOK_PREFIX}{entry}")
+        return key if key in self.p.index.symbols else None
 
     def code_memory_facts(self) -> CodeMemoryFacts:
         """Which keys shared tools and lib helpers name, and which code uses memory with
@@ -453,7 +486,6 @@ class Semantics:
                 anything,
                 frozenset(entries),
                 p.dynamic_memory_skills(),
-                frozenset(key[2] for key in p.index.symbols if key[0] == "tool"),
             )
         return self._code
 

@@ -225,10 +225,9 @@ class Index:
 def _facts(obj: Any) -> tuple[object, ...]:
     if isinstance(obj, MemoryField):
         enum = tuple(str(v) for v in obj.enum_values)
-        # whether it can be written without a writer elsewhere: conditions on a field
-        # nothing writes are reported where they are (constant_never_written)
-        given = obj.seed or obj.value("initial_value") is not None
-        return (obj.scope, obj.type, enum, obj.llm_settable, given)
+        # what gives it a value without a writer elsewhere: conditions on a field nothing
+        # writes are reported where they are (constant_never_written)
+        return (obj.scope, obj.type, enum, obj.given_by)
     doc = getattr(obj, "doc", None)
     if isinstance(doc, SkillDoc):  # a Skill
         return (doc.hidden, doc.has_prose, tuple(b.id for b in doc.blocks))

@@ -3,9 +3,10 @@ write, and project fields that more than one skill writes (on rasa-pro 3.21 a pr
 keeps its first value: a later write to it is refused while it holds a value).
 
 Both must never be wrong, so every writer the project shows counts (the index's write
-references, whatever their key form; ``llm_settable``; ``seed``; ``initial_value``;
-``run_after_setting_<entry>`` tools) and code that uses memory with keys that cannot be
-known silences every field it could reach, like ``lsp.memory.unused_field`` does.
+references, whatever their key form; what ``Semantics.field_writers`` names:
+``llm_settable``, ``seed``, ``initial_value``) and a writer whose key cannot be known
+silences every field it could reach (``Semantics.unknown_keys_may_reach``), as for
+``lsp.memory.unused_field``.
 
 "Written, never read" is deliberately not a check: the engine lists every set field the
 active skill can see in the system prompt's memory section, so the model reads every field
@@ -20,13 +21,11 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ...model.defaults import DEFAULT_SKILLS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...model.semantics import READ_FORMS, WRITE_FORMS
 from ...model.symbols import Reference
 from ...syntax.conditions import BoolOpExpr, CompareExpr, Expr, LiteralExpr, NotExpr, RefExpr
-from ...syntax.memory_yml import MemoryField
 from ...syntax.responses_yml import ResponsesDoc
 from ...syntax.sites import SITE_LABELS, ConditionSite
 from .base import Checker, rule
@@ -84,86 +83,41 @@ def where(ck: Checker, r: Reference) -> str:
     return f"{rel}:{line}"
 
 
-def reachable_by_unknown_keys(ck: Checker, sk: Skill | None, scope: str) -> bool:
-    """Code that uses memory with keys that cannot be known, or buttons made at run time,
-    may reach a field of ``sk`` (None: the project) declared with ``scope``."""
-    facts = ck.sem.code_memory_facts()
-    if facts.anything:
-        return True
-    sources, root_source = ck.sem.button_source_skills()
-    if root_source or (sources and sk is None) or (sk is not None and sk.id in sources):
-        return True
-    if sk is not None:
-        if sk.id in facts.dynamic_skills:
-            return True
-        return scope == "public" and bool(facts.dynamic_skills - {sk.id})
-    return bool(facts.dynamic_skills)
+def never_written_reads(ck: Checker, ns: str, entry: str) -> list[Reference] | None:
+    """The places that read the declared field ``ns.entry``, sorted, when nothing in the
+    project can ever write it (so every read sees None); else None (a writer, a form this
+    check does not know, a value without a writer — ``Semantics.field_writers`` —, a
+    writer whose key cannot be known — ``Semantics.unknown_keys_may_reach`` —, or no
+    reader at all: ``lsp.memory.unused_field`` says so). Memoised per check run. Another
+    skill's files are not parsed for it (a spread check's worker knows their fields as
+    facts, ``Project.field_decls``)."""
+    memo: dict[tuple[str, str], list[Reference] | None] = ck.cache.setdefault("never_written", {})
+    if (ns, entry) in memo:
+        return memo[(ns, entry)]
+    found = None
+    refs = [r for r in ck.p.index.references_to(("field", ns, entry)) if not r.soft]
+    if not refs or any(r.form not in READ_FORMS for r in refs):
+        pass  # written (or a form this check does not know), or never read
+    elif (
+        _declared(ck, ns, entry)
+        and not ck.sem.field_writers(ns, entry)
+        and not ck.sem.unknown_keys_may_reach(ns, entry)
+    ):
+        found = sorted(refs, key=lambda r: (str(r.path), r.range.start))
+    memo[(ns, entry)] = found
+    return found
 
 
-def _writer_hooks(ck: Checker, sk: Skill | None) -> set[str]:
-    """The tool names that may be ``run_after_setting_<entry>`` hooks of ``sk``'s fields
-    (any tool of the project for project fields)."""
-    if sk is not None:
-        return {t.name for _, mod in sk.tool_modules() for t in mod.tools}
-    return set(ck.sem.code_memory_facts().tool_names)
-
-
-def never_written_reads(
-    ck: Checker, sk: Skill | None, name: str, scope: str, written: bool
-) -> list[Reference] | None:
-    """The places that read field ``name`` of ``sk`` (None: the project), sorted, when
-    nothing in the project can ever write it; else None (a writer, a form this check does
-    not know, code that may reach it, or no reader at all). ``written``: its declaration
-    or a hook gives it a value (llm_settable, seed, initial_value,
-    run_after_setting_<name>)."""
-    ns = sk.id if sk is not None else "project"
-    if (sk is not None and sk.id in DEFAULT_SKILLS) or written:
-        return None
-    facts = ck.sem.code_memory_facts()
-    if name in facts.shared_entries or f"{ns}.{name}" in facts.shared_entries:
-        return None  # a bare key in shared code may be this field: it may write it
-    if reachable_by_unknown_keys(ck, sk, scope):
-        return None
-    refs = [r for r in ck.p.index.references_to(("field", ns, name)) if not r.soft]
-    if any(r.form not in READ_FORMS for r in refs):
-        return None  # a writer, or a form this check does not know: stay silent
-    reads = sorted(refs, key=lambda r: (str(r.path), r.range.start))
-    return reads or None  # nothing reads it: lsp.memory.unused_field says so
-
-
-def _given(ck: Checker, ns: str, f: MemoryField, hooks: set[str]) -> bool:
-    """Field ``f`` of ``ns`` has a value without a writer: its declaration or a hook."""
-    if f.given:
-        return True
-    return f"run_after_setting_{f.name}" in hooks or bool(ck.sem.field_writers(ns, f.name))
+def _declared(ck: Checker, ns: str, entry: str) -> bool:
+    if ns == "project":
+        return ck.p.project_field(entry) is not None
+    return ck.p.field_decls(ns, entry)[1] is not None
 
 
 def is_never_written(ck: Checker, ns: str, entry: str) -> bool:
     """Whether ``lsp.memory.never_written`` holds for the field ``ns.entry``: declared,
-    read, and nothing in the project can write it (so every read sees None). Memoised
-    per check run. Another skill's files are not parsed for it (a spread check's worker
-    knows their fields as facts, ``Project.field_decls``)."""
-    memo: dict[tuple[str, str], bool] = ck.cache.setdefault("never_written", {})
-    if (ns, entry) in memo:
-        return memo[(ns, entry)]
-    found = False
-    refs = [r for r in ck.p.index.references_to(("field", ns, entry)) if not r.soft]
-    if not refs or any(r.form not in READ_FORMS for r in refs):
-        pass  # written (or a form this check does not know)
-    elif ns == "project":
-        md = ck.p.project_memory
-        decls = md.declarations(entry) if md is not None else []
-        if len(decls) == 1:
-            hooks = set(ck.sem.code_memory_facts().tool_names)
-            written = _given(ck, ns, decls[0], hooks)
-            found = never_written_reads(ck, None, entry, "project", written) is not None
-    elif (sk := ck.p.skill(ns)) is not None:
-        decl = ck.p.field_decls(ns, entry)[1]
-        if decl is not None:
-            written = decl.given or ("tool", ns, f"run_after_setting_{entry}") in ck.p.index.symbols
-            found = never_written_reads(ck, sk, entry, decl.scope, written) is not None
-    memo[(ns, entry)] = found
-    return found
+    read, and nothing in the project can write it."""
+    return never_written_reads(ck, ns, entry) is not None
 
 
 def never_written(ck: Checker, sk: Skill | None) -> None:
@@ -171,12 +125,11 @@ def never_written(ck: Checker, sk: Skill | None) -> None:
     condition on them sees None, each token and placeholder renders nothing."""
     md = sk.memdoc if sk is not None else ck.p.project_memory
     pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
-    if md is None or pf is None or (sk is not None and sk.id in DEFAULT_SKILLS):
+    if md is None or pf is None:
         return
     ns = sk.id if sk is not None else "project"
-    hooks = _writer_hooks(ck, sk)
     for f in md.fields:
-        reads = never_written_reads(ck, sk, f.name, f.scope, _given(ck, ns, f, hooks))
+        reads = never_written_reads(ck, ns, f.name)
         if reads is None:
             continue
         conds = [r for r in reads if r.form == "condition"]
@@ -193,8 +146,8 @@ def never_written(ck: Checker, sk: Skill | None) -> None:
             f.key.range,
             "lsp.memory.never_written",
             f"`{ns}.{f.name}` is read ({shown}{more}) but nothing in this project can write "
-            f"it (not llm_settable, no seed or initial_value, no collect, set_memory, set: "
-            f"button, tool write or run_after_setting_{f.name} hook): it is always None,"
+            "it (not llm_settable, no seed or initial_value, no collect, set_memory, set: "
+            "button or tool write): it is always None,"
             f"{constant}".rstrip(","),
             related=[
                 ck.related(r.path, r.range, f"read here ({_READ_WORDS.get(r.form, r.form)})")

@@ -8,7 +8,6 @@ import keyword
 import re
 from pathlib import Path
 
-from ...model.defaults import DEFAULT_SKILLS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...model.symbols import execute_params
@@ -288,32 +287,17 @@ def unused_fields(ck: Checker, sk: Skill | None) -> None:
 
     It must never be wrong, so every writer and reader the code shows counts: references
     in the index (literal keys, keys through constants and loops, `collect`, `set_memory`,
-    buttons, …), any key a shared tool or `lib/` helper names (a bare name there may be
-    any skill's field), `run_after_setting_<field>` tools; and where code uses memory with
-    keys that cannot be known, no field it could reach is reported: a shared tool or
-    helper reaches every field, a skill's tools its own fields, the project fields and
-    other skills' public fields."""
+    buttons, …); a field that holds a value without a writer (``Semantics.field_writers``:
+    the model, the session start, an initial value, a bundled skill) is used too, since
+    the engine lists every set field in the prompt; and no field a writer whose key cannot
+    be known may reach is reported (``Semantics.unknown_keys_may_reach``)."""
     md = sk.memdoc if sk is not None else ck.p.project_memory
     pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
-    if md is None or pf is None or (sk is not None and sk.id in DEFAULT_SKILLS):
-        return
-    facts = ck.sem.code_memory_facts()
-    if facts.anything:
+    if md is None or pf is None:
         return
     ns = sk.id if sk is not None else "project"
-    if sk is not None:
-        hooks = {t.name for _, mod in sk.tool_modules() for t in mod.tools}
-        own_dynamic = sk.id in facts.dynamic_skills
-        others_dynamic = bool(facts.dynamic_skills - {sk.id})
-    else:
-        hooks = set(facts.tool_names)
-        own_dynamic = others_dynamic = bool(facts.dynamic_skills)
     for f in md.fields:
-        if f.llm_settable or f.seed or f"run_after_setting_{f.name}" in hooks:
-            continue  # the model or the session start writes it
-        if own_dynamic or (others_dynamic and f.scope == "public"):
-            continue  # tools that use computed keys may reach it
-        if f.name in facts.shared_entries or f"{ns}.{f.name}" in facts.shared_entries:
+        if ck.sem.field_writers(ns, f.name) or ck.sem.unknown_keys_may_reach(ns, f.name):
             continue
         refs = ck.p.index.references_to(("field", ns, f.name))
         if any(not r.soft for r in refs):

@@ -11,14 +11,13 @@ from typing import Any
 from ...model.defaults import FRAMEWORK_TOOLS
 from ...model.layout import FileKind as K
 from ...model.project import ParsedFile, Skill
+from ...model.semantics import HOOK_PREFIX
 from ...model.symbols import module_for_import, resolve_code_name
 from ...syntax.text import TextRange
 from ...syntax.tools_py import ToolModule, constant_literals
 from ..codes import Severity
 from ..navigation import relative
 from .base import Checker, rule
-
-VALIDATION_PREFIX = "run_after_setting_"
 
 MODULE_CODES = (
     "mantle.validation.tools.undeclared_memory_write",
@@ -292,9 +291,9 @@ def tool_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
                     f"`{t.name}` is a framework tool name and cannot be defined by a project "
                     "(the engine refuses to load the tools); rename the function",
                 )
-            if not t.name.startswith(VALIDATION_PREFIX):
+            if not t.name.startswith(HOOK_PREFIX):
                 continue
-            entry = t.name[len(VALIDATION_PREFIX) :]
+            entry = t.name[len(HOOK_PREFIX) :]
             if sid is None:
                 ck.emit(
                     pf.path,
