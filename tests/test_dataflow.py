@@ -480,3 +480,26 @@ Offer utter_pick with @tool.card_buttons.
 """,
         silent=["unused_field"],
     )
+
+
+def test_session_in_prose_reads_nothing_and_writes_nothing(tmp_path: Path) -> None:
+    """`session.<ns>.<entry>` in instruction text only names a field (the engine refuses
+    it and substitutes nothing): the field it names is still never written — every
+    reader and every writer is what Semantics.readers / writers say, and before, this
+    form silenced the check as one it did not know."""
+    check_diagnostics(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema:
+  public:
+    «never_written:note»:
+      type: text
+//- skills/card/skill.md
+---
+description: Card.
+---
+Mind @memory.card.note, not «session_reference_in_instructions:session.card.note».
+""",
+        severities={"never_written": "hint"},
+    )

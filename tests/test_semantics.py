@@ -281,3 +281,82 @@ def test_unknown_keys_reach_what_the_code_using_them_may_write(tmp_path: Path) -
         "      buttons:\n        source: pick\n",
     )
     assert buttons == {("project", "tier"): True, ("card", "shown"): False, ("card", "kept"): False}
+
+
+# -- readers and writers -----------------------------------------------------------------------
+
+EVERY_FORM = """\
+//- memory.yml
+tier:
+  type: text
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+      description: Why.
+    note:
+      type: text
+//- skills/card/responses.yml
+responses:
+  utter_ask_reason:
+    - text: "Why, {reason}? {session.project.tier}"
+      buttons:
+        - title: Lost
+          payload: "set:session.card.reason=lost"
+//- skills/card/tools.py
+from rasa.mantle.tools.decorator import ToolContext, tool
+
+
+@tool(description="Note it.")
+async def note_it(context: ToolContext = None):
+    context.memory.set("note", context.memory.get("reason"))
+    return None
+//- skills/card/skill.md
+---
+description: Card.
+---
+Mind `note`, @memory.card.note and session.card.reason.
+
+if: session.project.tier == "gold"
+  Be polite.
+
+:::ordered_block id=main
+steps:
+  - id: ask
+    collect: reason
+    utterance: utter_ask_reason
+  - id: keep
+    set_memory:
+      note: kept
+  - id: run
+    execute_tool: note_it
+    parameters:
+      why: session.card.reason
+:::
+"""
+
+
+def test_every_form_of_a_field_reference_reads_writes_or_only_names_it(tmp_path: Path) -> None:
+    """A new reference form must say what it does: readers and writers (hover, graphs,
+    code lenses, highlights, data flow) are built from these sets and nothing else."""
+    from mantle_lsp.model.semantics import NAME_FORMS, READ_FORMS, WRITE_FORMS
+
+    assert not (READ_FORMS & WRITE_FORMS or READ_FORMS & NAME_FORMS or WRITE_FORMS & NAME_FORMS)
+    sem = load(tmp_path, EVERY_FORM)
+    forms = {r.form for r in sem.p.index.references if r.key[0] == "field"}
+    assert forms == READ_FORMS | WRITE_FORMS | NAME_FORMS
+
+
+def test_readers_and_writers_of_a_field(tmp_path: Path) -> None:
+    sem = load(tmp_path, EVERY_FORM)
+    assert [r.form for r in sem.readers("card", "reason")] == [
+        "bare_placeholder",  # responses.yml
+        "execute_param",  # skill.md (session.card.reason in prose only names it)
+        "tool_get",  # tools.py
+    ]
+    assert [r.form for r in sem.writers("card", "reason")] == ["set_payload", "collect"]
+    assert [r.form for r in sem.readers("card", "note")] == ["memory_token"]  # not `note`
+    assert [r.form for r in sem.writers("card", "note")] == ["set_memory", "tool_set"]
+    assert [r.form for r in sem.readers("project", "tier")] == ["placeholder", "condition"]
+    assert sem.writers("project", "tier") == []

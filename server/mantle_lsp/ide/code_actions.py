@@ -31,7 +31,7 @@ else:  # pragma: no cover - Python 3.10
 from ..model.files import parse_file
 from ..model.layout import FileKind, inside
 from ..model.project import ParsedFile, Project, Skill
-from ..model.semantics import WRITE_FORMS
+from ..model.semantics import writes
 from ..model.source import source_from_text
 from ..model.symbols import Reference, SymbolKey, content_range
 from ..syntax.conditions import (
@@ -1022,7 +1022,7 @@ class _Fixer:
             sk = self.p.skill(ns)
             if sk is None or sk.field(entry) is not None:
                 continue
-            if ns != sid and ref.form in WRITE_FORMS:
+            if ns != sid and writes(ref):
                 continue  # a skill may not write another skill's field: declaring won't help
             scopes: list[Scope] = ["private", "public"] if ns == sid else ["public"]
             if ns == sid and self.read_elsewhere(ref.key, sid):
@@ -1048,7 +1048,7 @@ class _Fixer:
             return
         for ref in self.p.index.references_in(self.path):
             here = ref.key == ("field", ns, entry) and _inside(ref.range, d.range)
-            if here and ref.form in WRITE_FORMS:
+            if here and writes(ref):
                 return
         sk = self.p.skill(ns)
         edit = make_field_public(sk, entry) if sk is not None else None

@@ -15,7 +15,7 @@ from typing import Any
 from ..model.defaults import DEFAULT_SKILLS, FRAMEWORK_TOOLS, DefaultField, DefaultSkill
 from ..model.layout import FileKind
 from ..model.project import Project, Skill
-from ..model.semantics import HOOK_PREFIX, WRITE_FORMS, Semantics
+from ..model.semantics import HOOK_PREFIX, Semantics
 from ..model.symbols import Reference, Symbol, SymbolKey, qualified_name
 from ..syntax.config_yml import Precondition
 from ..syntax.memory_yml import MemoryField
@@ -195,18 +195,18 @@ def _field(project: Project, key: SymbolKey) -> list[str]:
         out.append(_preview(f.description, DESCRIPTION))
     places = [_link(project, s.path, s.range.start) for s in fields if s.path and s.range]
     out.append("Declared in " + ", ".join(places))
-    writers = [_writer(project, r) for r in refs if r.form in WRITE_FORMS and not r.soft]
-    writers = list(dict.fromkeys(writers))
+    sem = Semantics(project)
+    writers = list(dict.fromkeys(_writer(project, r) for r in sem.writers(ns, entry)))
     if writers:
         out.append(f"Written by {_plural(len(writers), 'place')}:\n" + _places(writers))
-    reads = [r for r in refs if r.form not in WRITE_FORMS and not r.soft]
+    reads = sem.readers(ns, entry)
     soft = [r for r in refs if r.soft]
     readers = list(dict.fromkeys(_reader(project, r) for r in reads))
     read_line = f"Read in {_plural(len(readers), 'place')}"
     if soft:
         read_line += f" (and mentioned in {_plural(len(soft), 'backticked name')})"
     out.append(read_line + (":\n" + _places(readers) if readers else ""))
-    hook = Semantics(project).validation_hook(ns, entry)
+    hook = sem.validation_hook(ns, entry)
     if hook is not None:
         out.append(f"Validated by the hook {_code(hook[2])}")
     return out

@@ -30,13 +30,14 @@ from ..syntax.yaml_tree import YScalar
 from .defaults import DEFAULT_SKILLS, DefaultField
 from .engine import Profile, profile_named
 from .project import LoadFailure, ParsedFile, Project, Skill
-from .symbols import READ_FORMS, WRITE_FORMS, SymbolKey, code_memory
+from .symbols import NAME_FORMS, READ_FORMS, WRITE_FORMS, Reference, SymbolKey, code_memory
 
 # the name of a memory validation tool: `run_after_setting_<entry>`
 HOOK_PREFIX = "run_after_setting_"
 
 __all__ = [
     "HOOK_PREFIX",
+    "NAME_FORMS",
     "READ_FORMS",
     "WRITE_FORMS",
     "CodeMemoryFacts",
@@ -47,6 +48,8 @@ __all__ = [
     "StepExit",
     "Unreadable",
     "Unwritable",
+    "reads",
+    "writes",
 ]
 
 
@@ -132,6 +135,19 @@ class CodeMemoryFacts:
     anything: bool  # a shared tool or lib helper uses memory with unknown keys
     shared_entries: frozenset[str]  # every key shared tools and lib helpers name
     dynamic_skills: frozenset[str]  # skills whose own tools use memory with unknown keys
+
+
+def reads(ref: Reference) -> bool:
+    """``ref`` reads the field it names: a condition, an ``@memory`` token, a placeholder,
+    an ``execute_tool`` parameter, ``memory.get`` in code (never a soft mention, nor
+    ``session.`` in prose, which the engine refuses and never substitutes)."""
+    return ref.form in READ_FORMS and not ref.soft and ref.key[0] == "field"
+
+
+def writes(ref: Reference) -> bool:
+    """``ref`` writes the field it names: ``collect:``, ``set_memory``, a ``set:``
+    button, ``memory.set`` in code."""
+    return ref.form in WRITE_FORMS and not ref.soft and ref.key[0] == "field"
 
 
 class Semantics:
@@ -424,6 +440,17 @@ class Semantics:
         return bool(p.index.lookup(key))
 
     # -- readers and writers ---------------------------------------------------------------
+    def readers(self, ns: str, entry: str) -> list[Reference]:
+        """The places that read field ``ns.entry`` (:func:`reads`), by file and position."""
+        refs = self.p.index.references_to(("field", ns, entry))
+        return _in_order(r for r in refs if reads(r))
+
+    def writers(self, ns: str, entry: str) -> list[Reference]:
+        """The places that write field ``ns.entry`` (:func:`writes`), by file and position;
+        what else gives it a value is :meth:`field_writers`."""
+        refs = self.p.index.references_to(("field", ns, entry))
+        return _in_order(r for r in refs if writes(r))
+
     def field_writers(self, ns: str, entry: str) -> tuple[str, ...]:
         """What gives field ``ns.entry`` a value besides the references the index holds
         (the forms in :data:`WRITE_FORMS`), from its effective declaration:
@@ -784,6 +811,12 @@ class Semantics:
                     seen.add(e.target)
                     todo.append(e.target)
         return seen
+
+
+def _in_order(refs: Iterable[Reference]) -> list[Reference]:
+    """References by file and position: the same list however the index was built (one
+    process, or several workers)."""
+    return sorted(refs, key=lambda r: (str(r.path), r.range.start, r.range.end))
 
 
 def _effective(fields: list[MemoryField], lookup: object) -> list[MemoryField]:

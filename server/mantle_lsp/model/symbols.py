@@ -61,12 +61,14 @@ class Symbol:
     obj: Any = None  # the parsed object (MemoryField, Block, Step, Response, ToolDef, …)
 
 
-# reference forms that write the field they name, and those that read it (the others only
-# name it: a `writable_by` entry, a soft mention)
+# reference forms that write the field they name, those that read it, and those that only
+# name it: `session.<ns>.<entry>` in prose (the engine refuses it and substitutes nothing)
+# and a backticked mention (soft). Every form of a field reference is in one of them.
 WRITE_FORMS = frozenset({"collect", "set_memory", "tool_set", "set_payload"})
 READ_FORMS = frozenset(
     {"condition", "memory_token", "placeholder", "bare_placeholder", "tool_get", "execute_param"}
 )
+NAME_FORMS = frozenset({"session_in_prose", "backticked"})
 
 
 @dataclass(eq=False, slots=True)

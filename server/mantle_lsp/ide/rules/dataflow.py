@@ -23,7 +23,6 @@ from typing import Any, NamedTuple
 
 from ...model.layout import FileKind as K
 from ...model.project import Skill
-from ...model.semantics import READ_FORMS, WRITE_FORMS
 from ...model.symbols import Reference
 from ...syntax.conditions import BoolOpExpr, CompareExpr, Expr, LiteralExpr, NotExpr, RefExpr
 from ...syntax.responses_yml import ResponsesDoc
@@ -85,25 +84,26 @@ def where(ck: Checker, r: Reference) -> str:
 
 def never_written_reads(ck: Checker, ns: str, entry: str) -> list[Reference] | None:
     """The places that read the declared field ``ns.entry``, sorted, when nothing in the
-    project can ever write it (so every read sees None); else None (a writer, a form this
-    check does not know, a value without a writer — ``Semantics.field_writers`` —, a
-    writer whose key cannot be known — ``Semantics.unknown_keys_may_reach`` —, or no
-    reader at all: ``lsp.memory.unused_field`` says so). Memoised per check run. Another
+    project can ever write it (so every read sees None); else None (a writer — a
+    reference, ``Semantics.writers``, or a value without one, ``Semantics.field_writers``
+    —, a writer whose key cannot be known — ``Semantics.unknown_keys_may_reach`` —, or
+    no reader at all: ``lsp.memory.unused_field`` says so). Memoised per check run. Another
     skill's files are not parsed for it (a spread check's worker knows their fields as
     facts, ``Project.field_decls``)."""
     memo: dict[tuple[str, str], list[Reference] | None] = ck.cache.setdefault("never_written", {})
     if (ns, entry) in memo:
         return memo[(ns, entry)]
     found = None
-    refs = [r for r in ck.p.index.references_to(("field", ns, entry)) if not r.soft]
-    if not refs or any(r.form not in READ_FORMS for r in refs):
-        pass  # written (or a form this check does not know), or never read
-    elif (
-        _declared(ck, ns, entry)
-        and not ck.sem.field_writers(ns, entry)
-        and not ck.sem.unknown_keys_may_reach(ns, entry)
+    sem = ck.sem
+    reads = sem.readers(ns, entry)
+    if (
+        reads
+        and not sem.writers(ns, entry)
+        and _declared(ck, ns, entry)
+        and not sem.field_writers(ns, entry)
+        and not sem.unknown_keys_may_reach(ns, entry)
     ):
-        found = sorted(refs, key=lambda r: (str(r.path), r.range.start))
+        found = reads
     memo[(ns, entry)] = found
     return found
 
@@ -175,14 +175,9 @@ def project_written_twice(ck: Checker) -> None:
     for f in md.fields:
         if not ck.sem.keeps_first_value(f.name):
             continue  # 3.22: a mutable project field may be overwritten
-        writes = [
-            r
-            for r in ck.p.index.references_to(("field", "project", f.name))
-            if not r.soft and r.form in WRITE_FORMS
-        ]
+        writes = ck.sem.writers("project", f.name)
         if not writes:
             continue
-        writes.sort(key=lambda r: (str(r.path), r.range.start))
         first = writes[0]
         owner = _owner(ck, first)
         for r in writes:
