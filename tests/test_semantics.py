@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from mantle_lsp.model.engine import PROFILES, profile_named
+from mantle_lsp.model.evaluation import evaluate
 from mantle_lsp.model.project import Project
 from mantle_lsp.model.semantics import Semantics
+from mantle_lsp.syntax.conditions import parse_condition
 from support import write_fixture
 
 
@@ -360,3 +365,109 @@ def test_readers_and_writers_of_a_field(tmp_path: Path) -> None:
     assert [r.form for r in sem.writers("card", "note")] == ["set_memory", "tool_set"]
     assert [r.form for r in sem.readers("project", "tier")] == ["placeholder", "condition"]
     assert sem.writers("project", "tier") == []
+
+
+# -- steps and conditions ------------------------------------------------------------------------
+
+FLOW = """\
+//- skills/card/skill.md
+---
+description: Card.
+---
+Help.
+
+:::ordered_block id=main
+steps:
+  - id: ask
+    action: utter_ask
+    next:
+      - if: session.card.reason == "lost"
+        then: block
+      - else: END
+  - id: orphan
+    action: utter_orphan
+  - id: block
+    collect: reason
+:::
+
+:::ordered_block id=broken
+steps:
+  - id: first
+    action: utter_first
+    next: nowhere
+  - id: second
+    action: utter_second
+:::
+"""
+
+
+def test_reachable_steps_and_collect_steps(tmp_path: Path) -> None:
+    sem = load(tmp_path, FLOW)
+    doc = sem.p.skills["card"].doc
+    assert doc is not None
+    main, broken = doc.blocks
+    assert Semantics.reachable_steps(main) == {0, 2}  # `orphan` is never reached
+    # a `next` naming no step: which path was meant is unknown
+    assert Semantics.reachable_steps(broken) is None
+    exits = [(e.kind, e.target, e.name) for e in Semantics.step_exits(main, 0)]
+    assert exits == [("if", 2, "block"), ("else", None, "END")]
+    collects = sem.collect_steps(sem.p.skills["card"])
+    assert {k: [st.id for st in v] for k, v in collects.items()} == {"reason": ["block"]}
+
+
+def test_unreachable_steps_are_what_reachable_steps_leaves_out(tmp_path: Path) -> None:
+    from mantle_lsp.ide.diagnostics import project_diagnostics
+
+    sem = load(tmp_path, FLOW)
+    found = project_diagnostics(sem.p)
+    flagged = {
+        d.range.start for ds in found.values() for d in ds if d.code == "lsp.flow.unreachable_step"
+    }
+    doc = sem.p.skills["card"].doc
+    assert doc is not None
+    expected = set()
+    for blk in doc.blocks:
+        seen = Semantics.reachable_steps(blk)
+        for j, step in enumerate(blk.steps):
+            if seen is not None and j not in seen and step.id_node is not None:
+                expected.add(step.id_node.range.start)
+    assert flagged == expected and len(expected) == 1
+
+
+CONDITIONS = [
+    "session.card.reason == 'lost'",
+    "not session.card.reason",
+    "session.card.other == 'x' or session.card.reason == None",
+    "session.card.reason == 'y' and session.card.other == 'x'",
+    "session.card.reason < 3",
+    "session.card.reason == None or session.card.reason > 3",
+    "session.card.amount > 3 and session.card.reason == 'x'",
+    "(session.card.reason or 0) == False",
+    "session.card.reason == session.card.other == session.project.tier",
+    "not (session.card.amount >= 2) or session.project.tier != 'gold'",
+    "1 < session.card.amount <= 5 and session.card.other",
+]
+SLOTS = ("card.reason", "card.other", "card.amount", "project.tier")
+VALUES = st.sampled_from([None, 0, 3, 1.5, "lost", "gold", "x", True, False])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.sampled_from(CONDITIONS),
+    state=st.fixed_dictionaries({s: VALUES for s in SLOTS}),
+    known=st.sets(st.sampled_from(SLOTS)),
+)
+def test_a_decided_three_valued_evaluation_is_what_every_state_gives(
+    text: str, state: dict[str, object], known: set[str]
+) -> None:
+    """What the data-flow rules decide with some slots None and the others unknown is what
+    the prompt preview's evaluation gives for every memory state with those slots None."""
+    tree = parse_condition(text).tree
+    assert tree is not None
+    partial = evaluate(tree, dict.fromkeys(known))
+    full = evaluate(tree, {**state, **dict.fromkeys(known)}, None)
+    assert full.decided or full.fails  # every slot is known: decided, or it fails
+    if partial.decided:
+        assert not full.fails and bool(full.value) == bool(partial.value)
+    if partial.fails:
+        assert full.fails and full.error

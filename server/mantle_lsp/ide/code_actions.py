@@ -31,7 +31,7 @@ else:  # pragma: no cover - Python 3.10
 from ..model.files import parse_file
 from ..model.layout import FileKind, inside
 from ..model.project import ParsedFile, Project, Skill
-from ..model.semantics import writes
+from ..model.semantics import Semantics, writes
 from ..model.source import source_from_text
 from ..model.symbols import Reference, SymbolKey, content_range
 from ..syntax.conditions import (
@@ -1063,7 +1063,7 @@ class _Fixer:
         lines = [f"type: {ftype}"]
         if values:
             lines.append(f"enum_values: [{', '.join(yaml_scalar(v) for v in values)}]")
-        if sk is not None and _collected_without_description(sk, key[2]):
+        if sk is not None and _collected_without_description(Semantics(self.p), sk, key[2]):
             lines.append(f"description: TODO describe {key[2]}")
         return lines
 
@@ -1405,12 +1405,10 @@ def _description_lines(text: str, v: YScalar) -> list[str]:
     return lines or [""]
 
 
-def _collected_without_description(sk: Skill, name: str) -> bool:
-    doc = sk.doc
-    if doc is None:
-        return False
-    steps = [st for _, st in doc.steps() if st.kind == "collect" and st.str_field("collect")]
-    mine = [st for st in steps if (c := st.str_field("collect")) is not None and c[0] == name]
+def _collected_without_description(sem: Semantics, sk: Skill, name: str) -> bool:
+    """A collect step fills ``name`` and the last one (the one that counts) has no
+    description."""
+    mine = sem.collect_steps(sk).get(name)
     if not mine:
         return False
     desc = mine[-1].str_field("description")

@@ -749,24 +749,12 @@ class Semantics:
         return [b for b in doc.blocks if b.id and b.id not in targeted]
 
     @staticmethod
-    def step_successors(blk: Block, i: int) -> list[int]:
-        """The steps that may run after step ``i`` of ``blk`` (by index): its ``next``
-        targets, or the following step; none after ``link`` and ``END``."""
-        st = blk.steps[i]
-        ids = {s.id: j for j, s in enumerate(blk.steps) if s.id}
-        if st.kind in ("link", "end"):
-            return []
-        targets = [t.value for t in st.next_targets()]
-        if st.next_node is None or (st.branches and not targets):
-            return [i + 1] if i + 1 < len(blk.steps) else []
-        return [ids[t] for t in targets if t in ids]
-
-    @staticmethod
     def step_exits(blk: Block, i: int) -> list[StepExit]:
-        """Where step ``i`` of ``blk`` may go, each way labelled: the same places as
-        :meth:`step_successors`, plus ``END`` (``target`` None) where the block ends (a
-        ``next: END``, the last step running on) and ``next`` targets that name no step
-        (``missing``); none after ``link`` and an ``END`` step."""
+        """Where step ``i`` of ``blk`` may go, each way labelled: its ``next`` targets (a
+        plain one, a branch's ``then`` or ``else``), or on to the following step; ``END``
+        (``target`` None) where the block ends (a ``next: END``, the last step running
+        on), and ``next`` targets that name no step (``missing``); none after ``link`` and
+        an ``END`` step."""
         st = blk.steps[i]
         ids = {s.id: j for j, s in enumerate(blk.steps) if s.id}
         if st.kind in ("link", "end"):
@@ -798,12 +786,16 @@ class Semantics:
     @classmethod
     def reachable_steps(cls, blk: Block) -> set[int] | None:
         """The steps of ``blk`` (by index) some path from its first step reaches; None
-        when a ``next`` names no step (which path was meant is unknown)."""
+        when a ``next`` of any step names no step of the block (which path was meant is
+        unknown)."""
         if not blk.steps:
             return set()
-        exits = [cls.step_exits(blk, j) for j in range(len(blk.steps))]
-        if any(e.missing for es in exits for e in es):
+        ids = {s.id for s in blk.steps if s.id}
+        if any(
+            t.value != "END" and t.value not in ids for s in blk.steps for t in s.next_targets()
+        ):
             return None
+        exits = [cls.step_exits(blk, j) for j in range(len(blk.steps))]
         seen, todo = {0}, [0]
         while todo:
             for e in exits[todo.pop()]:

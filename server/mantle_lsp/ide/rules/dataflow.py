@@ -15,12 +15,11 @@ its skill writes (docs/decisions.md).
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any, NamedTuple
 
+from ...model.evaluation import evaluate
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...model.symbols import Reference
@@ -235,85 +234,6 @@ _EVALUATED_SITES = frozenset(
         "satisfied_when",
     }
 )
-_UNKNOWN: object = object()  # a value that depends on memory this check cannot know
-_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
-
-
-class Value(NamedTuple):
-    """What an expression evaluates to: a known value, or ``_UNKNOWN``; ``raises``: its
-    evaluation may fail (an ordering between incompatible values), which each site
-    handles its own way, so such an outcome is never called decided; ``fails``: it
-    certainly does (nothing in it is evaluated after the failure)."""
-
-    value: object
-    raises: bool = False
-    fails: bool = False
-
-    @property
-    def decided(self) -> bool:
-        return self.value is not _UNKNOWN and not self.raises
-
-
-_UNDECIDED = Value(_UNKNOWN)
-
-
-def evaluate(e: Expr, none_keys: AbstractSet[str]) -> Value:
-    """A three-valued evaluation of a condition with the engine's semantics
-    (docs/language/conditions.md#evaluation): the slots in ``none_keys`` are None, every
-    other slot is unknown. ``and``/``or``/``not`` give booleans and short-circuit left to
-    right; a comparison chain is the ``and`` of its links; ``==``/``!=`` never fail, an
-    ordering may."""
-    if isinstance(e, RefExpr):
-        return Value(None) if e.ref.key in none_keys else _UNDECIDED
-    if isinstance(e, LiteralExpr):
-        return Value(e.value)
-    if isinstance(e, NotExpr):
-        v = evaluate(e.operand, none_keys)
-        return Value(not v.value) if v.decided else Value(_UNKNOWN, v.raises, v.fails)
-    if isinstance(e, BoolOpExpr):
-        stop = e.op == "or"  # the truth value that ends the evaluation
-        return _links((evaluate(x, none_keys) for x in e.operands), stop)
-    return _links(_compare_links(e, none_keys), False)
-
-
-def _links(values: Iterable[Value], stop: bool) -> Value:
-    """``and`` (``stop`` False) or ``or`` (``stop`` True) of values evaluated in turn: the
-    first decided ``stop`` value decides, unless an operand before it may fail; one that
-    certainly fails, when every operand before it is decided, fails it all."""
-    unknown = raises = False
-    for v in values:
-        if v.decided and bool(v.value) == stop:
-            return Value(stop) if not raises else Value(_UNKNOWN, True)
-        if v.fails and not unknown:
-            return Value(_UNKNOWN, True, True)
-        unknown |= not v.decided
-        raises |= v.raises
-    return Value(not stop) if not unknown else Value(_UNKNOWN, raises)
-
-
-def _compare_links(e: CompareExpr, none_keys: AbstractSet[str]) -> Iterator[Value]:
-    """Each link of a comparison chain, as its boolean value."""
-    left = evaluate(e.left, none_keys)
-    for op, comp in zip(e.ops, e.comparators, strict=True):
-        right = evaluate(comp, none_keys)
-        may_fail = left.raises or right.raises
-        if left.fails or right.fails:
-            yield Value(_UNKNOWN, True, True)
-        elif left.decided and right.decided:
-            try:
-                yield Value(bool(_COMPARE[op](left.value, right.value)))
-            except TypeError:  # it fails: the site decides what that means
-                yield Value(_UNKNOWN, True, True)
-        else:
-            yield Value(_UNKNOWN, may_fail or op not in ("==", "!="))
-        left = right
 
 
 def _children(e: Expr) -> tuple[Expr, ...]:
@@ -334,24 +254,26 @@ def _keys_in(e: Expr) -> set[str]:
 
 def constant_parts(tree: Expr, none_keys: AbstractSet[str]) -> list[tuple[Expr, bool, set[str]]]:
     """The largest parts of a condition (the whole condition first of all) whose truth
-    value the None of ``none_keys`` decides, each with that value and the keys that decide
-    it. A part decided without them (literals only) is not one; a reference compared with
-    something is judged with its comparison."""
+    value the None of ``none_keys`` decides (evaluated three-valued: those slots None,
+    every other one unknown), each with that value and the keys that decide it. A part
+    decided without them (literals only) is not one; a reference compared with something
+    is judged with its comparison."""
     out: list[tuple[Expr, bool, set[str]]] = []
+    nones = dict.fromkeys(none_keys)
 
     def visit(e: Expr, compared: bool) -> None:
         keys = _keys_in(e) & none_keys
         if not keys or isinstance(e, LiteralExpr):
             return
-        v = evaluate(e, none_keys)
+        v = evaluate(e, nones)
         if v.fails:
             return  # evaluating it fails: the parts after the failure are never evaluated
-        if v.decided and not compared and not evaluate(e, frozenset()).decided:
+        if v.decided and not compared and not evaluate(e, {}).decided:
             out.append((e, bool(v.value), keys))
             return
         for c in _children(e):
             visit(c, isinstance(e, CompareExpr))
-            if evaluate(c, none_keys).fails:
+            if evaluate(c, nones).fails:
                 break  # what follows it is never evaluated
 
     visit(tree, False)

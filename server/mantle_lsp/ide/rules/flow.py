@@ -86,19 +86,9 @@ def unreachable_steps(ck: Checker, sid: str, sk: Skill) -> None:
     if doc is None or sk.skill_md is None:
         return
     for blk in doc.blocks:
-        ids = {s.id for s in blk.steps if s.id}
-        if not blk.steps or any(
-            t.value != "END" and t.value not in ids for s in blk.steps for t in s.next_targets()
-        ):
+        seen = Semantics.reachable_steps(blk)
+        if seen is None:
             continue  # a broken `next` target is reported; guessing reachability would mislead
-        seen = {0}
-        todo = [0]
-        while todo:
-            cur = todo.pop()
-            for nxt in Semantics.step_successors(blk, cur):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
         for j, st in enumerate(blk.steps):
             if j in seen or st.id_node is None or st.kind == "end":
                 continue
