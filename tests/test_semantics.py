@@ -471,3 +471,90 @@ def test_a_decided_three_valued_evaluation_is_what_every_state_gives(
         assert not full.fails and bool(full.value) == bool(partial.value)
     if partial.fails:
         assert full.fails and full.error
+
+
+# -- who may read a field ------------------------------------------------------------------------
+
+READING = """\
+//- memory.yml
+tier:
+  type: categorical
+  enum_values: [gold, silver]
+tier:
+  type: text
+//- skills/card/memory.yml
+schema:
+  public:
+    reason:
+      type: text
+    twin:
+      type: text
+  private:
+    note:
+      type: int
+    twin:
+      type: bool
+//- skills/card/skill.md
+---
+description: Card.
+---
+Help.
+//- skills/empty/skill.md
+---
+description: No memory.
+---
+Help.
+"""
+
+
+def test_readable_declarations_are_exactly_what_unreadable_lets_through(tmp_path: Path) -> None:
+    """For every reader (each skill, and the project-root responses file) and every
+    namespace (own, other, project, bundled, system, unknown), the declarations
+    ``readable_declarations`` lists are exactly the names ``unreadable`` answers None for,
+    and each has the type ``field_type`` gives."""
+    from mantle_lsp.model.defaults import DEFAULT_SKILLS
+
+    sem = load(tmp_path, READING)
+    bundled = next(iter(DEFAULT_SKILLS))
+    names = {"tier", "reason", "twin", "note", "nothing"}
+    names |= {f.name for f in DEFAULT_SKILLS[bundled].public_fields}
+    readers: list[str | None] = [None, "card", "empty"]
+    namespaces = ["card", "empty", "project", bundled, "system", "nowhere"]
+    checked = 0
+    for sid in readers:
+        for ns in namespaces:
+            decls = sem.readable_declarations(sid, ns)
+            readable = [f.name for f in decls]
+            assert len(readable) == len(set(readable)), (sid, ns)  # each name once
+            for name in names:
+                allowed = sem.unreadable(sid, ns, name) is None
+                assert allowed == (name in readable), (sid, ns, name)
+                checked += allowed
+            for f in decls:
+                ft = sem.field_type(sid, ns, f.name)
+                assert ft is not None and ft.type == f.type, (sid, ns, f.name)
+            # the declaration a fix edits is the one the reader reads
+            declared = {n: sem.declaration(sid, ns, n) for n in names}
+            if ns != bundled:
+                assert {n for n, d in declared.items() if d is not None} == set(readable)
+                assert all(declared[f.name] is f for f in decls), (sid, ns)
+    assert checked > 10
+    # the effective declaration: a private twin wins in its own skill, the public one
+    # stays readable from elsewhere
+    own = {f.name: f.type for f in sem.readable_declarations("card", "card")}
+    assert own == {"reason": "text", "twin": "bool", "note": "int"}
+    other = {f.name: f.type for f in sem.readable_declarations("empty", "card")}
+    assert other == {"reason": "text", "twin": "text"}
+    assert [f.type for f in sem.readable_declarations(None, "project")] == ["text"]
+
+
+def test_a_backticked_name_denotes_the_nearest_symbol_that_exists(tmp_path: Path) -> None:
+    sem = load(tmp_path, READING)
+    assert sem.mention_denotes("card", "note") == ("field", "card", "note")
+    assert sem.mention_denotes("empty", "tier") == ("field", "project", "tier")
+    assert sem.mention_denotes(None, "card") == ("skill", "card")
+    assert sem.mention_denotes("card", "unknown") is None
+    for sid in ("card", "empty", None):
+        for name in ("note", "tier", "card", "unknown"):
+            found = sem.mention_denotes(sid, name)
+            assert found is None or found in sem.mention_order(sid, name)

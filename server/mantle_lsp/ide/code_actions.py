@@ -708,11 +708,7 @@ class _Fixer:
         if hit is None or hit[0].kind != "str":
             return
         lit, ref, site = hit
-        f = (
-            self.p.project_field(ref.entry)
-            if ref.namespace == "project"
-            else (sk.field(ref.entry) if (sk := self.p.skill(ref.namespace)) else None)
-        )
+        f = Semantics(self.p).declaration(self.pf.skill_id, ref.namespace, ref.entry)
         if f is None:
             return
         values = [str(v) for v in f.enum_values]
@@ -831,14 +827,12 @@ class _Fixer:
             return
         sid = self.pf.skill_id
         sk = self.p.skill(sid) if sid else None
+        sem = Semantics(self.p)
         lines: list[tuple[str, str]] = []
         for m in missing:
-            if sk is not None and sk.field(m) is not None:
-                lines.append((m, f"session.{sid}.{m}"))
-            elif self.p.project_field(m) is not None:
-                lines.append((m, f"session.project.{m}"))
-            else:
-                lines.append((m, "TODO"))
+            target = sem.step_write_target(sk, m)
+            ns = {"skill": sid, "project": "project"}.get(target or "")
+            lines.append((m, f"session.{ns}.{m}" if ns else "TODO"))
         params_key = step.key_node("parameters")
         params = step.get("parameters")
         edit: TextEdit | None = None

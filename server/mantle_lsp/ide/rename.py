@@ -769,9 +769,14 @@ def _field_captures(project: Project, key: SymbolKey, new: str) -> FeatureError 
     ns = key[1]
     if ns == "project":
         # a bare `old` in skill S becomes `new`, which S's own field `new` would capture
+        sem = Semantics(project)
         for ref in project.index.references_to(key):
             sk = project.skill(ref.skill) if ref.skill else None
-            if sk is not None and sk.field(new) is not None and _is_bare(project, ref):
+            if (
+                sk is not None
+                and sem.step_write_target(sk, new) == "skill"
+                and _is_bare(project, ref)
+            ):
                 return FeatureError(
                     f"in skill `{sk.id}` the bare name `{new}` means its own field "
                     f"`{sk.id}.{new}`, so {where(project, ref.path, ref.range.start)} would "

@@ -222,7 +222,10 @@ class Semantics:
     ) -> list[MemoryField] | list[DefaultField]:
         """The declarations of ``ns`` that skill ``sid`` may read, in declaration order
         (a name declared twice once, as it takes effect): exactly the entries for which
-        :meth:`unreadable` answers None."""
+        :meth:`unreadable` answers None. A skill reads its own fields as they take effect
+        (a private declaration wins over a public one of the same name); another skill
+        reads only the public declarations, whatever a private twin says (as rasa-pro's
+        memory manager does, and :meth:`field_type`)."""
         scope = self.scope(sid, ns)
         if scope == "project":
             md = self.p.project_memory
@@ -232,13 +235,25 @@ class Semantics:
             md = sk.memdoc if sk is not None else None
             if sk is None or md is None:
                 return []
-            fields = _effective(md.fields, md.field)
             if scope == "own":
-                return fields
-            return [f for f in fields if sk.public_field(f.name) is not None]
+                return _effective(md.fields, md.field)
+            return _effective(md.fields, sk.public_field)
         if scope == "bundled":
             return list(DEFAULT_SKILLS[ns].public_fields)
         return []
+
+    def declaration(self, sid: str | None, ns: str, entry: str) -> MemoryField | None:
+        """The declaration of ``ns.entry`` that skill ``sid`` reads (one of
+        :meth:`readable_declarations`): its own field as it takes effect, another skill's
+        public one, the project's; None when it may not read it, or for a bundled skill's
+        field (no memory.yml of the project declares it)."""
+        scope = self.scope(sid, ns)
+        if scope == "project":
+            return self.p.project_field(entry)
+        sk = self.p.skill(ns) if scope in ("own", "other") else None
+        if sk is None:
+            return None
+        return sk.field(entry) if scope == "own" else sk.public_field(entry)
 
     def bare_resolves(self, sid: str | None, name: str) -> bool:
         """A bare ``{entry}`` placeholder (or a bare tool key) names a field: of skill
@@ -307,10 +322,11 @@ class Semantics:
             return None
         return Unwritable("nowhere", sid, name, "", name)
 
-    def step_write_target(self, sk: Skill, name: str) -> Literal["skill", "project"] | None:
-        """What a ``collect:`` / ``set_memory`` key (a bare name) of skill ``sk`` writes:
-        the skill's own field, else a project field, else nothing declared."""
-        if sk.field(name) is not None:
+    def step_write_target(self, sk: Skill | None, name: str) -> Literal["skill", "project"] | None:
+        """What a bare name written in a step of skill ``sk`` (a ``collect:`` /
+        ``set_memory`` key, an ``execute_tool`` parameter) names: the skill's own field,
+        else a project field, else nothing declared."""
+        if sk is not None and sk.field(name) is not None:
             return "skill"
         if self.p.project_field(name) is not None:
             return "project"
