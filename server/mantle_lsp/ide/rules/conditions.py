@@ -21,7 +21,7 @@ from ...syntax.conditions import (
 )
 from ...syntax.responses_yml import ResponsesDoc
 from ...syntax.sites import SITE_LABELS, ConditionSite
-from .base import Checker, did_you_mean, meant, rule
+from .base import Checker, did_you_mean, meant, per_project, per_skill, rule
 
 # Which code a condition problem gets, per site: (syntax code, readability code).
 _SITE_CODES: dict[str, tuple[str, str]] = {
@@ -55,30 +55,30 @@ CODES = (
 
 @rule(
     codes=CODES,
-    scope="skill",
-    reports_on=(K.SKILL_MD, K.SKILL_RESPONSES),
-    reads=(K.SKILL_MD, K.SKILL_RESPONSES, K.SKILL_MEMORY, K.PROJECT_MEMORY),
+    scopes=(
+        per_skill(
+            reports_on=(K.SKILL_MD, K.SKILL_RESPONSES),
+            reads=(K.SKILL_MD, K.SKILL_RESPONSES, K.SKILL_MEMORY, K.PROJECT_MEMORY),
+        ),
+        per_project(
+            reports_on=(K.PROJECT_RESPONSES, K.AGENT),
+            reads=(K.PROJECT_RESPONSES, K.AGENT, K.SKILL_MD, K.SKILL_MEMORY, K.PROJECT_MEMORY),
+        ),
+    ),
 )
-def skill_conditions(ck: Checker, sid: str, sk: Skill) -> None:
-    """Every condition of a skill's skill.md and responses.yml."""
-    doc = sk.doc
-    if doc is not None and sk.skill_md is not None:
-        for site in doc.conditions:
-            check_condition(ck, sk.skill_md.path, site, sid)
-    if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
-        for site in sk.responses.doc.conditions:
-            check_condition(ck, sk.responses.path, site, sid)
-
-
-@rule(
-    codes=CODES,
-    scope="project",
-    reports_on=(K.PROJECT_RESPONSES, K.AGENT),
-    reads=(K.PROJECT_RESPONSES, K.AGENT, K.SKILL_MD, K.SKILL_MEMORY, K.PROJECT_MEMORY),
-)
-def project_conditions(ck: Checker) -> None:
-    """Every condition of the project-root responses.yml and of agent.yml preconditions
-    (the engine checks a `satisfied_when` only when some skill uses its precondition)."""
+def conditions(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """Every condition: of a skill's skill.md and responses.yml, of the project-root
+    responses.yml and of agent.yml preconditions (the engine checks a `satisfied_when`
+    only when some skill uses its precondition)."""
+    if sk is not None:
+        doc = sk.doc
+        if doc is not None and sk.skill_md is not None:
+            for site in doc.conditions:
+                check_condition(ck, sk.skill_md.path, site, sid)
+        if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
+            for site in sk.responses.doc.conditions:
+                check_condition(ck, sk.responses.path, site, sid)
+        return
     prf = ck.p.project_responses
     if prf is not None and isinstance(prf.doc, ResponsesDoc):
         for site in prf.doc.conditions:

@@ -26,7 +26,7 @@ from ...model.symbols import Reference
 from ...syntax.conditions import BoolOpExpr, CompareExpr, Expr, LiteralExpr, NotExpr, RefExpr
 from ...syntax.responses_yml import ResponsesDoc
 from ...syntax.sites import SITE_LABELS, ConditionSite
-from .base import Checker, rule
+from .base import Checker, per_project, per_skill, rule
 
 MAX_RELATED = 10  # read sites listed as related information
 _ALL_CODE = (K.SKILL_TOOLS, K.SHARED_TOOLS, K.HELPER)
@@ -50,24 +50,46 @@ _WRITE_WORDS = {
 
 @rule(
     codes=("lsp.memory.never_written",),
-    scope="skill",
-    reports_on=(K.SKILL_MEMORY,),
-    reads=_EVERYTHING,
+    scopes=(
+        per_skill(reports_on=(K.SKILL_MEMORY,), reads=_EVERYTHING),
+        per_project(reports_on=(K.PROJECT_MEMORY,), reads=_EVERYTHING),
+    ),
 )
-def skill_never_written(ck: Checker, sid: str, sk: Skill) -> None:
-    """A warning on a skill's fields that are read but that nothing can write."""
-    never_written(ck, sk)
-
-
-@rule(
-    codes=("lsp.memory.never_written",),
-    scope="project",
-    reports_on=(K.PROJECT_MEMORY,),
-    reads=_EVERYTHING,
-)
-def project_never_written(ck: Checker) -> None:
-    """A warning on project fields that are read but that nothing can write."""
-    never_written(ck, None)
+def never_written(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """A hint on the fields (of a skill, of the project) that are read somewhere but that
+    no writer of the project can ever give a value: each condition on them sees None,
+    each token and placeholder renders nothing."""
+    md = sk.memdoc if sk is not None else ck.p.project_memory
+    pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
+    if md is None or pf is None:
+        return
+    ns = sk.id if sk is not None else "project"
+    for f in md.fields:
+        reads = never_written_reads(ck, ns, f.name)
+        if reads is None:
+            continue
+        conds = [r for r in reads if r.form == "condition"]
+        shown = ", ".join(f"{_READ_WORDS.get(r.form, r.form)} at {where(ck, r)}" for r in reads[:4])
+        more = f" and {len(reads) - 4} more" if len(reads) > 4 else ""
+        constant = (
+            " so every condition on it is decided by None (`== None` is always true, "
+            "comparisons with values always false)"
+            if conds
+            else ""
+        )
+        ck.emit(
+            pf.path,
+            f.key.range,
+            "lsp.memory.never_written",
+            f"`{ns}.{f.name}` is read ({shown}{more}) but nothing in this project can write "
+            "it (not llm_settable, no seed or initial_value, no collect, set_memory, set: "
+            "button or tool write): it is always None,"
+            f"{constant}".rstrip(","),
+            related=[
+                ck.related(r.path, r.range, f"read here ({_READ_WORDS.get(r.form, r.form)})")
+                for r in reads[:MAX_RELATED]
+            ],
+        )
 
 
 def where(ck: Checker, r: Reference) -> str:
@@ -117,42 +139,6 @@ def is_never_written(ck: Checker, ns: str, entry: str) -> bool:
     """Whether ``lsp.memory.never_written`` holds for the field ``ns.entry``: declared,
     read, and nothing in the project can write it."""
     return never_written_reads(ck, ns, entry) is not None
-
-
-def never_written(ck: Checker, sk: Skill | None) -> None:
-    """Fields read somewhere that no writer of the project can ever give a value: each
-    condition on them sees None, each token and placeholder renders nothing."""
-    md = sk.memdoc if sk is not None else ck.p.project_memory
-    pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
-    if md is None or pf is None:
-        return
-    ns = sk.id if sk is not None else "project"
-    for f in md.fields:
-        reads = never_written_reads(ck, ns, f.name)
-        if reads is None:
-            continue
-        conds = [r for r in reads if r.form == "condition"]
-        shown = ", ".join(f"{_READ_WORDS.get(r.form, r.form)} at {where(ck, r)}" for r in reads[:4])
-        more = f" and {len(reads) - 4} more" if len(reads) > 4 else ""
-        constant = (
-            " so every condition on it is decided by None (`== None` is always true, "
-            "comparisons with values always false)"
-            if conds
-            else ""
-        )
-        ck.emit(
-            pf.path,
-            f.key.range,
-            "lsp.memory.never_written",
-            f"`{ns}.{f.name}` is read ({shown}{more}) but nothing in this project can write "
-            "it (not llm_settable, no seed or initial_value, no collect, set_memory, set: "
-            "button or tool write): it is always None,"
-            f"{constant}".rstrip(","),
-            related=[
-                ck.related(r.path, r.range, f"read here ({_READ_WORDS.get(r.form, r.form)})")
-                for r in reads[:MAX_RELATED]
-            ],
-        )
 
 
 # -- project fields written by more than one skill --------------------------------------
@@ -316,27 +302,21 @@ def constant_conditions(
 
 @rule(
     codes=("lsp.condition.constant_never_written",),
-    scope="skill",
-    reports_on=(K.SKILL_MD, K.SKILL_RESPONSES),
-    reads=_EVERYTHING,
+    scopes=(
+        per_skill(reports_on=(K.SKILL_MD, K.SKILL_RESPONSES), reads=_EVERYTHING),
+        per_project(reports_on=(K.PROJECT_RESPONSES, K.AGENT), reads=_EVERYTHING),
+    ),
 )
-def skill_constant_conditions(ck: Checker, sid: str, sk: Skill) -> None:
-    """A hint on each condition of a skill (or the part of it) that a never-written field
-    decides: always true or always false, and why."""
-    if sk.doc is not None and sk.skill_md is not None:
-        constant_conditions(ck, sk.skill_md.path, sk.doc.conditions, sid)
-    if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
-        constant_conditions(ck, sk.responses.path, sk.responses.doc.conditions, sid)
-
-
-@rule(
-    codes=("lsp.condition.constant_never_written",),
-    scope="project",
-    reports_on=(K.PROJECT_RESPONSES, K.AGENT),
-    reads=_EVERYTHING,
-)
-def project_constant_conditions(ck: Checker) -> None:
-    """The same, for the project-root responses.yml and agent.yml preconditions."""
+def constant_never_written(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """A hint on each condition (or the part of it) that a never-written field decides:
+    always true or always false, and why (a skill's skill.md and responses.yml, the
+    project-root responses.yml, agent.yml preconditions)."""
+    if sk is not None:
+        if sk.doc is not None and sk.skill_md is not None:
+            constant_conditions(ck, sk.skill_md.path, sk.doc.conditions, sid)
+        if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
+            constant_conditions(ck, sk.responses.path, sk.responses.doc.conditions, sid)
+        return
     prf = ck.p.project_responses
     if prf is not None and isinstance(prf.doc, ResponsesDoc):
         constant_conditions(ck, prf.path, prf.doc.conditions, None)

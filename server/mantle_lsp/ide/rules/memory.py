@@ -13,7 +13,7 @@ from ...model.project import Skill
 from ...model.symbols import execute_params
 from ...syntax.text import TextRange
 from ...syntax.yaml_tree import YMap
-from .base import Checker, did_you_mean, meant, rule
+from .base import Checker, did_you_mean, meant, per_project, per_skill, rule
 from .flow import where
 
 
@@ -127,14 +127,18 @@ def execute_parameters(ck: Checker, sid: str, sk: Skill) -> None:
         "mantle.validation.memory.description_required",
         "mantle.validation.memory.collect_description_overrides",
     ),
-    scope="skill",
-    reports_on=(K.SKILL_MEMORY, K.SKILL_MD),
-    reads=(K.SKILL_MEMORY, K.SKILL_MD),
+    scopes=(
+        per_skill(reports_on=(K.SKILL_MEMORY, K.SKILL_MD), reads=(K.SKILL_MEMORY, K.SKILL_MD)),
+        per_project(reports_on=(K.PROJECT_MEMORY,), reads=(K.PROJECT_MEMORY,)),
+    ),
 )
-def field_descriptions(ck: Checker, sid: str, sk: Skill) -> None:
+def field_descriptions(ck: Checker, sid: str | None, sk: Skill | None) -> None:
     """A field the model can set (``llm_settable``, or filled by a collect step) has a
     description, on the field or on the collect step but not both; one it cannot set has
-    none (nobody would see it)."""
+    none (nobody would see it). The model never sets a project field: none has one."""
+    if sk is None:
+        project_field_descriptions(ck)
+        return
     md = sk.memdoc
     if md is None or sk.memory is None:
         return
@@ -181,12 +185,6 @@ def field_descriptions(ck: Checker, sid: str, sk: Skill) -> None:
             )
 
 
-@rule(
-    codes=("mantle.validation.memory.description_not_exposed",),
-    scope="project",
-    reports_on=(K.PROJECT_MEMORY,),
-    reads=(K.PROJECT_MEMORY,),
-)
 def project_field_descriptions(ck: Checker) -> None:
     """A project field has no description: the model never sets project fields."""
     pf = ck.p.file_of_kind(K.PROJECT_MEMORY)
@@ -206,29 +204,14 @@ def project_field_descriptions(ck: Checker) -> None:
 
 @rule(
     codes=("lsp.memory.unreachable_name",),
-    scope="skill",
-    reports_on=(K.SKILL_MEMORY,),
-    reads=(K.SKILL_MEMORY,),
+    scopes=(
+        per_skill(reports_on=(K.SKILL_MEMORY,), reads=(K.SKILL_MEMORY,)),
+        per_project(reports_on=(K.PROJECT_MEMORY,), reads=(K.PROJECT_MEMORY,)),
+    ),
 )
-def skill_field_names(ck: Checker, sid: str, sk: Skill) -> None:
-    """A field name some reference form can never reach."""
-    field_names(ck, sk)
-
-
-@rule(
-    codes=("lsp.memory.unreachable_name",),
-    scope="project",
-    reports_on=(K.PROJECT_MEMORY,),
-    reads=(K.PROJECT_MEMORY,),
-)
-def project_field_names(ck: Checker) -> None:
-    """A project field name some reference form can never reach."""
-    field_names(ck, None)
-
-
-def field_names(ck: Checker, sk: Skill | None) -> None:
-    """Entry names that some reference form can never reach
-    (docs/language/memory.md#entry-names)."""
+def field_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """A field name (of a skill, of the project) that some reference form can never
+    reach (docs/language/memory.md#entry-names)."""
     md = sk.memdoc if sk is not None else ck.p.project_memory
     pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
     if md is None or pf is None:
@@ -262,28 +245,14 @@ _EVERYTHING = (K.SKILL_MD, K.SKILL_MEMORY, K.SKILL_RESPONSES, K.PROJECT_MEMORY,
 
 @rule(
     codes=("lsp.memory.unused_field",),
-    scope="skill",
-    reports_on=(K.SKILL_MEMORY,),
-    reads=_EVERYTHING,
+    scopes=(
+        per_skill(reports_on=(K.SKILL_MEMORY,), reads=_EVERYTHING),
+        per_project(reports_on=(K.PROJECT_MEMORY,), reads=_EVERYTHING),
+    ),
 )
-def skill_unused_fields(ck: Checker, sid: str, sk: Skill) -> None:
-    """A hint on a skill's fields that nothing in the project refers to."""
-    unused_fields(ck, sk)
-
-
-@rule(
-    codes=("lsp.memory.unused_field",),
-    scope="project",
-    reports_on=(K.PROJECT_MEMORY,),
-    reads=_EVERYTHING,
-)
-def project_unused_fields(ck: Checker) -> None:
-    """A hint on project fields that nothing in the project refers to."""
-    unused_fields(ck, None)
-
-
-def unused_fields(ck: Checker, sk: Skill | None) -> None:
-    """A hint on declared fields that no file of the project refers to by name.
+def unused_fields(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """A hint on declared fields (of a skill, of the project) that no file of the project
+    refers to by name.
 
     It must never be wrong, so every writer and reader the code shows counts: references
     in the index (literal keys, keys through constants and loops, `collect`, `set_memory`,

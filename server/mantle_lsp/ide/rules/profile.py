@@ -11,7 +11,7 @@ from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...syntax.memory_yml import C_ENGINE_322, MemoryField, attribute_type_problems
 from ...syntax.yaml_tree import YMap, YScalar, YSeq, lax_bool, to_python
-from .base import Checker, did_you_mean, meant, rule
+from .base import Checker, did_you_mean, meant, per_project, per_skill, rule
 
 
 def parse_issue_applies(ck: Checker, code: str) -> bool:
@@ -29,24 +29,16 @@ MEMORY_CODES = (
 )
 
 
-@rule(codes=MEMORY_CODES, scope="skill", reports_on=(K.SKILL_MEMORY,), reads=(K.SKILL_MEMORY,))
-def skill_field_attributes(ck: Checker, sid: str, sk: Skill) -> None:
-    """3.22: ``mutable`` / ``writable_by`` on a skill field (a wrong type fails the skill)."""
-    check_memory(ck, sk)
-
-
 @rule(
     codes=MEMORY_CODES,
-    scope="project",
-    reports_on=(K.PROJECT_MEMORY,),
-    reads=(K.PROJECT_MEMORY, K.SKILL_MD),
+    scopes=(
+        per_skill(reports_on=(K.SKILL_MEMORY,), reads=(K.SKILL_MEMORY,)),
+        per_project(reports_on=(K.PROJECT_MEMORY,), reads=(K.PROJECT_MEMORY, K.SKILL_MD)),
+    ),
 )
-def project_field_attributes(ck: Checker) -> None:
-    """3.22: ``mutable`` / ``writable_by`` of project fields are well typed and name skills."""
-    check_memory(ck, None)
-
-
-def check_memory(ck: Checker, sk: Skill | None) -> None:
+def field_attributes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """3.22: ``mutable`` / ``writable_by`` are for project fields only (on a skill field a
+    wrong type fails the skill), where they are well typed and name skills."""
     attributes = ck.sem.profile.field_attributes
     if not attributes:
         return
@@ -186,27 +178,16 @@ def _filled_map(node: object) -> bool:
         "mantle.validation.tools.tool_bare_memory_set_writes_skill_not_project_warning",
         "mantle.validation.tools.tool_sets_project_field_skill_not_in_writable_by",
     ),
-    scope="skill",
-    reports_on=(K.SKILL_TOOLS,),
-    reads=(K.SKILL_TOOLS, K.SKILL_MEMORY, K.PROJECT_MEMORY),
+    scopes=(
+        per_skill(
+            reports_on=(K.SKILL_TOOLS,), reads=(K.SKILL_TOOLS, K.SKILL_MEMORY, K.PROJECT_MEMORY)
+        ),
+        per_project(reports_on=(K.SHARED_TOOLS,), reads=(K.SHARED_TOOLS, K.PROJECT_MEMORY)),
+    ),
 )
-def skill_tool_writes(ck: Checker, sid: str, sk: Skill) -> None:
-    """3.22: a skill's tools write project fields only where ``writable_by`` allows."""
-    tool_writes(ck, sid, sk)
-
-
-@rule(
-    codes=("mantle.validation.tools.tool_sets_project_field_skill_not_in_writable_by",),
-    scope="project",
-    reports_on=(K.SHARED_TOOLS,),
-    reads=(K.SHARED_TOOLS, K.PROJECT_MEMORY),
-)
-def shared_tool_writes(ck: Checker) -> None:
-    """3.22: shared tools never write a project field that has ``writable_by``."""
-    tool_writes(ck, None, None)
-
-
 def tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """3.22: a skill's tools write project fields only where ``writable_by`` allows, and
+    shared tools never write a project field that has one."""
     prof = ck.sem.profile
     if not (prof.has_writable_by or prof.warns_shadowed_bare_set):
         return

@@ -15,7 +15,7 @@ from ...syntax.errors import closest
 from ...syntax.skill_md import SkillDoc
 from ...syntax.yaml_tree import YMap, YScalar
 from ..codes import FAILED_TO_LOAD, info
-from .base import Checker, Related, did_you_mean, meant, rule
+from .base import Checker, Related, did_you_mean, meant, per_project, per_skill, rule
 from .flow import where
 
 
@@ -393,6 +393,9 @@ _GATE = "mantle.validation.tool_constraint.unknown_on_success_or_failure"
 _CONFIRM = "mantle.validation.tool_constraint.unknown_requires_confirmation_response"
 
 
+_RESPONSE_FILES = (K.SKILL_RESPONSES, K.PROJECT_RESPONSES)
+
+
 @rule(
     codes=(
         "mantle.validation.response.missing",
@@ -402,14 +405,19 @@ _CONFIRM = "mantle.validation.tool_constraint.unknown_requires_confirmation_resp
         "mantle.validation.verbatim_trigger.unknown_response",
         "mantle.validation.response.empty_body",
     ),
-    scope="skill",
-    reports_on=(K.SKILL_MD,),
-    reads=(K.SKILL_MD, K.SKILL_RESPONSES, K.PROJECT_RESPONSES),
+    scopes=(
+        per_skill(reports_on=(K.SKILL_MD,), reads=(K.SKILL_MD, *_RESPONSE_FILES)),
+        per_project(reports_on=(K.AGENT,), reads=(K.AGENT, *_RESPONSE_FILES)),
+    ),
 )
-def response_references(ck: Checker, sid: str, sk: Skill) -> None:
+def response_references(ck: Checker, sid: str | None, sk: Skill | None) -> None:
     """Responses a skill names exist: step ``action`` / ``utterance``, gate
-    ``on_success`` / ``on_failure`` and confirmation responses, ``utter`` triggers; and the
-    ones gates and triggers name have no blank variant."""
+    ``on_success`` / ``on_failure`` and confirmation responses, ``utter`` triggers; and
+    so do those agent.yml's cancel confirmation names. The ones gates, triggers and the
+    cancel confirmation name have no blank variant."""
+    if sk is None:
+        agent_response_references(ck)
+        return
     doc = sk.doc
     if doc is None or sk.skill_md is None:
         return
@@ -469,15 +477,6 @@ def response_references(ck: Checker, sid: str, sk: Skill) -> None:
                 )
 
 
-@rule(
-    codes=(
-        "mantle.validation.tool_constraint.unknown_requires_confirmation_response",
-        "mantle.validation.response.empty_body",
-    ),
-    scope="project",
-    reports_on=(K.AGENT,),
-    reads=(K.AGENT, K.SKILL_RESPONSES, K.PROJECT_RESPONSES),
-)
 def agent_response_references(ck: Checker) -> None:
     """agent.yml's cancel confirmation names responses that exist and are not blank."""
     apf, agent = ck.p.file_of_kind(K.AGENT), ck.p.agent

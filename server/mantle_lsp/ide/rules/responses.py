@@ -14,7 +14,7 @@ from ...model.semantics import Unwritable
 from ...syntax.memory_yml import MemoryField
 from ...syntax.responses_yml import ResponsesDoc
 from ...syntax.yaml_tree import YScalar
-from .base import Checker, did_you_mean, meant, rule
+from .base import Checker, did_you_mean, meant, per_project, per_skill, rule
 
 CODES = (
     "lsp.responses.unknown_placeholder",
@@ -28,31 +28,22 @@ CODES = (
 )
 
 
-@rule(
-    codes=CODES,
-    scope="skill",
-    reports_on=(K.SKILL_RESPONSES,),
-    reads=(K.SKILL_RESPONSES, K.SKILL_MD, K.SKILL_MEMORY, K.PROJECT_MEMORY, K.SKILL_TOOLS,
-           K.SHARED_TOOLS),
-)  # fmt: skip
-def skill_responses(ck: Checker, sid: str, sk: Skill) -> None:
-    """A skill's responses.yml: placeholders, ``set:`` buttons and button sources."""
-    if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
-        check_responses(ck, sk.responses, sk.responses.doc, sid)
+_READS = (K.SKILL_MD, K.SKILL_MEMORY, K.PROJECT_MEMORY, K.SKILL_TOOLS, K.SHARED_TOOLS)
 
 
 @rule(
     codes=CODES,
-    scope="project",
-    reports_on=(K.PROJECT_RESPONSES,),
-    reads=(K.PROJECT_RESPONSES, K.SKILL_MD, K.SKILL_MEMORY, K.PROJECT_MEMORY, K.SKILL_TOOLS,
-           K.SHARED_TOOLS),
-)  # fmt: skip
-def project_responses(ck: Checker) -> None:
-    """The project-root responses.yml, which any skill may deliver."""
-    prf = ck.p.project_responses
-    if prf is not None and isinstance(prf.doc, ResponsesDoc):
-        check_responses(ck, prf, prf.doc, None)
+    scopes=(
+        per_skill(reports_on=(K.SKILL_RESPONSES,), reads=(K.SKILL_RESPONSES, *_READS)),
+        per_project(reports_on=(K.PROJECT_RESPONSES,), reads=(K.PROJECT_RESPONSES, *_READS)),
+    ),
+)
+def responses(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """A responses.yml — a skill's, or the project-root one, which any skill may deliver:
+    placeholders, ``set:`` buttons and button sources."""
+    pf = sk.responses if sk is not None else ck.p.project_responses
+    if pf is not None and isinstance(pf.doc, ResponsesDoc):
+        check_responses(ck, pf, pf.doc, sid)
 
 
 def check_responses(ck: Checker, pf: ParsedFile, doc: ResponsesDoc, sid: str | None) -> None:
