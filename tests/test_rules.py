@@ -205,3 +205,29 @@ def test_a_project_fields_writers_are_rechecked_together(tmp_path: Path) -> None
     affected = proj.set_source(billing, source_from_text(billing, text))
     assert tools in affected
     assert twice(file_diagnostics(proj, affected)) == twice(project_diagnostics(proj)) == []
+
+
+def test_each_fix_is_beside_the_rule_that_emits_its_code() -> None:
+    """A rule module's ``FIXES`` fix only codes a rule of that module emits; the codes a
+    parser emits have theirs in ``rules/parsed.py``. Every fixed code is registered."""
+    from mantle_lsp.ide import rules
+    from mantle_lsp.ide.rules import FIXES
+
+    declared: dict[str, set[str]] = defaultdict(set)
+    for r in RULES:
+        declared[_module(r.name)] |= r.codes
+    parsers = set()
+    for path in (SERVER / "syntax").glob("*.py"):
+        parsers |= set(CODE.findall(path.read_text(encoding="utf-8")))
+    seen = set()
+    for name in ("conditions", "flow", "memory", "parsed", "prose", "references", "responses",
+                 "tools"):  # fmt: skip
+        module = getattr(rules, name)
+        for code, fixers in module.FIXES.items():
+            assert fixers, code
+            assert code in REGISTRY, code
+            mine = parsers if name == "parsed" else declared[name]
+            assert code in mine, f"rules/{name}.py fixes {code}, which it does not emit"
+            seen.add(code)
+    # the modules that export no fixes emit no code a fix is for
+    assert set(FIXES) == seen

@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
+from ...model.layout import FileKind
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...model.symbols import execute_params
+from ...syntax.memory_yml import MemoryField
 from ...syntax.text import TextRange
-from ...syntax.yaml_tree import YMap
-from .base import Checker, did_you_mean, meant, per_project, per_skill, rule
+from ...syntax.yaml_tree import YMap, YScalar
+from ..edits import after_line, column, content_end, delete_lines, insert_lines, is_flow, ws_edit
+from ..types import CodeAction, TextEdit
+from .base import Checker, Diagnostic, did_you_mean, meant, per_project, per_skill, rule
+from .fix import DECLARE_FIELD, Fix, Fixes
 from .flow import where
 
 
@@ -279,3 +285,115 @@ def unused_fields(ck: Checker, sid: str | None, sk: Skill | None) -> None:
             f"refers to `{ns}.{f.name}`",
             "hint",
         )
+
+
+# -- fixes ------------------------------------------------------------------------------------
+
+
+def description_not_exposed(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    hit = fx.attribute_at(d.range)
+    if hit is None:
+        return
+    f = hit[0]
+    edit = description_to_comment(fx, f)
+    if edit is not None:
+        # a project field's description has one reading (a note for the reader); a
+        # skill field's may also mean "let the model set it"
+        project = fx.pf.kind is FileKind.PROJECT_MEMORY
+        title = "Turn the description into a comment"
+        action = fx.action(title, d, ws_edit(fx.path, edit), project, project)
+        yield action
+    if fx.pf.kind is FileKind.SKILL_MEMORY:
+        edit = set_attribute(fx, f, "llm_settable", "true")
+        if edit is not None:
+            yield fx.action(f"Make `{f.name}` llm_settable", d, ws_edit(fx.path, edit))
+
+
+def description_to_comment(fx: Fix, f: MemoryField) -> TextEdit | None:
+    """Replace ``description: …`` (all its lines) by comment lines holding its text,
+    at the column of the attribute."""
+    text = fx.text
+    k, v = f.attr_keys["description"], f.attrs["description"]
+    if not isinstance(f.node, YMap) or is_flow(text, f.node) or not isinstance(v, YScalar):
+        return None
+    if len(f.attrs) == 1 and fx.pf.kind is FileKind.SKILL_MEMORY:
+        return None  # `name:` with nothing after it fails to load in a skill
+    end = content_end(text, v)
+    rm = delete_lines(text, k.range.start, end)
+    if rm is None:
+        return None
+    tail = text[end : rm.range.end].strip()
+    if tail and not tail.startswith("#"):
+        return None  # something else follows on the last line
+    pad = " " * column(text, k.range.start)
+    lines = [f"{pad}# {line}".rstrip() for line in _description_lines(text, v)]
+    if v.style in ("|", ">"):  # a comment after the `>` / `|` header stays too
+        header = text[v.range.start : after_line(text, v.range.start)]
+        note = re.search(r"\s#.*", header)
+        if note is not None:
+            lines.append(f"{pad}{note.group(0).strip()}")
+    if tail:
+        lines.append(f"{pad}{tail}")
+    return TextEdit(rm.range, "".join(line + "\n" for line in lines))
+
+
+def add_description(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    md = fx.memdoc()
+    if md is None:
+        return
+    f = next((f for f in md.fields if f.key.range == d.range), None)
+    if f is None:
+        return
+    edit = set_attribute(fx, f, "description", f"TODO describe {f.name}")
+    if edit is not None:
+        yield fx.action("Add a description", d, ws_edit(fx.path, edit))
+
+
+def set_attribute(fx: Fix, f: MemoryField, attr: str, value: str) -> TextEdit | None:
+    """Set ``attr`` of ``f`` to ``value`` (replacing a scalar value, or adding a line)."""
+    text = fx.text
+    node = f.node
+    if attr in f.attrs:
+        v = f.attrs[attr]
+        if not isinstance(v, YScalar):
+            return None
+        if v.range.length == 0:  # `attr:` with nothing after it
+            return TextEdit(v.range, " " + value)
+        return TextEdit(v.range, value)
+    if not isinstance(node, YMap) or not node.items:
+        return None
+    if is_flow(text, node):
+        close = node.range.end - 1
+        if text[close] != "}":
+            return None
+        sep = ", " if node.items else ""
+        return TextEdit(TextRange(close, close), f"{sep}{attr}: {value}")
+    indent = " " * column(text, node.items[0][0].range.start)
+    return insert_lines(text, content_end(text, node), [f"{indent}{attr}: {value}"])
+
+
+def _description_lines(text: str, v: YScalar) -> list[str]:
+    """The lines of a description's text as the author wrote them: a block scalar's lines
+    without their common indentation, a plain scalar's lines stripped, a quoted one's
+    value."""
+    if v.style in ("|", ">"):
+        body = text[v.range.start : content_end(text, v)].split("\n")[1:]
+        width = min((len(x) - len(x.lstrip()) for x in body if x.strip()), default=0)
+        lines = [x[width:].rstrip() for x in body]
+    elif v.style is None:
+        lines = [x.strip() for x in text[v.range.start : content_end(text, v)].split("\n")]
+    else:
+        lines = [x.strip() for x in str(v.value or "").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return lines or [""]
+
+
+FIXES: Fixes = {
+    "mantle.validation.execute_step.unknown_memory_key": DECLARE_FIELD,
+    "mantle.validation.memory.undeclared_entry": DECLARE_FIELD,
+    "mantle.validation.memory.description_not_exposed": (description_not_exposed,),
+    "mantle.validation.memory.description_required": (add_description,),
+}

@@ -15,6 +15,7 @@ from ...syntax.memory_yml import MemoryField
 from ...syntax.responses_yml import ResponsesDoc
 from ...syntax.yaml_tree import YScalar
 from .base import Checker, did_you_mean, meant, per_project, per_skill, rule
+from .fix import DECLARE_FIELD, Fixes
 
 CODES = (
     "lsp.responses.unknown_placeholder",
@@ -220,3 +221,11 @@ def _check_source(ck: Checker, path: Path, node: YScalar, sid: str) -> None:
                     f"`{name}` requires confirmation in skill `{sid}`, so it cannot build buttons",
                 )
                 return
+
+
+# -- fixes ------------------------------------------------------------------------------------
+
+FIXES: Fixes = {
+    "mantle.validation.response.unknown_memory_key": DECLARE_FIELD,
+    "lsp.responses.unknown_placeholder": DECLARE_FIELD,
+}

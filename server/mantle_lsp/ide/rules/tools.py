@@ -18,6 +18,7 @@ from ...syntax.tools_py import ToolModule, constant_literals
 from ..codes import Severity
 from ..navigation import relative
 from .base import Checker, per_project, per_skill, rule
+from .fix import DECLARE_FIELD, Fixes
 
 MODULE_CODES = (
     "mantle.validation.tools.undeclared_memory_write",
@@ -342,3 +343,12 @@ def legacy_tool_names(ck: Checker, sk: Skill | None) -> None:
                         f"engine no longer calls for `{entry}`; validate writes in "
                         f"`run_after_setting_{entry}` instead",
                     )
+
+
+# -- fixes ------------------------------------------------------------------------------------
+
+FIXES: Fixes = {
+    "mantle.validation.tools.undeclared_memory_write": DECLARE_FIELD,
+    "lsp.tools.undeclared_memory_write": DECLARE_FIELD,
+    "lsp.tools.unknown_memory_read": DECLARE_FIELD,
+}
