@@ -166,16 +166,23 @@ Use @tool.remember. Read @memory.card.note and @memory.project.tier.
 
 
 def test_buttons_made_by_a_tool_silence_never_written(tmp_path: Path) -> None:
+    """And `unused_field`: such buttons may write the fields of their skill and the
+    project's, read or not."""
     check_clean(
         tmp_path,
         """\
 //- memory.yml
 tier:
   type: text
+level:
+  type: text
 //- skills/card/memory.yml
 schema:
   public:
     choice:
+      type: text
+  private:
+    picked:
       type: text
 //- skills/card/responses.yml
 responses:
@@ -197,7 +204,7 @@ description: Card.
 ---
 Offer utter_pick. Read @memory.card.choice and @memory.project.tier.
 """,
-        silent=["never_written"],
+        silent=["never_written", "unused_field"],
     )
 
 
@@ -374,22 +381,28 @@ def test_editing_what_silences_never_written_updates_the_editor_like_a_fresh_loa
     assert never_written()
 
 
-def test_a_validation_hook_is_no_writer_of_its_field(tmp_path: Path) -> None:
+def test_a_validation_hook_is_no_writer_and_a_value_is_a_use(tmp_path: Path) -> None:
     """The engine runs `run_after_setting_<entry>` after a settable write of the field
     (the model's set_fields, a correction, a `set:` button), never in its place: a field
-    that nothing else writes stays None, whatever hooks the project has. The hook itself
-    never runs, which `invalid_memory_validation_tool` says (a skill's hook of a field
-    that is not settable) — it used to silence never_written instead."""
+    that nothing else writes stays None (never_written) or is unused, whatever hooks the
+    project has; the hook itself never runs, which `invalid_memory_validation_tool` says.
+    A field with an `initial_value` holds a value the prompt shows: it is used.
+    (`unused_field` and `never_written` ask the same Semantics.field_writers.)"""
     check_diagnostics(
         tmp_path,
         """\
 //- memory.yml
 «never_written:tier»:
   type: text
+start:
+  type: text
+  initial_value: none yet
 //- skills/card/memory.yml
 schema:
   public:
     «never_written:note»:
+      type: text
+    «unused_field:checked»:
       type: text
 //- skills/card/tools.py
 """
@@ -404,37 +417,7 @@ async def «invalid_memory_validation_tool:run_after_setting_note»(context: Too
 @tool(description="Check the tier.")
 async def «invalid_memory_validation_tool:run_after_setting_tier»(context: ToolContext = None):
     return None
-//- skills/card/skill.md
----
-description: Card.
----
-Read @memory.card.note and @memory.project.tier.
-""",
-        severities={"never_written": "hint"},
-    )
 
-
-def test_an_unused_field_is_one_nothing_gives_a_value(tmp_path: Path) -> None:
-    """`lsp.memory.unused_field` asks what never_written asks (Semantics.field_writers,
-    Semantics.unknown_keys_may_reach): a field with an `initial_value` holds a value the
-    prompt shows, and buttons a tool makes at run time may write the fields of their
-    skill and the project's; a hook names a field but writes nothing."""
-    check_diagnostics(
-        tmp_path,
-        """\
-//- memory.yml
-start:
-  type: text
-  initial_value: none yet
-//- skills/card/memory.yml
-schema:
-  public:
-    «unused_field:checked»:
-      type: text
-//- skills/card/tools.py
-"""
-        + TOOLS_HEADER
-        + """
 
 @tool(description="Check.")
 async def «invalid_memory_validation_tool:run_after_setting_checked»(context: ToolContext = None):
@@ -443,42 +426,9 @@ async def «invalid_memory_validation_tool:run_after_setting_checked»(context: 
 ---
 description: Card.
 ---
-Help.
+Read @memory.card.note and @memory.project.tier.
 """,
-        severities={"unused_field": "hint"},
-    )
-    check_clean(
-        tmp_path / "buttons",
-        """\
-//- memory.yml
-tier:
-  type: text
-//- skills/card/memory.yml
-schema:
-  private:
-    choice:
-      type: text
-//- skills/card/responses.yml
-responses:
-  utter_pick:
-    - text: Pick one.
-      buttons:
-        source: card_buttons
-//- skills/card/tools.py
-"""
-        + TOOLS_HEADER
-        + """
-
-@tool(description="The buttons.")
-async def card_buttons(context: ToolContext = None):
-    return None
-//- skills/card/skill.md
----
-description: Card.
----
-Offer utter_pick with @tool.card_buttons.
-""",
-        silent=["unused_field"],
+        severities={"never_written": "hint", "unused_field": "hint"},
     )
 
 
@@ -491,10 +441,7 @@ def test_session_in_prose_reads_nothing_and_writes_nothing(tmp_path: Path) -> No
         tmp_path,
         """\
 //- skills/card/memory.yml
-schema:
-  public:
-    «never_written:note»:
-      type: text
+schema: {public: {«never_written:note»: {type: text}}}
 //- skills/card/skill.md
 ---
 description: Card.

@@ -23,6 +23,22 @@ def load(tmp_path: Path, fixture: str) -> Semantics:
     return Semantics(Project.load(tmp_path))
 
 
+def skill(sid: str, prose: str = "Help.") -> str:
+    """A fixture's ``skills/<sid>/skill.md``: a description, then ``prose``."""
+    return f"//- skills/{sid}/skill.md\n---\ndescription: The {sid} skill.\n---\n{prose}\n"
+
+
+def tool_module(path: str, **tools: str) -> str:
+    """A fixture's tool module at ``path``: one ``@tool`` per keyword, its name and the
+    one statement before ``return None``."""
+    out = [f"//- {path}", "from rasa.mantle.tools.decorator import ToolContext, tool", ""]
+    for name, body in tools.items():
+        out += ["", f'@tool(description="{name}")', f"async def {name}("]
+        out += ["    context: ToolContext = None, name: str = '', value: str = ''", "):"]
+        out += [f"    {body}", "    return None"]
+    return "\n".join(out) + "\n"
+
+
 # -- the engine profile ------------------------------------------------------------------------
 
 
@@ -45,45 +61,24 @@ def test_every_profile_has_its_capabilities_and_an_unknown_name_the_default() ->
 
 # -- who may write a field ----------------------------------------------------------------------
 
-WRITABLE_BY = """\
+WRITABLE_BY = (
+    """\
 //- requirements.txt
 rasa-pro==3.22.0
 //- memory.yml
-tier:
-  type: text
-  writable_by: [billing]
-  mutable: true
-note:
-  type: text
-//- skills/billing/skill.md
----
-description: Billing.
----
-Offer the plans.
-
-:::ordered_block id=main
-steps:
-  - id: offer
-    action: utter_pick
-:::
+tier: {type: text, writable_by: [billing], mutable: true}
+note: {type: text}
 //- skills/billing/memory.yml
-schema:
-  private:
-    plan:
-      type: text
-//- skills/support/skill.md
----
-description: Support.
----
-Help.
+schema: {private: {plan: {type: text}}}
 //- responses.yml
 responses:
   utter_pick:
     - text: Pick.
-      buttons:
-        - title: Gold
-          payload: "set:session.project.tier=gold"
+      buttons: [{title: Gold, payload: "set:session.project.tier=gold"}]
 """
+    + skill("billing", "Offer.\n\n:::ordered_block id=main\nsteps: [{action: utter_pick}]\n:::")
+    + skill("support")
+)
 
 
 def test_writable_by_answers_who_may_write_a_project_field(tmp_path: Path) -> None:
@@ -131,51 +126,23 @@ def test_a_button_writes_what_the_skills_that_deliver_it_may_write(tmp_path: Pat
 
 # -- who writes a field without a reference ------------------------------------------------------
 
-GIVEN = """\
+GIVEN = (
+    """\
 //- memory.yml
-seeded:
-  type: text
-  seed: true
-started:
-  type: text
-  initial_value: 0
-plain:
-  type: text
+seeded: {type: text, seed: true}
+started: {type: text, initial_value: 0}
+plain: {type: text}
 //- skills/card/memory.yml
 schema:
-  public:
-    said:
-      type: text
-      llm_settable: true
-      description: What the user said.
-    checked:
-      type: text
-  private:
-    secret:
-      type: text
-//- skills/card/tools.py
-from rasa.mantle.tools.decorator import ToolContext, tool
-
-
-@tool(description="Check.")
-async def run_after_setting_checked(context: ToolContext = None):
-    return None
-//- skills/card/skill.md
----
-description: Card.
----
-Help.
+  public: {said: {type: text, llm_settable: true, description: Said.}, checked: {type: text}}
+  private: {secret: {type: text}}
 //- skills/default_customer_satisfaction/memory.yml
-schema:
-  public:
-    reason:
-      type: text
-//- skills/default_customer_satisfaction/skill.md
----
-description: Hand off.
----
-Hand off.
+schema: {public: {reason: {type: text}}}
 """
+    + tool_module("skills/card/tools.py", run_after_setting_checked="pass")
+    + skill("card")
+    + skill("default_customer_satisfaction")
+)
 
 
 def test_field_writers_names_what_gives_a_field_a_value_without_a_reference(
@@ -221,39 +188,16 @@ def test_field_writers_is_the_same_from_another_workers_facts(tmp_path: Path) ->
     assert {k: Semantics(other).field_writers(*k) for k in keys} == serial
 
 
-REACH = """\
+REACH = (
+    """\
 //- memory.yml
-tier:
-  type: text
+tier: {type: text}
 //- skills/card/memory.yml
-schema:
-  public:
-    shown:
-      type: text
-  private:
-    kept:
-      type: text
-//- skills/card/skill.md
----
-description: Card.
----
-Help.
-//- skills/other/skill.md
----
-description: Other.
----
-Help.
+schema: {public: {shown: {type: text}}, private: {kept: {type: text}}}
 """
-
-DYNAMIC_TOOL = """\
-from rasa.mantle.tools.decorator import ToolContext, tool
-
-
-@tool(description="Remember anything.")
-async def remember(context: ToolContext = None, name: str = "", value: str = ""):
-    context.memory.set(name, value)
-    return None
-"""
+    + skill("card")
+    + skill("other")
+)
 
 
 def test_unknown_keys_reach_what_the_code_using_them_may_write(tmp_path: Path) -> None:
@@ -266,17 +210,18 @@ def test_unknown_keys_reach_what_the_code_using_them_may_write(tmp_path: Path) -
     none = dict.fromkeys(keys, False)
     assert reach("plain", "") == none
     # another skill's tools with computed keys: the project's fields, public ones of others
-    other = reach("other", "//- skills/other/tools.py\n" + DYNAMIC_TOOL)
+    dynamic = {"remember": "context.memory.set(name, value)"}
+    other = reach("other", tool_module("skills/other/tools.py", **dynamic))
     assert other == {("project", "tier"): True, ("card", "shown"): True, ("card", "kept"): False}
     # the skill's own tools: every field of its own
-    assert reach("own", "//- skills/card/tools.py\n" + DYNAMIC_TOOL) == dict.fromkeys(keys, True)
+    assert reach("own", tool_module("skills/card/tools.py", **dynamic)) == dict.fromkeys(keys, True)
     # shared code: everything
-    assert reach("shared", "//- tools/common.py\n" + DYNAMIC_TOOL) == dict.fromkeys(keys, True)
+    assert reach("shared", tool_module("tools/common.py", **dynamic)) == dict.fromkeys(keys, True)
     # a key shared code names may be any skill's field
     named = reach(
         "named",
         "//- lib/__init__.py\n//- lib/keys.py\nKEPT = 'kept'\n"
-        "//- tools/common.py\n" + DYNAMIC_TOOL.replace("name, value", "'kept', value"),
+        + tool_module("tools/common.py", remember="context.memory.set('kept', value)"),
     )
     assert named[("card", "kept")]
     # buttons a tool of `other` makes: what a button of `other` may write (the project's)
@@ -290,37 +235,23 @@ def test_unknown_keys_reach_what_the_code_using_them_may_write(tmp_path: Path) -
 
 # -- readers and writers -----------------------------------------------------------------------
 
-EVERY_FORM = """\
+NOTE_IT = 'context.memory.set("note", context.memory.get("reason"))'
+EVERY_FORM = (
+    """\
 //- memory.yml
-tier:
-  type: text
+tier: {type: text}
 //- skills/card/memory.yml
-schema:
-  public:
-    reason:
-      type: text
-      description: Why.
-    note:
-      type: text
+schema: {public: {reason: {type: text, description: Why.}, note: {type: text}}}
 //- skills/card/responses.yml
 responses:
   utter_ask_reason:
     - text: "Why, {reason}? {session.project.tier}"
-      buttons:
-        - title: Lost
-          payload: "set:session.card.reason=lost"
-//- skills/card/tools.py
-from rasa.mantle.tools.decorator import ToolContext, tool
-
-
-@tool(description="Note it.")
-async def note_it(context: ToolContext = None):
-    context.memory.set("note", context.memory.get("reason"))
-    return None
-//- skills/card/skill.md
----
-description: Card.
----
+      buttons: [{title: Lost, payload: "set:session.card.reason=lost"}]
+"""
+    + tool_module("skills/card/tools.py", note_it=NOTE_IT)
+    + skill(
+        "card",
+        """\
 Mind `note`, @memory.card.note and session.card.reason.
 
 if: session.project.tier == "gold"
@@ -328,18 +259,12 @@ if: session.project.tier == "gold"
 
 :::ordered_block id=main
 steps:
-  - id: ask
-    collect: reason
-    utterance: utter_ask_reason
-  - id: keep
-    set_memory:
-      note: kept
-  - id: run
-    execute_tool: note_it
-    parameters:
-      why: session.card.reason
-:::
-"""
+  - {id: ask, collect: reason, utterance: utter_ask_reason}
+  - {id: keep, set_memory: {note: kept}}
+  - {id: run, execute_tool: note_it, parameters: {why: session.card.reason}}
+:::""",
+    )
+)
 
 
 def test_every_form_of_a_field_reference_reads_writes_or_only_names_it(tmp_path: Path) -> None:
@@ -369,36 +294,26 @@ def test_readers_and_writers_of_a_field(tmp_path: Path) -> None:
 
 # -- steps and conditions ------------------------------------------------------------------------
 
-FLOW = """\
-//- skills/card/skill.md
----
-description: Card.
----
+FLOW = skill(
+    "card",
+    """\
 Help.
 
 :::ordered_block id=main
 steps:
   - id: ask
     action: utter_ask
-    next:
-      - if: session.card.reason == "lost"
-        then: block
-      - else: END
-  - id: orphan
-    action: utter_orphan
-  - id: block
-    collect: reason
+    next: [{if: session.card.reason == "lost", then: block}, {else: END}]
+  - {id: orphan, action: utter_orphan}
+  - {id: block, collect: reason}
 :::
 
 :::ordered_block id=broken
 steps:
-  - id: first
-    action: utter_first
-    next: nowhere
-  - id: second
-    action: utter_second
-:::
-"""
+  - {id: first, action: utter_first, next: nowhere}
+  - {id: second, action: utter_second}
+:::""",
+)
 
 
 def test_reachable_steps_and_collect_steps(tmp_path: Path) -> None:
@@ -475,36 +390,19 @@ def test_a_decided_three_valued_evaluation_is_what_every_state_gives(
 
 # -- who may read a field ------------------------------------------------------------------------
 
-READING = """\
+READING = (
+    """\
 //- memory.yml
-tier:
-  type: categorical
-  enum_values: [gold, silver]
-tier:
-  type: text
+tier: {type: categorical, enum_values: [gold, silver]}
+tier: {type: text}
 //- skills/card/memory.yml
 schema:
-  public:
-    reason:
-      type: text
-    twin:
-      type: text
-  private:
-    note:
-      type: int
-    twin:
-      type: bool
-//- skills/card/skill.md
----
-description: Card.
----
-Help.
-//- skills/empty/skill.md
----
-description: No memory.
----
-Help.
+  public: {reason: {type: text}, twin: {type: text}}
+  private: {note: {type: int}, twin: {type: bool}}
 """
+    + skill("card")
+    + skill("empty")
+)
 
 
 def test_readable_declarations_are_exactly_what_unreadable_lets_through(tmp_path: Path) -> None:

@@ -134,34 +134,29 @@ def _constraint_texts(v: YNode | None) -> list[str] | None:
 
 
 def remove_attribute(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
-    hit = fx.attribute_at(d.range)
-    if hit is None:
-        return
-    f, attr = hit
-    rm = fx.remove_attr_edit(f, attr)
-    if rm is not None:
-        # the attribute cannot take effect (the engine refuses it): removing it keeps
-        # the meaning, unless the lines removed hold a comment
-        safe = "#" not in fx.text[rm.range.start : rm.range.end]
-        edit = ws_edit(fx.path, rm)
-        yield fx.action(f"Remove `{attr}`", d, edit, preferred=True, safe=safe)
+    """`llm_settable` on a project field, `seed` on a skill field: the engine refuses the
+    attribute, so removing it keeps the meaning, unless the lines removed hold a
+    comment."""
+    yield from _remove_attribute(fx, d, guess=False)
 
 
 def remove_unknown_attribute(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
-    """`correctable: true`, `required:`, … : the engine ignores them."""
+    """`correctable: true`, `required:`, … : the engine ignores them. Removing one keeps
+    the meaning; not when a known attribute was probably meant (a typo: "did you mean")."""
+    yield from _remove_attribute(fx, d, guess=isinstance((d.data or {}).get("meant"), str))
+
+
+def _remove_attribute(fx: Fix, d: Diagnostic, guess: bool) -> Iterator[CodeAction]:
+    """Remove the attribute at the diagnostic's range (all its lines): safe, and preferred,
+    unless the author may have meant another attribute (``guess``); never safe when the
+    lines removed hold a comment."""
     hit = fx.attribute_at(d.range)
-    if hit is None:
+    rm = fx.remove_attr_edit(*hit) if hit is not None else None
+    if hit is None or rm is None:
         return
-    f, attr = hit
-    rm = fx.remove_attr_edit(f, attr)
-    if rm is None:
-        return
-    # removing what the engine ignores keeps the meaning; not when a known attribute
-    # was probably meant (a typo: "did you mean") or a comment would go with it
-    meant = isinstance((d.data or {}).get("meant"), str)
-    safe = not meant and "#" not in fx.text[rm.range.start : rm.range.end]
+    safe = not guess and "#" not in fx.text[rm.range.start : rm.range.end]
     edit = ws_edit(fx.path, rm)
-    yield fx.action(f"Remove `{attr}`", d, edit, preferred=not meant, safe=safe)
+    yield fx.action(f"Remove `{hit[1]}`", d, edit, preferred=not guess, safe=safe)
 
 
 def rename_key(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
