@@ -32,7 +32,7 @@ from ...syntax.yaml_tree import YScalar, YSeq
 from ..edits import column, content_end, insert_lines, is_flow, line_start, ws_edit, yaml_scalar
 from ..types import CodeAction, TextEdit, WorkspaceEdit
 from .base import Checker, Diagnostic, did_you_mean, meant, per_project, per_skill, rule
-from .fix import DECLARE_FIELD, Fix, Fixes, literal_of_text
+from .fix import DECLARE_FIELD, Fix, Fixes, literal_of_text, own_data
 
 # Which code a condition problem gets, per site: (syntax code, readability code).
 _SITE_CODES: dict[str, tuple[str, str]] = {
@@ -284,6 +284,7 @@ def compared_literal(
     return None
 
 
+@own_data
 def enum_value(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
     hit = compared_literal(fx, d.range)
     if hit is None or hit[0].kind != "str":
@@ -350,6 +351,7 @@ def add_enum_value(fx: Fix, f: MemoryField, ref: MemoryRef, value: str) -> Works
     return ws_edit(pf.path, insert_lines(text, content_end(text, last), [line]))
 
 
+@own_data
 def literal_type(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
     hit = compared_literal(fx, d.range)
     if hit is None:

@@ -28,7 +28,7 @@ from ..edits import (
 )
 from ..types import CodeAction, TextEdit
 from .base import Checker, Diagnostic, Related, did_you_mean, meant, per_project, per_skill, rule
-from .fix import Fix, Fixes
+from .fix import Fix, Fixes, own_data
 from .flow import where
 
 
@@ -533,6 +533,7 @@ def check_blank_referenced(ck: Checker, path: Path, node: YScalar, what: str) ->
 # -- fixes ------------------------------------------------------------------------------------
 
 
+@own_data
 def rename_parameter(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
     """`sauce:` → `source:` (data: the tool, the parameter written, the one meant)."""
     data = d.data or {}
@@ -550,6 +551,7 @@ def rename_parameter(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
     yield fx.action(f"Change to `{meant}`", d, edit, preferred=True)
 
 
+@own_data
 def add_parameters(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
     """Give each missing parameter under `parameters:`: the field of that name when
     this skill (or the project) has one, else a `TODO` the author replaces."""
