@@ -456,3 +456,44 @@ def test_a_backticked_name_denotes_the_nearest_symbol_that_exists(tmp_path: Path
         for name in ("note", "tier", "card", "unknown"):
             found = sem.mention_denotes(sid, name)
             assert found is None or found in sem.mention_order(sid, name)
+
+
+def test_what_tool_code_and_steps_may_write(tmp_path: Path) -> None:
+    """``unwritable`` (a ``memory.set`` key of a skill's tools, or of shared code) and
+    ``step_write_target`` (a bare ``collect:`` / ``set_memory`` key) agree on what a bare
+    name names: the skill's own field first, else the project's."""
+    sem = load(
+        tmp_path,
+        """\
+//- memory.yml
+tier: {type: text}
+both: {type: text}
+//- skills/card/memory.yml
+schema: {public: {reason: {type: text}, both: {type: int}}}
+"""
+        + skill("card")
+        + skill("other"),
+    )
+    card, other = sem.p.skills["card"], sem.p.skills["other"]
+    assert [sem.step_write_target(card, n) for n in ("reason", "both", "tier", "x")] == [
+        "skill",
+        "skill",
+        "project",
+        None,
+    ]
+    assert sem.step_write_target(other, "reason") is None
+    assert sem.step_write_target(None, "tier") == "project"
+    for name in ("reason", "both", "tier", "card.reason", "project.tier"):
+        assert sem.unwritable("card", name) is None, name
+    kinds = {
+        ("other", "card.reason"): "other_skill",
+        ("other", "reason"): "bare_undeclared",
+        ("card", "card.nope"): "undeclared",
+        ("card", "project.nope"): "no_project_field",
+        ("card", "system.x"): "system",
+        (None, "nope"): "nowhere",
+    }
+    for (sid, name), kind in kinds.items():
+        u = sem.unwritable(sid, name)
+        assert u is not None and u.kind == kind, (sid, name)
+    assert sem.unwritable(None, "reason") is None  # shared code: any skill's field
