@@ -15,7 +15,7 @@ from typing import Any
 from ..model.defaults import DEFAULT_SKILLS, FRAMEWORK_TOOLS, DefaultField, DefaultSkill
 from ..model.layout import FileKind
 from ..model.project import Project, Skill
-from ..model.semantics import HOOK_PREFIX, Semantics
+from ..model.semantics import HOOK_PREFIX, Semantics, in_order
 from ..model.symbols import Reference, Symbol, SymbolKey, qualified_name
 from ..syntax.config_yml import Precondition
 from ..syntax.memory_yml import MemoryField
@@ -126,12 +126,6 @@ def _real_refs(project: Project, key: SymbolKey) -> list[Reference]:
     return [r for r in project.index.references_to(key) if not r.soft]
 
 
-def _in_order(refs: list[Reference]) -> list[Reference]:
-    """References by file and position: the same list however the index was built (one
-    process, or several workers)."""
-    return sorted(refs, key=lambda r: (str(r.path), r.range.start, r.range.end))
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -172,7 +166,7 @@ def _field(project: Project, key: SymbolKey) -> list[str]:
     if f.enum_values:
         type_line += " · values " + ", ".join(_code(v) for v in f.enum_values)
     out.append(type_line)
-    refs = _in_order(project.index.references_to(key))
+    refs = in_order(project.index.references_to(key))
     flags = []
     if f.llm_settable:
         flags.append("llm_settable")
@@ -346,7 +340,7 @@ def _block(project: Project, key: SymbolKey) -> list[str]:
     cw = _scalar_text(blk.complete_when)
     if cw:
         out.append(f"complete_when {_code(_preview(cw))}")
-    callers = _in_order([r for r in _real_refs(project, key) if r.form in ("call", "link")])
+    callers = in_order([r for r in _real_refs(project, key) if r.form in ("call", "link")])
     if callers:
         rows = [f"{r.form} ({_link(project, r.path, r.range.start)})" for r in callers]
         out.append(f"called from {_plural(len(callers), 'step')}:\n" + _places(rows))

@@ -48,6 +48,7 @@ __all__ = [
     "StepExit",
     "Unreadable",
     "Unwritable",
+    "in_order",
     "reads",
     "writes",
 ]
@@ -354,16 +355,14 @@ class Semantics:
         ``sid``, or (None) in the project-root file, whose responses run in every skill
         that delivers them: a skill field only the one skill delivering it may write, a
         project field only skills its ``writable_by`` lists (on a profile with it)."""
-        name = f"{ns}.{entry}"
-        if ns == "project":
-            if self.writable_by(entry) is None:
-                return None
-            users = [sid] if sid is not None else sorted(self.response_users(response))
-            return self.project_write_refused(sid, entry, users)
+        if ns == "project" and self.writable_by(entry) is None:
+            return None
         users = [sid] if sid is not None else sorted(self.response_users(response))
+        if ns == "project":
+            return self.project_write_refused(sid, entry, users)
         if ns in self.button_writable_skills(sid, users):
             return None
-        return Unwritable("other_skill", sid, name, ns, entry)
+        return Unwritable("other_skill", sid, f"{ns}.{entry}", ns, entry)
 
     def writable_by(self, entry: str) -> tuple[str, ...] | None:
         """The skills project field ``entry``'s ``writable_by`` lists, on a profile that
@@ -459,13 +458,13 @@ class Semantics:
     def readers(self, ns: str, entry: str) -> list[Reference]:
         """The places that read field ``ns.entry`` (:func:`reads`), by file and position."""
         refs = self.p.index.references_to(("field", ns, entry))
-        return _in_order(r for r in refs if reads(r))
+        return in_order(r for r in refs if reads(r))
 
     def writers(self, ns: str, entry: str) -> list[Reference]:
         """The places that write field ``ns.entry`` (:func:`writes`), by file and position;
         what else gives it a value is :meth:`field_writers`."""
         refs = self.p.index.references_to(("field", ns, entry))
-        return _in_order(r for r in refs if writes(r))
+        return in_order(r for r in refs if writes(r))
 
     def field_writers(self, ns: str, entry: str) -> tuple[str, ...]:
         """What gives field ``ns.entry`` a value besides the references the index holds
@@ -821,7 +820,7 @@ class Semantics:
         return seen
 
 
-def _in_order(refs: Iterable[Reference]) -> list[Reference]:
+def in_order(refs: Iterable[Reference]) -> list[Reference]:
     """References by file and position: the same list however the index was built (one
     process, or several workers)."""
     return sorted(refs, key=lambda r: (str(r.path), r.range.start, r.range.end))
