@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -448,3 +449,74 @@ def test_every_package_is_in_the_wheel() -> None:
         if "__pycache__" not in init.parts
     }
     assert found - listed == set()
+
+
+# -- the engine profile is a fact of the core ------------------------------------------------
+
+# The one module that maps an engine version to what it enforces (model/engine.py): every
+# other module asks a capability (`Semantics(project).profile.has_writable_by`, …).
+PROFILE_CORE = frozenset({"mantle_lsp.model.engine"})
+_VERSION_TEXT = re.compile(r"\d+\.\d+\Z")
+
+
+def _version_comparisons(tree: ast.Module) -> Iterator[str]:
+    """Comparisons with an engine-version string (``x == "3.22"``, ``x in ("3.21",
+    "3.22")``, through a module constant bound to one) or of a project's ``.engine`` with
+    anything but a constant that is no version (``settings.engine == "auto"``)."""
+    versions = {
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        and _VERSION_TEXT.match(node.value.value)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+
+    def versionish(e: ast.expr) -> bool:
+        if isinstance(e, ast.Constant):
+            return isinstance(e.value, str) and bool(_VERSION_TEXT.match(e.value))
+        if isinstance(e, ast.Tuple | ast.List | ast.Set):
+            return any(versionish(x) for x in e.elts)
+        if isinstance(e, ast.Name):
+            return e.id in versions
+        return False
+
+    def engine_vs_value(operands: list[ast.expr]) -> bool:
+        engine = [x for x in operands if isinstance(x, ast.Attribute) and x.attr == "engine"]
+        return bool(engine) and any(
+            not isinstance(x, ast.Constant) for x in operands if x not in engine
+        )
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            if any(versionish(x) for x in operands) or engine_vs_value(operands):
+                yield f"line {node.lineno}: {ast.unparse(node)}"
+
+
+def test_no_engine_version_is_compared_outside_the_core() -> None:
+    found = {
+        m: calls
+        for m in _modules()
+        if m not in PROFILE_CORE and (calls := list(_version_comparisons(_tree(m))))
+    }
+    assert not found, found
+
+
+def test_the_version_finder_sees_the_usual_forms() -> None:
+    src = (
+        'V322 = "3.22"\n'
+        "def f(ck, p, e):\n"
+        '    a = ck.p.engine != "3.22"\n'
+        "    b = p.engine == V322\n"
+        '    c = e in ("3.21", "3.22")\n'
+        "    d = ck.p.engine == e\n"
+    )
+    assert len(list(_version_comparisons(ast.parse(src)))) == 4
+    clean = (
+        "def f(p, s):\n"
+        '    return p.profile.has_mutable and s.engine is None or s.engine == "auto"\n'
+    )
+    assert not list(_version_comparisons(ast.parse(clean)))

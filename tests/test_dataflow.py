@@ -166,16 +166,23 @@ Use @tool.remember. Read @memory.card.note and @memory.project.tier.
 
 
 def test_buttons_made_by_a_tool_silence_never_written(tmp_path: Path) -> None:
+    """And `unused_field`: such buttons may write the fields of their skill and the
+    project's, read or not."""
     check_clean(
         tmp_path,
         """\
 //- memory.yml
 tier:
   type: text
+level:
+  type: text
 //- skills/card/memory.yml
 schema:
   public:
     choice:
+      type: text
+  private:
+    picked:
       type: text
 //- skills/card/responses.yml
 responses:
@@ -197,7 +204,7 @@ description: Card.
 ---
 Offer utter_pick. Read @memory.card.choice and @memory.project.tier.
 """,
-        silent=["never_written"],
+        silent=["never_written", "unused_field"],
     )
 
 
@@ -372,3 +379,74 @@ def test_editing_what_silences_never_written_updates_the_editor_like_a_fresh_loa
     assert not never_written(), "buttons made by a tool"
     ws.open_buffer(resp, files["skills/card/responses.yml"], 3)
     assert never_written()
+
+
+def test_a_validation_hook_is_no_writer_and_a_value_is_a_use(tmp_path: Path) -> None:
+    """The engine runs `run_after_setting_<entry>` after a settable write of the field
+    (the model's set_fields, a correction, a `set:` button), never in its place: a field
+    that nothing else writes stays None (never_written) or is unused, whatever hooks the
+    project has; the hook itself never runs, which `invalid_memory_validation_tool` says.
+    A field with an `initial_value` holds a value the prompt shows: it is used.
+    (`unused_field` and `never_written` ask the same Semantics.field_writers.)"""
+    check_diagnostics(
+        tmp_path,
+        """\
+//- memory.yml
+«never_written:tier»:
+  type: text
+start:
+  type: text
+  initial_value: none yet
+//- skills/card/memory.yml
+schema:
+  public:
+    «never_written:note»:
+      type: text
+    «unused_field:checked»:
+      type: text
+//- skills/card/tools.py
+"""
+        + TOOLS_HEADER
+        + """
+
+@tool(description="Check the note.")
+async def «invalid_memory_validation_tool:run_after_setting_note»(context: ToolContext = None):
+    return None
+
+
+@tool(description="Check the tier.")
+async def «invalid_memory_validation_tool:run_after_setting_tier»(context: ToolContext = None):
+    return None
+
+
+@tool(description="Check.")
+async def «invalid_memory_validation_tool:run_after_setting_checked»(context: ToolContext = None):
+    return None
+//- skills/card/skill.md
+---
+description: Card.
+---
+Read @memory.card.note and @memory.project.tier.
+""",
+        severities={"never_written": "hint", "unused_field": "hint"},
+    )
+
+
+def test_session_in_prose_reads_nothing_and_writes_nothing(tmp_path: Path) -> None:
+    """`session.<ns>.<entry>` in instruction text only names a field (the engine refuses
+    it and substitutes nothing): the field it names is still never written — every
+    reader and every writer is what Semantics.readers / writers say, and before, this
+    form silenced the check as one it did not know."""
+    check_diagnostics(
+        tmp_path,
+        """\
+//- skills/card/memory.yml
+schema: {public: {«never_written:note»: {type: text}}}
+//- skills/card/skill.md
+---
+description: Card.
+---
+Mind @memory.card.note, not «session_reference_in_instructions:session.card.note».
+""",
+        severities={"never_written": "hint"},
+    )

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mantle_lsp.ide.rules.dataflow import constant_parts, evaluate
+from mantle_lsp.ide.rules.dataflow import constant_parts
+from mantle_lsp.model.evaluation import evaluate
 from mantle_lsp.syntax.conditions import parse_condition
 from support import check_clean, check_diagnostics
 
@@ -19,7 +20,7 @@ def _value(text: str) -> bool | None:
     """The condition's value: True/False when decided, None when not."""
     tree = parse_condition(text).tree
     assert tree is not None, text
-    v = evaluate(tree, NEVER)
+    v = evaluate(tree, dict.fromkeys(NEVER))
     return bool(v.value) if v.decided else None
 
 

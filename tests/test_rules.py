@@ -69,9 +69,30 @@ def test_every_registered_code_has_a_maker() -> None:
 
 def test_rules_declare_what_they_report_on() -> None:
     for r in RULES:
-        assert r.codes and r.reports_on and r.reads, r.name
-        assert r.scope in ("skill", "project", "anchor"), r.name
+        assert r.codes and r.scopes, r.name
+        for scope in r.scopes:
+            assert scope.reports_on and scope.reads, r.name
+            assert scope.scope in ("skill", "project", "anchor"), r.name
+        assert len({s.scope for s in r.scopes}) == len(r.scopes), r.name
         assert r.summary, f"{r.name} has no docstring"
+
+
+def test_a_check_of_skills_and_of_the_project_is_one_rule_with_two_scopes() -> None:
+    """No code is declared by two rules of one module unless they check different things
+    the engine reports under one code (the twins of a skill check and a project check are
+    one rule with its scopes)."""
+    by_module: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for r in RULES:
+        for code in r.codes:
+            by_module[(_module(r.name), code)].add(r.name)
+    twice = {k: v for k, v in by_module.items() if len(v) > 1}
+    # a skill folder without skill.md, a project without skills (structure)
+    assert twice == {
+        ("structure", "mantle.validation.skill.failed_to_load"): {
+            "structure.project_layout",
+            "structure.skill_identity",
+        }
+    }
 
 
 BROKEN = """\
@@ -184,3 +205,29 @@ def test_a_project_fields_writers_are_rechecked_together(tmp_path: Path) -> None
     affected = proj.set_source(billing, source_from_text(billing, text))
     assert tools in affected
     assert twice(file_diagnostics(proj, affected)) == twice(project_diagnostics(proj)) == []
+
+
+def test_each_fix_is_beside_the_rule_that_emits_its_code() -> None:
+    """A rule module's ``FIXES`` fix only codes a rule of that module emits; the codes a
+    parser emits have theirs in ``rules/parsed.py``. Every fixed code is registered."""
+    from mantle_lsp.ide import rules
+    from mantle_lsp.ide.rules import FIXES
+
+    declared: dict[str, set[str]] = defaultdict(set)
+    for r in RULES:
+        declared[_module(r.name)] |= r.codes
+    parsers = set()
+    for path in (SERVER / "syntax").glob("*.py"):
+        parsers |= set(CODE.findall(path.read_text(encoding="utf-8")))
+    seen = set()
+    for name in ("conditions", "eval", "flow", "memory", "parsed", "prose", "references",
+                 "responses", "tools"):  # fmt: skip
+        module = getattr(rules, name)
+        for code, fixers in module.FIXES.items():
+            assert fixers, code
+            assert code in REGISTRY, code
+            mine = parsers if name == "parsed" else declared[name]
+            assert code in mine, f"rules/{name}.py fixes {code}, which it does not emit"
+            seen.add(code)
+    # the modules that export no fixes emit no code a fix is for
+    assert set(FIXES) == seen

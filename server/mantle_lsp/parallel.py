@@ -477,7 +477,11 @@ def _import(proj: Project, idx: Any, others: list[Entries], files: Files) -> Non
 
 
 def _facts(row: Any) -> FieldFacts | None:
-    return None if row is None else FieldFacts(row[0], row[1], tuple(row[2]), dict(row[3]), row[4])
+    return (
+        None
+        if row is None
+        else FieldFacts(row[0], row[1], tuple(row[2]), dict(row[3]), tuple(row[4]))
+    )
 
 
 _FAILED = "failed"

@@ -34,7 +34,6 @@ from typing import Literal, NamedTuple, TypeAlias
 
 from ..model.defaults import (
     DEFAULT_SKILLS,
-    EXECUTE_ONLY_TOOLS,
     FRAMEWORK_TOOLS,
     STEP_ACTIONS,
 )
@@ -1010,8 +1009,8 @@ def _tools_of(c: _Ctx, which: Literal["visible", "attachable", "execute"]) -> li
     if which == "visible":
         for name, desc in FRAMEWORK_TOOLS.items():
             out.setdefault(name, _Tool(name, "framework tool", desc))
-    if which == "execute" and p.engine == "3.22":  # 3.21 has no execute-only tools
-        for name in EXECUTE_ONLY_TOOLS:
+    if which == "execute":  # 3.21 has no execute-only tools
+        for name in sem.profile.execute_only_tools:
             out.setdefault(name, _Tool(name, "framework tool (execute_tool only)", ""))
     return list(out.values())
 

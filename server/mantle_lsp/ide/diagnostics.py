@@ -60,17 +60,18 @@ def run(
     anchor = p.anchor_file()
     checked = [(sid, sk) for sid, sk in p.skills.items() if wanted is None or sid in skills]
     for rule in RULES:
-        if not whole and rule.whole_project:
-            continue
         ck.rule = rule
-        if rule.scope == "skill":
-            for sid, sk in checked:
-                rule.fn(ck, sid, sk)
-        elif rule.scope == "anchor":
-            if wanted is None or (anchor is not None and anchor.path in wanted):
-                rule.fn(ck)
-        elif wanted is None or kinds & rule.reports_on:
-            rule.fn(ck)
+        for scope in rule.scopes:
+            if not whole and scope.whole_project:
+                continue
+            if scope.scope == "skill":
+                for sid, sk in checked:
+                    rule.run(ck, scope, sid, sk)
+            elif scope.scope == "anchor":
+                if wanted is None or (anchor is not None and anchor.path in wanted):
+                    rule.run(ck, scope)
+            elif wanted is None or kinds & scope.reports_on:
+                rule.run(ck, scope)
     ck.rule = None
     if wanted is not None:
         ck.out = {path: ds for path, ds in ck.out.items() if path in wanted}
@@ -111,15 +112,15 @@ def rechecked(project: Project, paths: Iterable[Path]) -> set[Path]:
     wanted: set[FileKind] = set()
     every_skill: set[FileKind] = set()
     anchor = False
-    for rule in RULES:
-        if not (rule.reads & kinds):
+    for scope in (s for rule in RULES for s in rule.scopes):
+        if not (scope.reads & kinds):
             continue
-        if rule.scope == "anchor":
+        if scope.scope == "anchor":
             anchor = True
-        elif rule.scope == "project":
-            wanted |= rule.reports_on
-        elif rule.reads & kinds & _FAN_OUT:
-            every_skill |= rule.reports_on
+        elif scope.scope == "project":
+            wanted |= scope.reports_on
+        elif scope.reads & kinds & _FAN_OUT:
+            every_skill |= scope.reports_on
     if wanted:
         outside = project.paths_by_kind(project_level=True)
         out.update(p for kind in wanted for p in outside.get(kind, ()))

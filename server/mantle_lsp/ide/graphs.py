@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..model.project import Project
-from ..model.semantics import READ_FORMS, WRITE_FORMS, Semantics
+from ..model.semantics import Semantics, reads, writes
 from ..syntax.skill_md import Block, SkillDoc
 from ..syntax.text import TextRange
 from .diagnostics import Diagnostic
@@ -249,7 +249,7 @@ def agent_map(
                     "owner": ns,
                     "scope": getattr(f, "scope", scope),
                     "type": f.type,
-                    "writers": sem.field_writers(ns, f.name),
+                    "writers": list(sem.field_writers(ns, f.name)),
                 },
             )
 
@@ -310,9 +310,9 @@ def agent_map(
         fid, sid_node = f"field:{ref.key[1]}.{ref.key[2]}", f"skill:{ref.skill}"
         if fid not in nodes or sid_node not in nodes:
             continue
-        if ref.form in WRITE_FORMS:
+        if writes(ref):
             forms.setdefault((sid_node, fid, "writes"), set()).add(ref.form)
-        elif ref.form in READ_FORMS:
+        elif reads(ref):
             forms.setdefault((fid, sid_node, "reads"), set()).add(ref.form)
     for (src, dst, kind), how in sorted(forms.items()):
         edges[Edge(src, dst, kind, ", ".join(sorted(how)))] = None

@@ -15,7 +15,7 @@ from typing import Any
 from ..model.defaults import DEFAULT_SKILLS, FRAMEWORK_TOOLS, DefaultField, DefaultSkill
 from ..model.layout import FileKind
 from ..model.project import Project, Skill
-from ..model.semantics import WRITE_FORMS, Semantics
+from ..model.semantics import HOOK_PREFIX, Semantics, in_order
 from ..model.symbols import Reference, Symbol, SymbolKey, qualified_name
 from ..syntax.config_yml import Precondition
 from ..syntax.memory_yml import MemoryField
@@ -126,12 +126,6 @@ def _real_refs(project: Project, key: SymbolKey) -> list[Reference]:
     return [r for r in project.index.references_to(key) if not r.soft]
 
 
-def _in_order(refs: list[Reference]) -> list[Reference]:
-    """References by file and position: the same list however the index was built (one
-    process, or several workers)."""
-    return sorted(refs, key=lambda r: (str(r.path), r.range.start, r.range.end))
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -172,7 +166,7 @@ def _field(project: Project, key: SymbolKey) -> list[str]:
     if f.enum_values:
         type_line += " · values " + ", ".join(_code(v) for v in f.enum_values)
     out.append(type_line)
-    refs = _in_order(project.index.references_to(key))
+    refs = in_order(project.index.references_to(key))
     flags = []
     if f.llm_settable:
         flags.append("llm_settable")
@@ -195,21 +189,20 @@ def _field(project: Project, key: SymbolKey) -> list[str]:
         out.append(_preview(f.description, DESCRIPTION))
     places = [_link(project, s.path, s.range.start) for s in fields if s.path and s.range]
     out.append("Declared in " + ", ".join(places))
-    writers = [_writer(project, r) for r in refs if r.form in WRITE_FORMS and not r.soft]
-    writers = list(dict.fromkeys(writers))
+    sem = Semantics(project)
+    writers = list(dict.fromkeys(_writer(project, r) for r in sem.writers(ns, entry)))
     if writers:
         out.append(f"Written by {_plural(len(writers), 'place')}:\n" + _places(writers))
-    reads = [r for r in refs if r.form not in WRITE_FORMS and not r.soft]
+    reads = sem.readers(ns, entry)
     soft = [r for r in refs if r.soft]
     readers = list(dict.fromkeys(_reader(project, r) for r in reads))
     read_line = f"Read in {_plural(len(readers), 'place')}"
     if soft:
         read_line += f" (and mentioned in {_plural(len(soft), 'backticked name')})"
     out.append(read_line + (":\n" + _places(readers) if readers else ""))
-    if ns != "project":
-        hook = ("tool", ns, f"run_after_setting_{entry}")
-        if _defs(project, hook):
-            out.append(f"Validated by the hook {_code(hook[2])}")
+    hook = sem.validation_hook(ns, entry)
+    if hook is not None:
+        out.append(f"Validated by the hook {_code(hook[2])}")
     return out
 
 
@@ -347,7 +340,7 @@ def _block(project: Project, key: SymbolKey) -> list[str]:
     cw = _scalar_text(blk.complete_when)
     if cw:
         out.append(f"complete_when {_code(_preview(cw))}")
-    callers = _in_order([r for r in _real_refs(project, key) if r.form in ("call", "link")])
+    callers = in_order([r for r in _real_refs(project, key) if r.form in ("call", "link")])
     if callers:
         rows = [f"{r.form} ({_link(project, r.path, r.range.start)})" for r in callers]
         out.append(f"called from {_plural(len(callers), 'step')}:\n" + _places(rows))
@@ -480,8 +473,8 @@ def _tool(project: Project, key: SymbolKey) -> list[str]:
     s = syms[-1]
     t: ToolDef = s.obj
     scope = f"tool of skill {_code(sid)}" if sid else "shared tool (`import_tools`)"
-    if name.startswith("run_after_setting_") and sid:
-        entry = name[len("run_after_setting_") :]
+    if name.startswith(HOOK_PREFIX) and sid:
+        entry = name[len(HOOK_PREFIX) :]
         scope = f"memory validation hook for {_code(f'{sid}.{entry}')}"
     out = [f"**tool {_code(name)}** — {scope}"]
     if t.kind == "possible":

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..model.project import Project
-from ..model.semantics import WRITE_FORMS
+from ..model.semantics import writes
 from ..model.symbols import Reference, SymbolKey
 from ..syntax.text import TextRange
 from .locate import definition_locations, reference_locations, target_at
@@ -78,7 +78,7 @@ def reference_kinds(
 def reference_kind(ref: Reference) -> HighlightKind:
     if ref.soft:
         return "text"
-    if ref.key[0] == "field" and ref.form in WRITE_FORMS:
+    if writes(ref):
         return "write"
     return "read"
 

@@ -15,21 +15,14 @@ from __future__ import annotations
 
 import json
 import math
-import operator
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..model.evaluation import evaluate
 from ..model.project import Project
 from ..model.semantics import Semantics
-from ..syntax.conditions import (
-    BoolOpExpr,
-    Expr,
-    LiteralExpr,
-    NotExpr,
-    RefExpr,
-    parse_condition,
-)
+from ..syntax.conditions import Expr, parse_condition
 from ..syntax.skill_md import MEMORY_TOKEN_RE, Block, Paragraph, SkillDoc, Step
 from ..syntax.text import TextRange
 from ..syntax.yaml_tree import YScalar, parse_yaml, to_python
@@ -177,46 +170,15 @@ def render_value(value: object) -> str:
 
 # -- conditions -----------------------------------------------------------------------------
 
-_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
-
-
-def _value(e: Expr, values: Mapping[str, object]) -> object:
-    if isinstance(e, RefExpr):
-        return values.get(e.ref.key)
-    if isinstance(e, LiteralExpr):
-        return e.value
-    if isinstance(e, NotExpr):
-        return not _value(e.operand, values)
-    if isinstance(e, BoolOpExpr):
-        # evaluated left to right, stopping at the first operand that decides; the result
-        # is a boolean (not the operand, as Python's own `and`/`or` would give)
-        each: Iterator[object] = (_value(x, values) for x in e.operands)
-        return all(each) if e.op == "and" else any(each)
-    # a chain `a < b < c`: each link in turn, the first false one ends it
-    left = _value(e.left, values)
-    for op, comp in zip(e.ops, e.comparators, strict=True):
-        right = _value(comp, values)
-        try:
-            ok = _COMPARE[op](left, right)
-        except TypeError as exc:
-            raise EvalError(str(exc)) from None
-        if not ok:
-            return False
-        left = right
-    return True
-
 
 def condition_holds(tree: Expr, values: Mapping[str, object]) -> bool:
     """Whether a parsed condition holds for ``values`` (slot ``ns.entry`` -> value; a slot
-    not in ``values`` is None). Raises :class:`EvalError` where the engine fails."""
-    return bool(_value(tree, values))
+    not in ``values`` is None), as the engine evaluates it (``model/evaluation.py``).
+    Raises :class:`EvalError` where the engine fails."""
+    v = evaluate(tree, values, None)
+    if v.fails:
+        raise EvalError(v.error)
+    return bool(v.value)
 
 
 # -- the preview ----------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from pathlib import Path
 from ..model.defaults import DEFAULT_SKILLS, RESERVED_SKILL_IDS, RESERVED_TOOL_NAMES
 from ..model.layout import FileKind, inside
 from ..model.project import Project
-from ..model.semantics import Semantics
+from ..model.semantics import HOOK_PREFIX, Semantics
 from ..model.symbols import (
     Reference,
     SymbolKey,
@@ -52,7 +52,6 @@ from .locate import target_at
 from .navigation import relative, where
 from .types import ChangeNote, FeatureError, TextEdit, WorkspaceEdit
 
-HOOK_PREFIX = "run_after_setting_"
 RENAMABLE = ("field", "skill", "block", "step", "response", "tool", "precondition", "mcp",
              "model_group")  # fmt: skip
 _KIND_WORDS = {
@@ -409,8 +408,8 @@ def _plan(plan: _Plan, key: SymbolKey, new: str) -> FeatureError | None:
         err = _field_captures(plan.project, key, new)
         if err is not None:
             return err
-        hook = ("tool", key[1], HOOK_PREFIX + key[2])
-        if key[1] != "project" and plan.project.index.lookup(hook):
+        hook = Semantics(plan.project).validation_hook(key[1], key[2])
+        if hook is not None:
             new_hook = HOOK_PREFIX + new
             if plan.project.index.lookup(("tool", key[1], new_hook)):
                 return FeatureError(f"tool `{new_hook}` already exists in skill `{key[1]}`")
@@ -770,9 +769,14 @@ def _field_captures(project: Project, key: SymbolKey, new: str) -> FeatureError 
     ns = key[1]
     if ns == "project":
         # a bare `old` in skill S becomes `new`, which S's own field `new` would capture
+        sem = Semantics(project)
         for ref in project.index.references_to(key):
             sk = project.skill(ref.skill) if ref.skill else None
-            if sk is not None and sk.field(new) is not None and _is_bare(project, ref):
+            if (
+                sk is not None
+                and sem.step_write_target(sk, new) == "skill"
+                and _is_bare(project, ref)
+            ):
                 return FeatureError(
                     f"in skill `{sk.id}` the bare name `{new}` means its own field "
                     f"`{sk.id}.{new}`, so {where(project, ref.path, ref.range.start)} would "

@@ -14,7 +14,7 @@ from typing import Literal
 
 from ..model.layout import FileKind
 from ..model.project import ParsedFile, Project
-from ..model.semantics import READ_FORMS, Semantics
+from ..model.semantics import Semantics, reads
 from ..model.symbols import SymbolKey, content_range
 from ..syntax.conditions import (
     BoolOpExpr,
@@ -410,7 +410,7 @@ def code_lenses(project: Project, path: Path) -> list[Lens]:
         if soft:
             title += f", {soft} mention" + ("" if soft == 1 else "s")
         out.append(Lens(sym.range, title, sym.key))
-        if sym.key[0] == "field" and not any(r.form in READ_FORMS for r in refs):
+        if sym.key[0] == "field" and not any(reads(r) for r in refs):
             out.append(Lens(sym.range, NEVER_READ, sym.key))
     out.sort(key=lambda lens: (lens.range.start, (lens.title != NEVER_READ and 0) or 1))
     return out

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..syntax.text import TextRange
+
+if TYPE_CHECKING:
+    from ..model.symbols import SymbolKey
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,40 @@ class WorkspaceEdit:
     new_files: dict[Path, str] = field(default_factory=dict)
     notes: dict[str, ChangeNote] = field(default_factory=dict)
     notices: tuple[str, ...] = ()
+
+
+# -- code actions (ide/code_actions.py; each fix beside its rule in ide/rules/) -----
+
+ActionKind = Literal["quickfix", "refactor.rewrite", "source", "source.fixAll.mantle"]
+
+
+@dataclass(frozen=True)
+class NameFix:
+    """What a fix decides about a name the project does not declare (for fixing many
+    findings at once, ide/fixes.py): ``to`` None — it declares ``name``, guessing the
+    declaration from its uses; else it changes the mention of ``name`` to ``to`` (a "did you
+    mean")."""
+
+    name: SymbolKey
+    to: SymbolKey | None = None
+
+
+@dataclass(frozen=True)
+class CodeAction:
+    title: str
+    kind: ActionKind
+    edit: WorkspaceEdit
+    diagnostic_codes: tuple[str, ...] = ()
+    preferred: bool = False
+    # Safe: the edit keeps what the author evidently meant and deletes no comment, so
+    # `mantle-lsp check --fix` applies it unasked (docs/cli.md#fixes lists the decisions);
+    # the others (a guessed name, type or target, placeholder text) need --unsafe-fixes.
+    safe: bool = False
+    # Writes an inline suppression instead of fixing: never chosen by a fix-all or `check
+    # --fix`, never listed as a help line.
+    suppresses: bool = False
+    # The name the fix declares or replaces by another (None: it fixes no name).
+    name: NameFix | None = None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@ steps, tools and ``set:`` buttons of unlisted skills), the execute-only engine t
 (ide/rules/profile.py, ide/rules/config.py). A project's profile is detected from a
 ``rasa-pro`` requirement in the project folder or its parents (requirements*.txt,
 pyproject.toml, Pipfile, setup.cfg), and can be forced from the CLI or the editor.
+
+What a profile enforces is a :class:`Profile` of named capabilities (``has_writable_by``,
+``execute_only_tools``, …): rules and features ask those (through
+``Semantics.profile``), never the version string, so a new profile is one entry here.
 """
 
 from __future__ import annotations
@@ -15,11 +19,58 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .defaults import EXECUTE_ONLY_TOOLS
 from .layout import DISK, Layout
 from .source import read_start
 
 PROFILES = ("3.21", "3.22")
 DEFAULT_PROFILE = "3.21"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What one engine version enforces, as capabilities the rules ask by name."""
+
+    name: str  # "3.21", "3.22"
+    # the project-field attributes it reads (`mutable`, `writable_by`); it refuses them on
+    # skill fields and fails to load a skill whose memory.yml gives one the wrong type
+    field_attributes: tuple[str, ...]
+    # engine tools only an `execute_tool` step runs; their names are reserved
+    execute_only_tools: tuple[str, ...]
+    # it warns about an `agent.language` that is not an exact BCP 47 tag
+    checks_agent_language: bool
+    # it warns when a skill tool's bare `memory.set` names a field both the skill and the
+    # project declare (the skill field is written)
+    warns_shadowed_bare_set: bool
+
+    @property
+    def has_mutable(self) -> bool:
+        """A project field with `mutable: true` may be overwritten (else its first value
+        stays for the session)."""
+        return "mutable" in self.field_attributes
+
+    @property
+    def has_writable_by(self) -> bool:
+        """A project field's `writable_by` lists the only skills that may write it."""
+        return "writable_by" in self.field_attributes
+
+
+_CAPABILITIES = {
+    "3.21": Profile("3.21", (), (), checks_agent_language=False, warns_shadowed_bare_set=False),
+    "3.22": Profile(
+        "3.22",
+        ("mutable", "writable_by"),
+        EXECUTE_ONLY_TOOLS,
+        checks_agent_language=True,
+        warns_shadowed_bare_set=True,
+    ),
+}
+
+
+def profile_named(name: str) -> Profile:
+    """The capabilities of profile ``name`` (the default profile's for an unknown name)."""
+    return _CAPABILITIES.get(name) or _CAPABILITIES[DEFAULT_PROFILE]
+
 
 _REQ = re.compile(r"rasa[-_]pro\s*(?:\[[^\]]*\])?[\s\"'=:<>~^!]*(\d+)\.(\d+)", re.I)
 _VERSION = re.compile(r"\d+\.\d+(?:\.?[0-9A-Za-z]+)*")  # as written: 3.20.0.dev1, 3.22.0rc2

@@ -27,6 +27,7 @@ from ..syntax.skill_md import COMPILE_CODES, COMPILED_CONDITIONS, SkillDoc, pars
 from ..syntax.text import TextRange
 from ..syntax.tools_py import ToolModule, parse_tools_module
 from .defaults import DEFAULT_SKILLS
+from .engine import profile_named
 from .layout import FileKind
 from .source import C_ENCODING, C_UNREADABLE, Source
 
@@ -299,9 +300,9 @@ class Skill:
                     label = SITE_LABELS.get(site.kind, "condition")
                     msg = f"{label}: {err.message}"
                     causes.append(LoadFailure(code, msg, str(pf.path), rng.start, rng.end))
-            elif isinstance(doc, MemoryDoc) and engine == "3.22":
+            elif isinstance(doc, MemoryDoc):
                 for f in doc.fields:
-                    for attr in ("mutable", "writable_by"):
+                    for attr in profile_named(engine).field_attributes:
                         node = f.attrs.get(attr)
                         for rng, why in attribute_type_problems(f, attr, node) if node else ():
                             causes.append(

@@ -34,21 +34,31 @@ from .defaults import (
     SYSTEM_MEMORY_ENTRIES,
     DefaultField,
 )
+from .engine import Profile, profile_named
 from .project import LoadFailure, ParsedFile, Project, Skill
-from .symbols import READ_FORMS, WRITE_FORMS, SymbolKey, code_memory
+from .symbols import NAME_FORMS, READ_FORMS, WRITE_FORMS, Reference, SymbolKey, code_memory
+
+# the name of a memory validation tool: `run_after_setting_<entry>`
+HOOK_PREFIX = "run_after_setting_"
 
 __all__ = [
+    "HOOK_PREFIX",
+    "NAME_FORMS",
     "READ_FORMS",
     "WRITE_FORMS",
     "CodeMemoryFacts",
     "EvalTools",
     "FieldType",
     "LoadFailure",
+    "Profile",
     "Semantics",
     "StepExit",
     "TrackerKey",
     "Unreadable",
     "Unwritable",
+    "in_order",
+    "reads",
+    "writes",
 ]
 
 
@@ -64,10 +74,11 @@ UnreadableKind = Literal[
 UnwritableKind = Literal[
     "no_project_field",  # project.<entry> is not declared
     "system",  # writes the engine-internal namespace
-    "other_skill",  # a tool of one skill writing another skill's field
+    "other_skill",  # a tool of one skill (or a button it delivers) writing another's field
     "undeclared",  # <skill>.<entry> names no field of that skill
     "bare_undeclared",  # a bare name neither the skill nor the project declares
     "nowhere",  # a bare name (shared code) that no skill and not the project declares
+    "writable_by",  # a project field whose `writable_by` lists none of the writers (3.22)
 ]
 
 
@@ -85,7 +96,8 @@ class Unreadable:
 
 @dataclass(frozen=True)
 class Unwritable:
-    """Why code of skill ``sid`` (None: shared code) cannot write memory key ``name``."""
+    """Why a writer in skill ``sid`` (None: shared code, or the project-root responses
+    file) cannot write memory key ``name``."""
 
     kind: UnwritableKind
     sid: str | None
@@ -93,6 +105,10 @@ class Unwritable:
     ns: str
     entry: str
     candidates: tuple[str, ...] = ()
+    # `writable_by`: the skills the field's `writable_by` lists, and the writing skills it
+    # refuses (None: shared code; none at all: no skill writes through this writer)
+    allowed: tuple[str, ...] = ()
+    refused: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -160,7 +176,19 @@ class CodeMemoryFacts:
     anything: bool  # a shared tool or lib helper uses memory with unknown keys
     shared_entries: frozenset[str]  # every key shared tools and lib helpers name
     dynamic_skills: frozenset[str]  # skills whose own tools use memory with unknown keys
-    tool_names: frozenset[str]  # every tool of the project (run_after_setting_ hooks)
+
+
+def reads(ref: Reference) -> bool:
+    """``ref`` reads the field it names: a condition, an ``@memory`` token, a placeholder,
+    an ``execute_tool`` parameter, ``memory.get`` in code (never a soft mention, nor
+    ``session.`` in prose, which the engine refuses and never substitutes)."""
+    return ref.form in READ_FORMS and not ref.soft and ref.key[0] == "field"
+
+
+def writes(ref: Reference) -> bool:
+    """``ref`` writes the field it names: ``collect:``, ``set_memory``, a ``set:``
+    button, ``memory.set`` in code."""
+    return ref.form in WRITE_FORMS and not ref.soft and ref.key[0] == "field"
 
 
 class Semantics:
@@ -175,6 +203,13 @@ class Semantics:
         self._local: dict[str, frozenset[str]] = {}  # local_tools by skill
         self._load: dict[str, LoadFailure | None] = {}  # load_failure by skill
         self._eval_tools: EvalTools | None = None
+
+    # -- the engine profile ----------------------------------------------------------------
+    @property
+    def profile(self) -> Profile:
+        """The engine profile whose rules apply (model/engine.py): what it enforces, as
+        named capabilities. Nothing outside ``model/`` compares version strings."""
+        return profile_named(self.p.engine)
 
     # -- reading memory ------------------------------------------------------------------
     def scope(self, sid: str | None, ns: str) -> Scope:
@@ -229,7 +264,10 @@ class Semantics:
     ) -> list[MemoryField] | list[DefaultField]:
         """The declarations of ``ns`` that skill ``sid`` may read, in declaration order
         (a name declared twice once, as it takes effect): exactly the entries for which
-        :meth:`unreadable` answers None."""
+        :meth:`unreadable` answers None. A skill reads its own fields as they take effect
+        (a private declaration wins over a public one of the same name); another skill
+        reads only the public declarations, whatever a private twin says (as rasa-pro's
+        memory manager does, and :meth:`field_type`)."""
         scope = self.scope(sid, ns)
         if scope == "project":
             md = self.p.project_memory
@@ -239,13 +277,25 @@ class Semantics:
             md = sk.memdoc if sk is not None else None
             if sk is None or md is None:
                 return []
-            fields = _effective(md.fields, md.field)
             if scope == "own":
-                return fields
-            return [f for f in fields if sk.public_field(f.name) is not None]
+                return _effective(md.fields, md.field)
+            return _effective(md.fields, sk.public_field)
         if scope == "bundled":
             return list(DEFAULT_SKILLS[ns].public_fields)
         return []
+
+    def declaration(self, sid: str | None, ns: str, entry: str) -> MemoryField | None:
+        """The declaration of ``ns.entry`` that skill ``sid`` reads (one of
+        :meth:`readable_declarations`): its own field as it takes effect, another skill's
+        public one, the project's; None when it may not read it, or for a bundled skill's
+        field (no memory.yml of the project declares it)."""
+        scope = self.scope(sid, ns)
+        if scope == "project":
+            return self.p.project_field(entry)
+        sk = self.p.skill(ns) if scope in ("own", "other") else None
+        if sk is None:
+            return None
+        return sk.field(entry) if scope == "own" else sk.public_field(entry)
 
     def bare_resolves(self, sid: str | None, name: str) -> bool:
         """A bare ``{entry}`` placeholder (or a bare tool key) names a field: of skill
@@ -314,10 +364,11 @@ class Semantics:
             return None
         return Unwritable("nowhere", sid, name, "", name)
 
-    def step_write_target(self, sk: Skill, name: str) -> Literal["skill", "project"] | None:
-        """What a ``collect:`` / ``set_memory`` key (a bare name) of skill ``sk`` writes:
-        the skill's own field, else a project field, else nothing declared."""
-        if sk.field(name) is not None:
+    def step_write_target(self, sk: Skill | None, name: str) -> Literal["skill", "project"] | None:
+        """What a bare name written in a step of skill ``sk`` (a ``collect:`` /
+        ``set_memory`` key, an ``execute_tool`` parameter) names: the skill's own field,
+        else a project field, else nothing declared."""
+        if sk is not None and sk.field(name) is not None:
             return "skill"
         if self.p.project_field(name) is not None:
             return "project"
@@ -336,6 +387,61 @@ class Semantics:
             return [sid]
         us = sorted(set(users))
         return us if len(us) == 1 else []
+
+    def button_unwritable(
+        self, sid: str | None, response: str, ns: str, entry: str
+    ) -> Unwritable | None:
+        """None when a ``set:`` button of response ``response`` may write the readable
+        field ``ns.entry``; else why not. The button is in the responses.yml of skill
+        ``sid``, or (None) in the project-root file, whose responses run in every skill
+        that delivers them: a skill field only the one skill delivering it may write, a
+        project field only skills its ``writable_by`` lists (on a profile with it)."""
+        if ns == "project" and self.writable_by(entry) is None:
+            return None
+        users = [sid] if sid is not None else sorted(self.response_users(response))
+        if ns == "project":
+            return self.project_write_refused(sid, entry, users)
+        if ns in self.button_writable_skills(sid, users):
+            return None
+        return Unwritable("other_skill", sid, f"{ns}.{entry}", ns, entry)
+
+    def writable_by(self, entry: str) -> tuple[str, ...] | None:
+        """The skills project field ``entry``'s ``writable_by`` lists, on a profile that
+        reads the attribute; None when any writer may write it (no such attribute or
+        field, an empty list, a profile without it)."""
+        if not self.profile.has_writable_by:
+            return None
+        f = self.p.project_field(entry)
+        v = f.value("writable_by") if f is not None else None
+        return tuple(str(x) for x in v) if isinstance(v, list) and v else None
+
+    def project_write_refused(
+        self, sid: str | None, entry: str, writers: Iterable[str | None]
+    ) -> Unwritable | None:
+        """Whether ``writable_by`` refuses a write of project field ``entry`` made by
+        ``writers``: the skills it runs in (None: shared code, which is never listed; no
+        writer at all: nothing could ever make the write). None when the write is allowed
+        (or the field has no ``writable_by``); ``sid`` is the writer's own skill, as
+        :class:`Unwritable` records it."""
+        allowed = self.writable_by(entry)
+        if allowed is None:
+            return None
+        ws = list(dict.fromkeys(writers))
+        refused = tuple(w for w in ws if w is None or w not in allowed)
+        if ws and not refused:
+            return None
+        return Unwritable(
+            "writable_by", sid, f"project.{entry}", "project", entry, (), allowed, refused
+        )
+
+    def keeps_first_value(self, entry: str) -> bool:
+        """Project field ``entry`` keeps its first value for the session (the engine
+        refuses a later write while it holds one): on every profile, unless one with
+        ``mutable`` declares it ``mutable: true``."""
+        if not self.profile.has_mutable:
+            return True
+        f = self.p.project_field(entry)
+        return not (f is not None and f.value("mutable") is True)
 
     def collect_steps(self, sk: Skill) -> dict[str, list[Step]]:
         """The ``collect:`` steps of ``sk`` by the field they fill, in document order."""
@@ -390,22 +496,63 @@ class Semantics:
         return bool(p.index.lookup(key))
 
     # -- readers and writers ---------------------------------------------------------------
-    def field_writers(self, ns: str, entry: str) -> list[str]:
-        """Who writes field ``ns.entry``, besides the references the index holds (the
-        forms in :data:`WRITE_FORMS`): ``llm_settable`` (the model), ``seed`` (the session
-        start), a ``run_after_setting_<entry>`` tool of the skill."""
-        out: list[str] = []
-        decl = self.p.project_field(entry) if ns == "project" else None
-        sk = self.p.skill(ns) if ns != "project" else None
-        if sk is not None:
-            decl = sk.field(entry)
-        if decl is not None and decl.llm_settable:
-            out.append("llm_settable")
-        if decl is not None and decl.seed:
-            out.append("seed")
-        if sk is not None and f"run_after_setting_{entry}" in self.local_tools(sk):
-            out.append("run_after_setting")
-        return out
+    def readers(self, ns: str, entry: str) -> list[Reference]:
+        """The places that read field ``ns.entry`` (:func:`reads`), by file and position."""
+        refs = self.p.index.references_to(("field", ns, entry))
+        return in_order(r for r in refs if reads(r))
+
+    def writers(self, ns: str, entry: str) -> list[Reference]:
+        """The places that write field ``ns.entry`` (:func:`writes`), by file and position;
+        what else gives it a value is :meth:`field_writers`."""
+        refs = self.p.index.references_to(("field", ns, entry))
+        return in_order(r for r in refs if writes(r))
+
+    def field_writers(self, ns: str, entry: str) -> tuple[str, ...]:
+        """What gives field ``ns.entry`` a value besides the references the index holds
+        (the forms in :data:`WRITE_FORMS`), from its effective declaration:
+        ``llm_settable`` (the model sets it), ``seed`` (the session start),
+        ``initial_value`` (it holds one before any write), and ``engine`` for a field of
+        a project skill that overrides a bundled default (the engine's handling of that
+        skill may write it). A ``run_after_setting_<entry>`` tool is no writer: the
+        engine runs it after a write of the field, never in its place."""
+        if ns == "project":
+            decl = self.p.project_field(entry)
+            return decl.given_by if decl is not None else ()
+        given = self.p.field_decls(ns, entry)[1]
+        out = given.given_by if given is not None else ()
+        return (*out, "engine") if ns in DEFAULT_SKILLS and ns in self.p.skills else out
+
+    def unknown_keys_may_reach(self, ns: str, entry: str) -> bool:
+        """Whether a writer whose key this analysis cannot know may write field
+        ``ns.entry``: code that uses memory with computed keys (a shared tool or lib
+        helper reaches every field; a skill's tools its own fields, the project's and
+        other skills' public ones), a key that shared code names (a bare one may be any
+        skill's field), or buttons a tool makes at run time (their ``set:`` payloads may
+        write what a button of that skill may: its own fields and the project's). A
+        data-flow finding (never written, unused) stays silent on such a field."""
+        facts = self.code_memory_facts()
+        if facts.anything:
+            return True
+        if entry in facts.shared_entries or f"{ns}.{entry}" in facts.shared_entries:
+            return True
+        sources, root_source = self.button_source_skills()
+        if root_source:
+            return True
+        if ns == "project":
+            return bool(sources) or bool(facts.dynamic_skills)
+        if ns in sources or ns in facts.dynamic_skills:
+            return True
+        public = self.p.field_decls(ns, entry)[0] is not None
+        return public and bool(facts.dynamic_skills - {ns})
+
+    def validation_hook(self, ns: str, entry: str) -> SymbolKey | None:
+        """The memory validation tool the engine runs after a settable write of field
+        ``ns.entry``: the ``run_after_setting_<entry>`` tool of skill ``ns``, when it
+        defines one (shared ones never run; project fields have none)."""
+        if ns == "project":
+            return None
+        key: SymbolKey = ("tool", ns, f"{HOOK_PREFIX}{entry}")
+        return key if key in self.p.index.symbols else None
 
     def code_memory_facts(self) -> CodeMemoryFacts:
         """Which keys shared tools and lib helpers name, and which code uses memory with
@@ -422,7 +569,6 @@ class Semantics:
                 anything,
                 frozenset(entries),
                 p.dynamic_memory_skills(),
-                frozenset(key[2] for key in p.index.symbols if key[0] == "tool"),
             )
         return self._code
 
@@ -660,24 +806,12 @@ class Semantics:
         return [b for b in doc.blocks if b.id and b.id not in targeted]
 
     @staticmethod
-    def step_successors(blk: Block, i: int) -> list[int]:
-        """The steps that may run after step ``i`` of ``blk`` (by index): its ``next``
-        targets, or the following step; none after ``link`` and ``END``."""
-        st = blk.steps[i]
-        ids = {s.id: j for j, s in enumerate(blk.steps) if s.id}
-        if st.kind in ("link", "end"):
-            return []
-        targets = [t.value for t in st.next_targets()]
-        if st.next_node is None or (st.branches and not targets):
-            return [i + 1] if i + 1 < len(blk.steps) else []
-        return [ids[t] for t in targets if t in ids]
-
-    @staticmethod
     def step_exits(blk: Block, i: int) -> list[StepExit]:
-        """Where step ``i`` of ``blk`` may go, each way labelled: the same places as
-        :meth:`step_successors`, plus ``END`` (``target`` None) where the block ends (a
-        ``next: END``, the last step running on) and ``next`` targets that name no step
-        (``missing``); none after ``link`` and an ``END`` step."""
+        """Where step ``i`` of ``blk`` may go, each way labelled: its ``next`` targets (a
+        plain one, a branch's ``then`` or ``else``), or on to the following step; ``END``
+        (``target`` None) where the block ends (a ``next: END``, the last step running
+        on), and ``next`` targets that name no step (``missing``); none after ``link`` and
+        an ``END`` step."""
         st = blk.steps[i]
         ids = {s.id: j for j, s in enumerate(blk.steps) if s.id}
         if st.kind in ("link", "end"):
@@ -709,12 +843,16 @@ class Semantics:
     @classmethod
     def reachable_steps(cls, blk: Block) -> set[int] | None:
         """The steps of ``blk`` (by index) some path from its first step reaches; None
-        when a ``next`` names no step (which path was meant is unknown)."""
+        when a ``next`` of any step names no step of the block (which path was meant is
+        unknown)."""
         if not blk.steps:
             return set()
-        exits = [cls.step_exits(blk, j) for j in range(len(blk.steps))]
-        if any(e.missing for es in exits for e in es):
+        ids = {s.id for s in blk.steps if s.id}
+        if any(
+            t.value != "END" and t.value not in ids for s in blk.steps for t in s.next_targets()
+        ):
             return None
+        exits = [cls.step_exits(blk, j) for j in range(len(blk.steps))]
         seen, todo = {0}, [0]
         while todo:
             for e in exits[todo.pop()]:
@@ -905,6 +1043,12 @@ class Semantics:
         if name in FRAMEWORK_TOOLS:
             return True
         return self.tool_visible(sk, doc, name)
+
+
+def in_order(refs: Iterable[Reference]) -> list[Reference]:
+    """References by file and position: the same list however the index was built (one
+    process, or several workers)."""
+    return sorted(refs, key=lambda r: (str(r.path), r.range.start, r.range.end))
 
 
 def _effective(fields: list[MemoryField], lookup: object) -> list[MemoryField]:

@@ -61,12 +61,14 @@ class Symbol:
     obj: Any = None  # the parsed object (MemoryField, Block, Step, Response, ToolDef, …)
 
 
-# reference forms that write the field they name, and those that read it (the others only
-# name it: a `writable_by` entry, a soft mention)
+# reference forms that write the field they name, those that read it, and those that only
+# name it: `session.<ns>.<entry>` in prose (the engine refuses it and substitutes nothing)
+# and a backticked mention (soft). Every form of a field reference is in one of them.
 WRITE_FORMS = frozenset({"collect", "set_memory", "tool_set", "set_payload"})
 READ_FORMS = frozenset(
     {"condition", "memory_token", "placeholder", "bare_placeholder", "tool_get", "execute_param"}
 )
+NAME_FORMS = frozenset({"session_in_prose", "backticked"})
 
 
 @dataclass(eq=False, slots=True)
@@ -225,10 +227,9 @@ class Index:
 def _facts(obj: Any) -> tuple[object, ...]:
     if isinstance(obj, MemoryField):
         enum = tuple(str(v) for v in obj.enum_values)
-        # whether it can be written without a writer elsewhere: conditions on a field
-        # nothing writes are reported where they are (constant_never_written)
-        given = obj.seed or obj.value("initial_value") is not None
-        return (obj.scope, obj.type, enum, obj.llm_settable, given)
+        # what gives it a value without a writer elsewhere: conditions on a field nothing
+        # writes are reported where they are (constant_never_written)
+        return (obj.scope, obj.type, enum, obj.given_by)
     doc = getattr(obj, "doc", None)
     if isinstance(doc, SkillDoc):  # a Skill
         return (doc.hidden, doc.has_prose, tuple(b.id for b in doc.blocks))

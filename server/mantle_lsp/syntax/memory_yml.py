@@ -67,6 +67,10 @@ _TYPE_HINTS = {
 }
 
 
+# the attributes that give a field a value without a writer (:attr:`MemoryField.given_by`)
+GIVING_ATTRIBUTES = ("llm_settable", "seed", "initial_value")
+
+
 class FieldFacts(NamedTuple):
     """What checks of other skills read of a declared memory field (:attr:`MemoryField.facts`;
     a worker of a spread check gets them for other workers' skills without their files)."""
@@ -76,9 +80,12 @@ class FieldFacts(NamedTuple):
     enum_values: tuple[str, ...]  # as strings
     # unquoted enum items YAML 1.1 reads as booleans: the text as written -> that boolean
     enum_booleans: dict[str, bool]
-    # llm_settable, seed or initial_value: it may hold a value without a writer in the
-    # files (a condition on a field nothing writes is decided: constant_never_written)
-    given: bool = False
+    # what gives it a value without a writer in the files (:attr:`MemoryField.given_by`)
+    given_by: tuple[str, ...] = ()
+
+    @property
+    def given(self) -> bool:
+        return bool(self.given_by)
 
 
 @dataclass(eq=False)
@@ -141,10 +148,16 @@ class MemoryField:
         return self.value("initial_value")
 
     @cached_property
+    def given_by(self) -> tuple[str, ...]:
+        """The attributes that let it hold a value without any writer in the files:
+        ``llm_settable`` (the model sets it), ``seed`` (the session start),
+        ``initial_value`` (what it holds before any write)."""
+        given = (self.llm_settable, self.seed, self.initial_value is not None)
+        return tuple(a for a, g in zip(GIVING_ATTRIBUTES, given, strict=True) if g)
+
+    @property
     def given(self) -> bool:
-        """It may hold a value without any writer in the files: ``llm_settable``, a
-        ``seed`` or an ``initial_value``."""
-        return self.llm_settable or self.seed or self.initial_value is not None
+        return bool(self.given_by)
 
     @property
     def range(self) -> TextRange:
@@ -155,7 +168,7 @@ class MemoryField:
         """The field as other skills' checks read it (computed once: a parsed field does not
         change; an edit parses a new one)."""
         enums = tuple(str(v) for v in self.enum_values)
-        return FieldFacts(self.scope, self.type, enums, self.enum_booleans, self.given)
+        return FieldFacts(self.scope, self.type, enums, self.enum_booleans, self.given_by)
 
 
 def _truthy(v: Any) -> bool:

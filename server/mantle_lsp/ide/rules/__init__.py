@@ -15,9 +15,12 @@
 | ``hooks`` | hook modules |
 | ``profile`` | the rasa-pro 3.22 rules (``mutable``, ``writable_by``) |
 | ``eval`` | eval files: rejected keys, file names, the conftest, every name a scenario holds |
+| ``parsed`` | no rules: the fixes of the codes the parsers emit |
 
 Each rule declares the codes it emits and the files it reports on and reads
-(:mod:`.base`); :mod:`mantle_lsp.ide.diagnostics` runs them.
+(:mod:`.base`); :mod:`mantle_lsp.ide.diagnostics` runs them. Each module exports the
+fixes of the codes it emits (``FIXES``, built on :mod:`.fix`), gathered in :data:`FIXES`
+for :mod:`mantle_lsp.ide.code_actions`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from . import (  # rules run in the order their modules are imported (and declar
     flow,
     hooks,
     memory,
+    parsed,
     profile,
     prose,
     references,
@@ -38,8 +42,25 @@ from . import (  # rules run in the order their modules are imported (and declar
     tools,
 )
 from .base import RULES, Checker, Diagnostic, Rule
+from .fix import Fixer
+
+
+def _gather() -> dict[str, tuple[Fixer, ...]]:
+    """Every module's ``FIXES``, one entry per code (a code two modules emit, the engine's
+    one code for two checks, gets both modules' fixes, each once), in module order."""
+    out: dict[str, tuple[Fixer, ...]] = {}
+    for module in (conditions, eval, flow, memory, parsed, prose, references, responses, tools):
+        for code, fixers in module.FIXES.items():
+            have = out.get(code, ())
+            out[code] = have + tuple(f for f in fixers if f not in have)
+    return out
+
+
+# the fixes of each code (see rules/fix.py)
+FIXES = _gather()
 
 __all__ = [
+    "FIXES",
     "RULES",
     "Checker",
     "Diagnostic",
@@ -51,6 +72,7 @@ __all__ = [
     "flow",
     "hooks",
     "memory",
+    "parsed",
     "profile",
     "prose",
     "references",

@@ -13,6 +13,12 @@ A rule is a function. Its declaration says:
   when such a file is being checked);
 * ``reads``: the kinds of file whose content its answer depends on. A change to a file of
   one of those kinds may change what the rule reports (see ``rules_reading``).
+
+A rule that checks the same thing in each skill and in the project's own files (a
+skill's memory.yml and the project memory.yml, a skill's tools and the shared ones) is
+one rule with several scopes: ``scopes=(per_skill(reports_on=…, reads=…),
+per_project(reports_on=…, reads=…))``, called ``fn(ck, sid, skill)`` for each skill and
+``fn(ck, None, None)`` for the project.
 """
 
 from __future__ import annotations
@@ -37,10 +43,13 @@ __all__ = [
     "Diagnostic",
     "Related",
     "Rule",
+    "RuleScope",
     "describe_unreadable",
     "describe_unwritable",
     "did_you_mean",
     "meant",
+    "per_project",
+    "per_skill",
     "rule",
     "rules_reading",
 ]
@@ -91,21 +100,59 @@ class Diagnostic:
 
 
 @dataclass(frozen=True)
-class Rule:
-    name: str  # module.function
-    codes: frozenset[str]
+class RuleScope:
+    """Where a rule runs (``skill``, ``project``, ``anchor``: see the module docstring),
+    the kinds of file it reports on there, and the kinds whose content it reads."""
+
     scope: Scope
     reports_on: frozenset[FileKind]
     reads: frozenset[FileKind]
+
+    @property
+    def whole_project(self) -> bool:
+        """Whether it reads the references of every file of the project (data flow: is a
+        field written or read anywhere?). The others need only the files of what they
+        check, the project-level files and the declarations they look up: they can run
+        on a project loaded around one skill (``Project.load_around``)."""
+        return self.reads >= WHOLE_PROJECT_READS
+
+
+def per_skill(*, reports_on: Iterable[FileKind], reads: Iterable[FileKind]) -> RuleScope:
+    """The skill scope of a rule with several (see :func:`rule`)."""
+    return RuleScope("skill", frozenset(reports_on), frozenset(reads))
+
+
+def per_project(*, reports_on: Iterable[FileKind], reads: Iterable[FileKind]) -> RuleScope:
+    """The project scope of a rule with several (see :func:`rule`)."""
+    return RuleScope("project", frozenset(reports_on), frozenset(reads))
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str  # module.function
+    codes: frozenset[str]
+    scopes: tuple[RuleScope, ...]
     fn: Callable[..., None]
 
     @property
     def whole_project(self) -> bool:
-        """Whether the rule reads the references of every file of the project (data
-        flow: is a field written or read anywhere?). The other rules need only the files
-        of what they check, the project-level files and the declarations they look up:
-        they can run on a project loaded around one skill (``Project.load_around``)."""
-        return self.reads >= WHOLE_PROJECT_READS
+        """Whether one of its scopes reads every file's references (see
+        :attr:`RuleScope.whole_project`)."""
+        return any(s.whole_project for s in self.scopes)
+
+    @property
+    def reads(self) -> frozenset[FileKind]:
+        """The kinds of file any of its scopes reads."""
+        return frozenset().union(*(s.reads for s in self.scopes))
+
+    def run(self, ck: Checker, scope: RuleScope, sid: str | None = None, sk: Any = None) -> None:
+        """Run it in ``scope`` (for a skill: ``sid`` and its ``Skill``). A rule with a skill
+        scope is called ``fn(ck, sid, skill)`` everywhere (``None, None`` for the project);
+        a project or anchor rule alone, ``fn(ck)``."""
+        if scope.scope == "skill" or len(self.scopes) > 1:
+            self.fn(ck, sid, sk)
+        else:
+            self.fn(ck)
 
     @property
     def summary(self) -> str:
@@ -130,23 +177,22 @@ WHOLE_PROJECT_READS = frozenset(
 def rule(
     *,
     codes: Iterable[str],
-    scope: Scope,
-    reports_on: Iterable[FileKind],
-    reads: Iterable[FileKind],
+    scope: Scope | None = None,
+    reports_on: Iterable[FileKind] = (),
+    reads: Iterable[FileKind] = (),
+    scopes: Iterable[RuleScope] = (),
 ) -> Callable[[F], F]:
-    """Register the decorated function as a rule (see the module docstring)."""
+    """Register the decorated function as a rule (see the module docstring): in one
+    ``scope`` with what it ``reports_on`` and ``reads``, or in several ``scopes``."""
+    where = list(scopes)
+    if scope is not None:
+        where.insert(0, RuleScope(scope, frozenset(reports_on), frozenset(reads)))
+    if not where or len({s.scope for s in where}) != len(where):
+        raise ValueError("a rule runs in one or more distinct scopes")
 
     def register(fn: F) -> F:
-        RULES.append(
-            Rule(
-                f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}",
-                frozenset(codes),
-                scope,
-                frozenset(reports_on),
-                frozenset(reads),
-                fn,
-            )
-        )
+        name = f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}"
+        RULES.append(Rule(name, frozenset(codes), tuple(where), fn))
         return fn
 
     return register

@@ -5,9 +5,13 @@ the engine checks it, else under ``lsp.condition.*``."""
 
 from __future__ import annotations
 
+import difflib
+import itertools
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from ...model.layout import FileKind
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...syntax.conditions import (
@@ -15,13 +19,20 @@ from ...syntax.conditions import (
     CompareExpr,
     Expr,
     LiteralExpr,
+    MemoryRef,
     NotExpr,
     ParsedCondition,
     RefExpr,
 )
+from ...syntax.memory_yml import MemoryField
 from ...syntax.responses_yml import ResponsesDoc
 from ...syntax.sites import SITE_LABELS, ConditionSite
-from .base import Checker, did_you_mean, meant, rule
+from ...syntax.text import TextRange
+from ...syntax.yaml_tree import YScalar, YSeq
+from ..edits import column, content_end, insert_lines, is_flow, line_start, ws_edit, yaml_scalar
+from ..types import CodeAction, TextEdit, WorkspaceEdit
+from .base import Checker, Diagnostic, did_you_mean, meant, per_project, per_skill, rule
+from .fix import DECLARE_FIELD, Fix, Fixes, literal_of_text, own_data
 
 # Which code a condition problem gets, per site: (syntax code, readability code).
 _SITE_CODES: dict[str, tuple[str, str]] = {
@@ -55,30 +66,30 @@ CODES = (
 
 @rule(
     codes=CODES,
-    scope="skill",
-    reports_on=(K.SKILL_MD, K.SKILL_RESPONSES),
-    reads=(K.SKILL_MD, K.SKILL_RESPONSES, K.SKILL_MEMORY, K.PROJECT_MEMORY),
+    scopes=(
+        per_skill(
+            reports_on=(K.SKILL_MD, K.SKILL_RESPONSES),
+            reads=(K.SKILL_MD, K.SKILL_RESPONSES, K.SKILL_MEMORY, K.PROJECT_MEMORY),
+        ),
+        per_project(
+            reports_on=(K.PROJECT_RESPONSES, K.AGENT),
+            reads=(K.PROJECT_RESPONSES, K.AGENT, K.SKILL_MD, K.SKILL_MEMORY, K.PROJECT_MEMORY),
+        ),
+    ),
 )
-def skill_conditions(ck: Checker, sid: str, sk: Skill) -> None:
-    """Every condition of a skill's skill.md and responses.yml."""
-    doc = sk.doc
-    if doc is not None and sk.skill_md is not None:
-        for site in doc.conditions:
-            check_condition(ck, sk.skill_md.path, site, sid)
-    if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
-        for site in sk.responses.doc.conditions:
-            check_condition(ck, sk.responses.path, site, sid)
-
-
-@rule(
-    codes=CODES,
-    scope="project",
-    reports_on=(K.PROJECT_RESPONSES, K.AGENT),
-    reads=(K.PROJECT_RESPONSES, K.AGENT, K.SKILL_MD, K.SKILL_MEMORY, K.PROJECT_MEMORY),
-)
-def project_conditions(ck: Checker) -> None:
-    """Every condition of the project-root responses.yml and of agent.yml preconditions
-    (the engine checks a `satisfied_when` only when some skill uses its precondition)."""
+def conditions(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """Every condition: of a skill's skill.md and responses.yml, of the project-root
+    responses.yml and of agent.yml preconditions (the engine checks a `satisfied_when`
+    only when some skill uses its precondition)."""
+    if sk is not None:
+        doc = sk.doc
+        if doc is not None and sk.skill_md is not None:
+            for site in doc.conditions:
+                check_condition(ck, sk.skill_md.path, site, sid)
+        if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
+            for site in sk.responses.doc.conditions:
+                check_condition(ck, sk.responses.path, site, sid)
+        return
     prf = ck.p.project_responses
     if prf is not None and isinstance(prf.doc, ResponsesDoc):
         for site in prf.doc.conditions:
@@ -232,3 +243,140 @@ def check_semantics(
                     "the number without quotes",
                     data={"field_type": "number"},
                 )
+
+
+# -- fixes ------------------------------------------------------------------------------------
+
+
+def _compares(expr: Expr) -> Iterator[CompareExpr]:
+    stack = [expr]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, CompareExpr):
+            yield cur
+            stack.extend([cur.left, *cur.comparators])
+        elif isinstance(cur, NotExpr):
+            stack.append(cur.operand)
+        elif isinstance(cur, BoolOpExpr):
+            stack.extend(cur.operands)
+
+
+def compared_literal(
+    fx: Fix, rng: TextRange
+) -> tuple[LiteralExpr, MemoryRef, ConditionSite] | None:
+    """The literal at exactly ``rng`` in a condition, and the reference it is compared
+    with."""
+    sites = {id(r.site): r.site for r in fx.p.index.references_in(fx.path) if r.site}
+    for site in sites.values():
+        parsed = site.parsed
+        if parsed.tree is None:
+            continue
+        for cmp in _compares(parsed.tree):
+            chain = [cmp.left, *cmp.comparators]
+            for a, b in itertools.pairwise(chain):
+                for x, y in ((a, b), (b, a)):
+                    if (
+                        isinstance(x, RefExpr)
+                        and isinstance(y, LiteralExpr)
+                        and site.file_range(y.range.start, y.range.end) == rng
+                    ):
+                        return y, x.ref, site
+    return None
+
+
+@own_data
+def enum_value(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    hit = compared_literal(fx, d.range)
+    if hit is None or hit[0].kind != "str":
+        return
+    lit, ref, site = hit
+    f = fx.sem.declaration(fx.pf.skill_id, ref.namespace, ref.entry)
+    if f is None:
+        return
+    values = [str(v) for v in f.enum_values]
+    inner = site.file_range(lit.range.start + 1, lit.range.end - 1)
+    if fx.text[inner.start : inner.end] != lit.value:
+        return  # an escape or a prefix inside the literal: leave it to the author
+    best = difflib.get_close_matches(str(lit.value), values, n=1, cutoff=0.6)
+    ordered = best + [v for v in values if v not in best]
+    for v in ordered[:12]:
+        if any(c in v for c in "'\"\\\n"):
+            continue
+        edit = ws_edit(fx.path, TextEdit(inner, v))
+        yield fx.action(f"Change to `{v}`", d, edit, preferred=v in best)
+    add = add_enum_value(fx, f, ref, str(lit.value))
+    if add is not None:
+        where = "" if ref.namespace == "project" else f"skills/{ref.namespace}/"
+        title = f"Add `{lit.value}` to enum_values of `{f.name}` ({where}memory.yml)"
+        yield fx.action(title, d, add)
+
+
+def add_enum_value(fx: Fix, f: MemoryField, ref: MemoryRef, value: str) -> WorkspaceEdit | None:
+    """``value`` appended to ``f``'s ``enum_values`` list, written like its items (flow
+    or block list, the quotes the items use)."""
+    if ref.namespace == "project":
+        pf = fx.p.file_of_kind(FileKind.PROJECT_MEMORY)
+    else:
+        sk = fx.p.skill(ref.namespace)
+        pf = sk.memory if sk is not None else None
+    seq = f.attrs.get("enum_values")
+    if pf is None or not pf.source.analyzable or not isinstance(seq, YSeq) or not value:
+        return None
+    text = pf.text
+    items = [i for i in seq.items if isinstance(i, YScalar)]
+    if len(items) != len(seq.items):
+        return None
+    quotes = [i.style for i in items if i.style in ("'", '"')]
+    if quotes and "\n" not in value:
+        q = quotes[-1] or "'"
+        written = q + (value.replace("'", "''") if q == "'" else json.dumps(value)[1:-1]) + q
+    else:
+        written = yaml_scalar(value)
+    if is_flow(text, seq):
+        if not items:
+            close = text.rfind("]", seq.range.start, seq.range.end)
+            if close < 0:
+                return None
+            return ws_edit(pf.path, TextEdit(TextRange(close, close), written))
+        end = items[-1].range.end
+        return ws_edit(pf.path, TextEdit(TextRange(end, end), f", {written}"))
+    if not items:
+        return None
+    last = items[-1]
+    dash = text.rfind("-", 0, last.range.start)
+    if dash < 0 or text[line_start(text, dash) : dash].strip():
+        return None
+    pad = " " * column(text, dash)
+    line = f"{pad}- {written}"
+    return ws_edit(pf.path, insert_lines(text, content_end(text, last), [line]))
+
+
+@own_data
+def literal_type(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    hit = compared_literal(fx, d.range)
+    if hit is None:
+        return
+    lit = hit[0]
+    if lit.kind != "str" or not isinstance(lit.value, str):
+        return
+    field_type = (d.data or {}).get("field_type")
+    if field_type == "bool":
+        low = lit.value.strip().lower()
+        new = {"true": "True", "yes": "True", "1": "True"}.get(low)
+        new = new or {"false": "False", "no": "False", "0": "False"}.get(low)
+    else:
+        number = literal_of_text(lit.value)
+        ok = isinstance(number, (int, float)) and not isinstance(number, bool)
+        new = str(number) if ok and field_type == "number" else None
+    if new is not None:
+        edit = ws_edit(fx.path, TextEdit(d.range, new))
+        yield fx.action(f"Change to `{new}`", d, edit, preferred=True)
+
+
+FIXES: Fixes = {
+    "mantle.validation.prose.unknown_memory_key": DECLARE_FIELD,
+    "mantle.validation.response.unknown_memory_key": DECLARE_FIELD,
+    "lsp.condition.unknown_memory_key": DECLARE_FIELD,
+    "lsp.condition.enum_value": (enum_value,),
+    "lsp.condition.type_mismatch": (literal_type,),
+}

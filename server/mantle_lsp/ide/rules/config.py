@@ -96,7 +96,7 @@ def _check_agent_id(ck: Checker, path: Path, agent: AgentDoc) -> None:
 def _check_agent_language(ck: Checker, path: Path, agent: AgentDoc) -> None:
     """rasa-pro 3.22 warns about an `agent.language` that is not an exact BCP 47 tag (3.21
     takes any string). Empty, missing and non-string values fall back to the default."""
-    if ck.p.engine != "3.22" or any(i.severity == "error" for i in agent.issues):
+    if not ck.sem.profile.checks_agent_language or any(i.severity == "error" for i in agent.issues):
         return
     section = agent.root.get("agent") if agent.root is not None else None
     node = section.get("language") if isinstance(section, YMap) else None

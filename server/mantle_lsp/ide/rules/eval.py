@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from ...model.defaults import AUTONOMOUS_STEP, FRAMEWORK_TOOLS
@@ -28,7 +29,9 @@ from ...syntax.text import TextRange
 from ...syntax.yaml12 import to_python12, value12
 from ...syntax.yaml_tree import YMap, YNode, YScalar, YSeq
 from ..codes import Severity
-from .base import Checker, did_you_mean, meant, rule
+from ..types import CodeAction, NameFix
+from .base import Checker, Diagnostic, did_you_mean, meant, rule
+from .fix import Fix, Fixes, change_to, own_data, prepared
 
 C_CALM = "eval.scenario.calm_assertion"
 C_UNSAFE_SLUG = "eval.scenario.unsafe_slug"
@@ -754,3 +757,42 @@ def _what(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
     return "this value"
+
+
+# -- fixes ---------------------------------------------------------------------------------
+
+
+@own_data
+def _memory_key(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    """A scenario's memory key changed to the one meant (safe where it is the only reading:
+    the bare or `session.` form of a declared field). Scenarios are not in the index, so
+    the action names the fields itself: a run of fixes never points a scenario at a field
+    a fix invented (ide/fixes.Names)."""
+    data = d.data or {}
+    to = data.get("meant")
+    if isinstance(to, str):
+        names = _tracker_rename(data.get("wrong"), to)
+        yield from change_to(fx, d, to, safe=bool(data.get("only_reading")), names=names)
+
+
+def _tracker_rename(wrong: object, suggestion: str) -> NameFix | None:
+    """The fields a did-you-mean of memory key ``wrong`` changes (``<ns>.<field>`` as the
+    tracker writes keys); None for keys of another shape or the same field written in
+    full (`account_number` → `project.account_number`)."""
+    if not isinstance(wrong, str):
+        return None
+    to = suggestion.split(".")
+    if len(to) != 2 or not all(to):
+        return None
+    parts = wrong.removeprefix("session.").split(".")
+    frm = parts if len(parts) == 2 and all(parts) else [to[0], parts[-1]]
+    if frm == to:
+        return None
+    return NameFix(("field", frm[0], frm[1]), ("field", to[0], to[1]))
+
+
+FIXES: Fixes = {
+    C_CALM: (prepared,),
+    C_MEMORY: (_memory_key,),
+    C_SLOT: (_memory_key,),
+}

@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...model.semantics import Semantics
-from ...syntax.skill_md import Step
+from ...syntax.skill_md import SkillDoc, Step
 from ...syntax.text import TextRange
-from ...syntax.yaml_tree import YMap
-from .base import Checker, did_you_mean, meant, rule
+from ...syntax.yaml_tree import YMap, YSeq
+from ..edits import column, content_end, insert_lines, is_flow, ws_edit
+from ..types import CodeAction
+from .base import Checker, Diagnostic, did_you_mean, meant, rule
+from .fix import Fix, Fixes
 
 
 def where(st: Step) -> str:
@@ -86,19 +91,9 @@ def unreachable_steps(ck: Checker, sid: str, sk: Skill) -> None:
     if doc is None or sk.skill_md is None:
         return
     for blk in doc.blocks:
-        ids = {s.id for s in blk.steps if s.id}
-        if not blk.steps or any(
-            t.value != "END" and t.value not in ids for s in blk.steps for t in s.next_targets()
-        ):
+        seen = Semantics.reachable_steps(blk)
+        if seen is None:
             continue  # a broken `next` target is reported; guessing reachability would mislead
-        seen = {0}
-        todo = [0]
-        while todo:
-            cur = todo.pop()
-            for nxt in Semantics.step_successors(blk, cur):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
         for j, st in enumerate(blk.steps):
             if j in seen or st.id_node is None or st.kind == "end":
                 continue
@@ -108,3 +103,34 @@ def unreachable_steps(ck: Checker, sid: str, sk: Skill) -> None:
                 "lsp.flow.unreachable_step",
                 f"step '{st.id}' can never run: no `next` and no preceding step leads to it",
             )
+
+
+# -- fixes ------------------------------------------------------------------------------------
+
+
+def add_else(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    doc = fx.pf.doc
+    if not isinstance(doc, SkillDoc):
+        return
+    text = fx.text
+    for blk in doc.blocks:
+        for i, st in enumerate(blk.steps):
+            if not isinstance(st.node, YMap):
+                continue
+            nk = st.node.key_node("next")
+            if nk is None or nk.range != d.range:
+                continue
+            seq = st.next_node
+            if not isinstance(seq, YSeq) or not seq.items or is_flow(text, seq):
+                return
+            dash = text.rfind("-", 0, seq.items[0].range.start)
+            indent = " " * column(text, dash)
+            following = blk.steps[i + 1].id if i + 1 < len(blk.steps) else None
+            target = following or "END"
+            edit = insert_lines(text, content_end(text, seq), [f"{indent}- else: {target}"])
+            title = f"Add `- else: {target}` as the last branch"
+            yield fx.action(title, d, ws_edit(fx.path, edit), preferred=True)
+            return
+
+
+FIXES: Fixes = {"mantle.validation.flow.next_missing_else": (add_else,)}

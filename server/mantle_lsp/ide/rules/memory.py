@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
-from ...model.defaults import DEFAULT_SKILLS, EXECUTE_ONLY_TOOLS
+from ...model.layout import FileKind
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...model.symbols import execute_params
+from ...syntax.memory_yml import MemoryField
 from ...syntax.text import TextRange
-from ...syntax.yaml_tree import YMap
-from .base import Checker, did_you_mean, meant, rule
+from ...syntax.yaml_tree import YMap, YScalar
+from ..edits import after_line, column, content_end, delete_lines, insert_lines, is_flow, ws_edit
+from ..types import CodeAction, TextEdit
+from .base import Checker, Diagnostic, did_you_mean, meant, per_project, per_skill, rule
+from .fix import DECLARE_FIELD, Fix, Fixes
 from .flow import where
 
 
@@ -94,7 +99,7 @@ def execute_parameters(ck: Checker, sid: str, sk: Skill) -> None:
     if doc is None or sk.skill_md is None:
         return
     path, text = sk.skill_md.path, sk.skill_md.text
-    execute_only = EXECUTE_ONLY_TOOLS if ck.p.engine == "3.22" else ()
+    execute_only = ck.sem.profile.execute_only_tools
     for _, st in doc.steps():
         if st.kind != "execute_tool":
             continue
@@ -128,14 +133,18 @@ def execute_parameters(ck: Checker, sid: str, sk: Skill) -> None:
         "mantle.validation.memory.description_required",
         "mantle.validation.memory.collect_description_overrides",
     ),
-    scope="skill",
-    reports_on=(K.SKILL_MEMORY, K.SKILL_MD),
-    reads=(K.SKILL_MEMORY, K.SKILL_MD),
+    scopes=(
+        per_skill(reports_on=(K.SKILL_MEMORY, K.SKILL_MD), reads=(K.SKILL_MEMORY, K.SKILL_MD)),
+        per_project(reports_on=(K.PROJECT_MEMORY,), reads=(K.PROJECT_MEMORY,)),
+    ),
 )
-def field_descriptions(ck: Checker, sid: str, sk: Skill) -> None:
+def field_descriptions(ck: Checker, sid: str | None, sk: Skill | None) -> None:
     """A field the model can set (``llm_settable``, or filled by a collect step) has a
     description, on the field or on the collect step but not both; one it cannot set has
-    none (nobody would see it)."""
+    none (nobody would see it). The model never sets a project field: none has one."""
+    if sk is None:
+        project_field_descriptions(ck)
+        return
     md = sk.memdoc
     if md is None or sk.memory is None:
         return
@@ -182,12 +191,6 @@ def field_descriptions(ck: Checker, sid: str, sk: Skill) -> None:
             )
 
 
-@rule(
-    codes=("mantle.validation.memory.description_not_exposed",),
-    scope="project",
-    reports_on=(K.PROJECT_MEMORY,),
-    reads=(K.PROJECT_MEMORY,),
-)
 def project_field_descriptions(ck: Checker) -> None:
     """A project field has no description: the model never sets project fields."""
     pf = ck.p.file_of_kind(K.PROJECT_MEMORY)
@@ -207,29 +210,14 @@ def project_field_descriptions(ck: Checker) -> None:
 
 @rule(
     codes=("lsp.memory.unreachable_name",),
-    scope="skill",
-    reports_on=(K.SKILL_MEMORY,),
-    reads=(K.SKILL_MEMORY,),
+    scopes=(
+        per_skill(reports_on=(K.SKILL_MEMORY,), reads=(K.SKILL_MEMORY,)),
+        per_project(reports_on=(K.PROJECT_MEMORY,), reads=(K.PROJECT_MEMORY,)),
+    ),
 )
-def skill_field_names(ck: Checker, sid: str, sk: Skill) -> None:
-    """A field name some reference form can never reach."""
-    field_names(ck, sk)
-
-
-@rule(
-    codes=("lsp.memory.unreachable_name",),
-    scope="project",
-    reports_on=(K.PROJECT_MEMORY,),
-    reads=(K.PROJECT_MEMORY,),
-)
-def project_field_names(ck: Checker) -> None:
-    """A project field name some reference form can never reach."""
-    field_names(ck, None)
-
-
-def field_names(ck: Checker, sk: Skill | None) -> None:
-    """Entry names that some reference form can never reach
-    (docs/language/memory.md#entry-names)."""
+def field_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """A field name (of a skill, of the project) that some reference form can never
+    reach (docs/language/memory.md#entry-names)."""
     md = sk.memdoc if sk is not None else ck.p.project_memory
     pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
     if md is None or pf is None:
@@ -263,57 +251,28 @@ _EVERYTHING = (K.SKILL_MD, K.SKILL_MEMORY, K.SKILL_RESPONSES, K.PROJECT_MEMORY,
 
 @rule(
     codes=("lsp.memory.unused_field",),
-    scope="skill",
-    reports_on=(K.SKILL_MEMORY,),
-    reads=_EVERYTHING,
+    scopes=(
+        per_skill(reports_on=(K.SKILL_MEMORY,), reads=_EVERYTHING),
+        per_project(reports_on=(K.PROJECT_MEMORY,), reads=_EVERYTHING),
+    ),
 )
-def skill_unused_fields(ck: Checker, sid: str, sk: Skill) -> None:
-    """A hint on a skill's fields that nothing in the project refers to."""
-    unused_fields(ck, sk)
-
-
-@rule(
-    codes=("lsp.memory.unused_field",),
-    scope="project",
-    reports_on=(K.PROJECT_MEMORY,),
-    reads=_EVERYTHING,
-)
-def project_unused_fields(ck: Checker) -> None:
-    """A hint on project fields that nothing in the project refers to."""
-    unused_fields(ck, None)
-
-
-def unused_fields(ck: Checker, sk: Skill | None) -> None:
-    """A hint on declared fields that no file of the project refers to by name.
+def unused_fields(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """A hint on declared fields (of a skill, of the project) that no file of the project
+    refers to by name.
 
     It must never be wrong, so every writer and reader the code shows counts: references
     in the index (literal keys, keys through constants and loops, `collect`, `set_memory`,
-    buttons, …), any key a shared tool or `lib/` helper names (a bare name there may be
-    any skill's field), `run_after_setting_<field>` tools; and where code uses memory with
-    keys that cannot be known, no field it could reach is reported: a shared tool or
-    helper reaches every field, a skill's tools its own fields, the project fields and
-    other skills' public fields."""
+    buttons, …); a field that holds a value without a writer (``Semantics.field_writers``:
+    the model, the session start, an initial value, a bundled skill) is used too, since
+    the engine lists every set field in the prompt; and no field a writer whose key cannot
+    be known may reach is reported (``Semantics.unknown_keys_may_reach``)."""
     md = sk.memdoc if sk is not None else ck.p.project_memory
     pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
-    if md is None or pf is None or (sk is not None and sk.id in DEFAULT_SKILLS):
-        return
-    facts = ck.sem.code_memory_facts()
-    if facts.anything:
+    if md is None or pf is None:
         return
     ns = sk.id if sk is not None else "project"
-    if sk is not None:
-        hooks = {t.name for _, mod in sk.tool_modules() for t in mod.tools}
-        own_dynamic = sk.id in facts.dynamic_skills
-        others_dynamic = bool(facts.dynamic_skills - {sk.id})
-    else:
-        hooks = set(facts.tool_names)
-        own_dynamic = others_dynamic = bool(facts.dynamic_skills)
     for f in md.fields:
-        if f.llm_settable or f.seed or f"run_after_setting_{f.name}" in hooks:
-            continue  # the model or the session start writes it
-        if own_dynamic or (others_dynamic and f.scope == "public"):
-            continue  # tools that use computed keys may reach it
-        if f.name in facts.shared_entries or f"{ns}.{f.name}" in facts.shared_entries:
+        if ck.sem.field_writers(ns, f.name) or ck.sem.unknown_keys_may_reach(ns, f.name):
             continue
         refs = ck.p.index.references_to(("field", ns, f.name))
         if any(not r.soft for r in refs):
@@ -326,3 +285,115 @@ def unused_fields(ck: Checker, sk: Skill | None) -> None:
             f"refers to `{ns}.{f.name}`",
             "hint",
         )
+
+
+# -- fixes ------------------------------------------------------------------------------------
+
+
+def description_not_exposed(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    hit = fx.attribute_at(d.range)
+    if hit is None:
+        return
+    f = hit[0]
+    edit = description_to_comment(fx, f)
+    if edit is not None:
+        # a project field's description has one reading (a note for the reader); a
+        # skill field's may also mean "let the model set it"
+        project = fx.pf.kind is FileKind.PROJECT_MEMORY
+        title = "Turn the description into a comment"
+        action = fx.action(title, d, ws_edit(fx.path, edit), project, project)
+        yield action
+    if fx.pf.kind is FileKind.SKILL_MEMORY:
+        edit = set_attribute(fx, f, "llm_settable", "true")
+        if edit is not None:
+            yield fx.action(f"Make `{f.name}` llm_settable", d, ws_edit(fx.path, edit))
+
+
+def description_to_comment(fx: Fix, f: MemoryField) -> TextEdit | None:
+    """Replace ``description: …`` (all its lines) by comment lines holding its text,
+    at the column of the attribute."""
+    text = fx.text
+    k, v = f.attr_keys["description"], f.attrs["description"]
+    if not isinstance(f.node, YMap) or is_flow(text, f.node) or not isinstance(v, YScalar):
+        return None
+    if len(f.attrs) == 1 and fx.pf.kind is FileKind.SKILL_MEMORY:
+        return None  # `name:` with nothing after it fails to load in a skill
+    end = content_end(text, v)
+    rm = delete_lines(text, k.range.start, end)
+    if rm is None:
+        return None
+    tail = text[end : rm.range.end].strip()
+    if tail and not tail.startswith("#"):
+        return None  # something else follows on the last line
+    pad = " " * column(text, k.range.start)
+    lines = [f"{pad}# {line}".rstrip() for line in _description_lines(text, v)]
+    if v.style in ("|", ">"):  # a comment after the `>` / `|` header stays too
+        header = text[v.range.start : after_line(text, v.range.start)]
+        note = re.search(r"\s#.*", header)
+        if note is not None:
+            lines.append(f"{pad}{note.group(0).strip()}")
+    if tail:
+        lines.append(f"{pad}{tail}")
+    return TextEdit(rm.range, "".join(line + "\n" for line in lines))
+
+
+def add_description(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    md = fx.memdoc()
+    if md is None:
+        return
+    f = next((f for f in md.fields if f.key.range == d.range), None)
+    if f is None:
+        return
+    edit = set_attribute(fx, f, "description", f"TODO describe {f.name}")
+    if edit is not None:
+        yield fx.action("Add a description", d, ws_edit(fx.path, edit))
+
+
+def set_attribute(fx: Fix, f: MemoryField, attr: str, value: str) -> TextEdit | None:
+    """Set ``attr`` of ``f`` to ``value`` (replacing a scalar value, or adding a line)."""
+    text = fx.text
+    node = f.node
+    if attr in f.attrs:
+        v = f.attrs[attr]
+        if not isinstance(v, YScalar):
+            return None
+        if v.range.length == 0:  # `attr:` with nothing after it
+            return TextEdit(v.range, " " + value)
+        return TextEdit(v.range, value)
+    if not isinstance(node, YMap) or not node.items:
+        return None
+    if is_flow(text, node):
+        close = node.range.end - 1
+        if text[close] != "}":
+            return None
+        sep = ", " if node.items else ""
+        return TextEdit(TextRange(close, close), f"{sep}{attr}: {value}")
+    indent = " " * column(text, node.items[0][0].range.start)
+    return insert_lines(text, content_end(text, node), [f"{indent}{attr}: {value}"])
+
+
+def _description_lines(text: str, v: YScalar) -> list[str]:
+    """The lines of a description's text as the author wrote them: a block scalar's lines
+    without their common indentation, a plain scalar's lines stripped, a quoted one's
+    value."""
+    if v.style in ("|", ">"):
+        body = text[v.range.start : content_end(text, v)].split("\n")[1:]
+        width = min((len(x) - len(x.lstrip()) for x in body if x.strip()), default=0)
+        lines = [x[width:].rstrip() for x in body]
+    elif v.style is None:
+        lines = [x.strip() for x in text[v.range.start : content_end(text, v)].split("\n")]
+    else:
+        lines = [x.strip() for x in str(v.value or "").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return lines or [""]
+
+
+FIXES: Fixes = {
+    "mantle.validation.execute_step.unknown_memory_key": DECLARE_FIELD,
+    "mantle.validation.memory.undeclared_entry": DECLARE_FIELD,
+    "mantle.validation.memory.description_not_exposed": (description_not_exposed,),
+    "mantle.validation.memory.description_required": (add_description,),
+}

@@ -7,21 +7,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...model.defaults import EXECUTE_ONLY_TOOLS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...syntax.memory_yml import C_ENGINE_322, MemoryField, attribute_type_problems
 from ...syntax.yaml_tree import YMap, YScalar, YSeq, lax_bool, to_python
-from .base import Checker, did_you_mean, meant, rule
-from .responses import writable_by
-
-V322 = "3.22"
+from .base import Checker, did_you_mean, meant, per_project, per_skill, rule
 
 
 def parse_issue_applies(ck: Checker, code: str) -> bool:
-    """Parse issues that do not apply under the project's profile (the 3.22-attribute
-    warning, on a 3.22 project)."""
-    return not (code == C_ENGINE_322 and ck.p.engine == V322)
+    """Parse issues that do not apply under the project's profile (the warning that 3.21
+    ignores the 3.22 field attributes, on a profile that reads them)."""
+    return not (code == C_ENGINE_322 and ck.sem.profile.field_attributes)
 
 
 MEMORY_CODES = (
@@ -33,25 +29,18 @@ MEMORY_CODES = (
 )
 
 
-@rule(codes=MEMORY_CODES, scope="skill", reports_on=(K.SKILL_MEMORY,), reads=(K.SKILL_MEMORY,))
-def skill_field_attributes(ck: Checker, sid: str, sk: Skill) -> None:
-    """3.22: ``mutable`` / ``writable_by`` on a skill field (a wrong type fails the skill)."""
-    check_memory(ck, sk)
-
-
 @rule(
     codes=MEMORY_CODES,
-    scope="project",
-    reports_on=(K.PROJECT_MEMORY,),
-    reads=(K.PROJECT_MEMORY, K.SKILL_MD),
+    scopes=(
+        per_skill(reports_on=(K.SKILL_MEMORY,), reads=(K.SKILL_MEMORY,)),
+        per_project(reports_on=(K.PROJECT_MEMORY,), reads=(K.PROJECT_MEMORY, K.SKILL_MD)),
+    ),
 )
-def project_field_attributes(ck: Checker) -> None:
-    """3.22: ``mutable`` / ``writable_by`` of project fields are well typed and name skills."""
-    check_memory(ck, None)
-
-
-def check_memory(ck: Checker, sk: Skill | None) -> None:
-    if ck.p.engine != V322:
+def field_attributes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """3.22: ``mutable`` / ``writable_by`` are for project fields only (on a skill field a
+    wrong type fails the skill), where they are well typed and name skills."""
+    attributes = ck.sem.profile.field_attributes
+    if not attributes:
         return
     if sk is not None:
         md, pf = sk.memdoc, sk.memory
@@ -62,7 +51,7 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
                 ("mutable", "mantle.validation.memory.skill_field_mutable_not_allowed"),
                 ("writable_by", "mantle.validation.memory.skill_field_writable_by_not_allowed"),
             ):
-                node = f.attrs.get(attr)
+                node = f.attrs.get(attr) if attr in attributes else None
                 if node is None:
                     continue
                 bad = attribute_type_problems(f, attr, node)
@@ -90,7 +79,7 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
     if md is None or pmf is None:
         return
     for f in md.fields:
-        _check_attribute_types(ck, pmf.path, f)
+        _check_attribute_types(ck, pmf.path, f, attributes)
         node = f.attrs.get("writable_by")
         if not isinstance(node, YSeq):
             continue
@@ -108,10 +97,12 @@ def check_memory(ck: Checker, sk: Skill | None) -> None:
                 )
 
 
-def _check_attribute_types(ck: Checker, path: Path, f: MemoryField) -> None:
+def _check_attribute_types(
+    ck: Checker, path: Path, f: MemoryField, attributes: tuple[str, ...]
+) -> None:
     """A `mutable` that is not a boolean, or a `writable_by` that is not a list of skill
     ids, makes the 3.22 engine crash on the project memory.yml."""
-    for attr in ("mutable", "writable_by"):
+    for attr in attributes:
         node = f.attrs.get(attr)
         if node is not None:
             for rng, why in attribute_type_problems(f, attr, node):
@@ -138,11 +129,12 @@ def step_writes(ck: Checker, sid: str, sk: Skill) -> None:
     doc = sk.doc
     if doc is None:
         return
-    if ck.p.engine != V322 or sk.skill_md is None:
+    prof = ck.sem.profile
+    if not (prof.has_writable_by or prof.execute_only_tools) or sk.skill_md is None:
         return
     path = sk.skill_md.path
     for _, st in doc.steps():
-        if st.kind == "set_memory":
+        if st.kind == "set_memory" and prof.has_writable_by:
             sm = st.get("set_memory")
             if not isinstance(sm, YMap):
                 continue
@@ -152,16 +144,15 @@ def step_writes(ck: Checker, sid: str, sk: Skill) -> None:
                     continue
                 # `project.<x>` names the project field too (the engine also reports that
                 # key as undeclared: it is refused twice)
-                f = ck.p.project_field(name.removeprefix("project."))
-                allowed = writable_by(f) if f is not None else None
-                if allowed is not None and sid not in allowed:
+                entry = name.removeprefix("project.")
+                refused = ck.sem.project_write_refused(sid, entry, [sid])
+                if refused is not None:
                     ck.emit(
                         path,
                         k.range,
                         "mantle.validation.memory.set_memory_skill_not_in_writable_by",
-                        f"project field `{name.removeprefix('project.')}` may only be written "
-                        f"by {', '.join(allowed)} "
-                        f"(`writable_by`), not by `{sid}`",
+                        f"project field `{entry}` may only be written by "
+                        f"{', '.join(refused.allowed)} (`writable_by`), not by `{sid}`",
                     )
         if st.kind == "execute_tool":
             t = st.str_field("execute_tool")
@@ -169,7 +160,7 @@ def step_writes(ck: Checker, sid: str, sk: Skill) -> None:
             value = st.get("parameters")
             # an empty mapping passes nothing; a value that is not a mapping is a compile
             # error of the step, reported by the parser
-            if t and t[0] in EXECUTE_ONLY_TOOLS and params is not None and _filled_map(value):
+            if t and t[0] in prof.execute_only_tools and params is not None and _filled_map(value):
                 ck.emit(
                     path,
                     params.range,
@@ -187,28 +178,18 @@ def _filled_map(node: object) -> bool:
         "mantle.validation.tools.tool_bare_memory_set_writes_skill_not_project_warning",
         "mantle.validation.tools.tool_sets_project_field_skill_not_in_writable_by",
     ),
-    scope="skill",
-    reports_on=(K.SKILL_TOOLS,),
-    reads=(K.SKILL_TOOLS, K.SKILL_MEMORY, K.PROJECT_MEMORY),
+    scopes=(
+        per_skill(
+            reports_on=(K.SKILL_TOOLS,), reads=(K.SKILL_TOOLS, K.SKILL_MEMORY, K.PROJECT_MEMORY)
+        ),
+        per_project(reports_on=(K.SHARED_TOOLS,), reads=(K.SHARED_TOOLS, K.PROJECT_MEMORY)),
+    ),
 )
-def skill_tool_writes(ck: Checker, sid: str, sk: Skill) -> None:
-    """3.22: a skill's tools write project fields only where ``writable_by`` allows."""
-    tool_writes(ck, sid, sk)
-
-
-@rule(
-    codes=("mantle.validation.tools.tool_sets_project_field_skill_not_in_writable_by",),
-    scope="project",
-    reports_on=(K.SHARED_TOOLS,),
-    reads=(K.SHARED_TOOLS, K.PROJECT_MEMORY),
-)
-def shared_tool_writes(ck: Checker) -> None:
-    """3.22: shared tools never write a project field that has ``writable_by``."""
-    tool_writes(ck, None, None)
-
-
 def tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
-    if ck.p.engine != V322:
+    """3.22: a skill's tools write project fields only where ``writable_by`` allows, and
+    shared tools never write a project field that has one."""
+    prof = ck.sem.profile
+    if not (prof.has_writable_by or prof.warns_shadowed_bare_set):
         return
     modules = sk.tool_modules() if sk is not None else ck.p.shared_tool_files()
     for pf, mod in modules:
@@ -223,7 +204,7 @@ def tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
             else:
                 pname = ""
             if "." not in name and sk is not None and sk.field(name) is not None:
-                if ck.p.project_field(name) is not None:
+                if prof.warns_shadowed_bare_set and ck.p.project_field(name) is not None:
                     ck.emit(
                         pf.path,
                         call.literal_range,
@@ -232,16 +213,13 @@ def tool_writes(ck: Checker, sid: str | None, sk: Skill | None) -> None:
                         f"name writes the skill field; write `project.{name}` for the project one",
                     )
                 continue
-            f = ck.p.project_field(pname) if pname else None
-            allowed = writable_by(f) if f is not None else None
-            if allowed is None:
-                continue
-            if sid is None or sid not in allowed:
+            refused = ck.sem.project_write_refused(sid, pname, [sid]) if pname else None
+            if refused is not None:
                 who = "a shared tool" if sid is None else f"a tool of `{sid}`"
                 ck.emit(
                     pf.path,
                     call.literal_range,
                     "mantle.validation.tools.tool_sets_project_field_skill_not_in_writable_by",
-                    f"project field `{pname}` may only be written by {', '.join(allowed)} "
-                    f"(`writable_by`); {who} may not write it",
+                    f"project field `{pname}` may only be written by "
+                    f"{', '.join(refused.allowed)} (`writable_by`); {who} may not write it",
                 )

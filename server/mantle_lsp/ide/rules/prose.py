@@ -14,7 +14,10 @@ from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...syntax.skill_md import Paragraph, SkillDoc
 from ...syntax.text import TextRange
-from .base import Checker, rule
+from ..edits import ws_edit
+from ..types import CodeAction, TextEdit
+from .base import Checker, Diagnostic, rule
+from .fix import DECLARE_FIELD, Fix, Fixes
 
 
 @rule(
@@ -242,3 +245,71 @@ def list_outside_scope(ck: Checker, sid: str, sk: Skill) -> None:
             "same condition (or remove the blank line, if the list belongs to that paragraph)",
             data={"condition": intro.condition or ""},
         )
+
+
+# -- fixes ------------------------------------------------------------------------------------
+
+
+_IF_LINE = re.compile(r"\s*if:")  # a line that starts a prose condition
+
+
+def wrap_mention(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    name = fx.text[d.range.start : d.range.end]
+    target = fx.p.skill(name)
+    if target is None or (target.doc is not None and target.doc.hidden):
+        return  # `@skill.` of a hidden skill is an error
+    new = f"@skill.{name}"
+    # the model then may switch to that skill: a change of behaviour, never unasked
+    yield fx.action(f"Change to `{new}`", d, ws_edit(fx.path, TextEdit(d.range, new)))
+
+
+def scope_list(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    """An `if:` line with the announcing paragraph's condition above each list
+    paragraph: the engine then shows the list exactly when it shows the paragraph, and
+    the text it shows does not change."""
+    cond = (d.data or {}).get("condition")
+    sk = fx.p.skill(fx.pf.skill_id) if fx.pf.skill_id else None
+    doc = sk.doc if sk is not None else None
+    if not isinstance(cond, str) or not cond or doc is None or doc.text != fx.text:
+        return
+    for intro, run in leaking_lists(doc):
+        first = run[0].body_range
+        if intro.condition != cond or first is None or first.start != d.range.start:
+            continue
+        edits = []
+        for para in run:
+            content = (para.body_range or para.range).start
+            line = fx.text.rfind("\n", 0, content) + 1
+            # from the paragraph's start: a whitespace-only first line (two blank
+            # lines in a row) would hide the `if:` from the engine, so it goes
+            edits.append(TextEdit(TextRange(para.range.start, line), f"if: {cond}\n"))
+        what = "this list" if len(run) == 1 else "each paragraph of this list"
+        # the model then sees the list only under the condition: never unasked
+        yield fx.action(
+            f"Scope {what} under the same condition (`if: {cond}`)",
+            d,
+            ws_edit(fx.path, *edits),
+            preferred=True,
+        )
+
+
+def session_to_memory(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    written = fx.text[d.range.start : d.range.end]
+    if not written.startswith("session."):
+        return
+    new = "@memory." + written[len("session.") :]
+    edit = ws_edit(fx.path, TextEdit(d.range, new))
+    # on a line starting `if:`, a condition was probably meant (the blank line that
+    # starts a prose condition is missing): inserting the value is then a guess
+    index = fx.pf.source.index  # not a search back: a huge line has thousands
+    start = index.line_start(index.line_of(d.range.start))
+    safe = _IF_LINE.match(fx.text, start, d.range.start) is None
+    yield fx.action(f"Change to `{new}`", d, edit, preferred=True, safe=safe)
+
+
+FIXES: Fixes = {
+    "mantle.validation.prose.unknown_memory_reference": DECLARE_FIELD,
+    "mantle.validation.prose.session_reference_in_instructions": (session_to_memory,),
+    "skill.prose.bare_skill_mention": (wrap_mention,),
+    "lsp.prose.list_outside_scope": (scope_list,),
+}

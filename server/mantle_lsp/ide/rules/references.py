@@ -5,17 +5,30 @@ in steps, gates, ``utter`` triggers and agent.yml's cancel confirmation)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
-from ...model.defaults import EXECUTE_ONLY_TOOLS, FRAMEWORK_TOOLS, STEP_ACTIONS
+from ...model.defaults import FRAMEWORK_TOOLS, STEP_ACTIONS
 from ...model.layout import FileKind as K
 from ...model.project import Skill
 from ...model.semantics import LoadFailure
 from ...syntax.errors import closest
 from ...syntax.skill_md import SkillDoc
+from ...syntax.text import TextRange
 from ...syntax.yaml_tree import YMap, YScalar
 from ..codes import FAILED_TO_LOAD, info
-from .base import Checker, Related, did_you_mean, meant, rule
+from ..edits import (
+    PLAIN_SAFE,
+    column,
+    content_end,
+    insert_lines,
+    inside_line_comment,
+    is_flow,
+    ws_edit,
+)
+from ..types import CodeAction, TextEdit
+from .base import Checker, Diagnostic, Related, did_you_mean, meant, per_project, per_skill, rule
+from .fix import Fix, Fixes, own_data
 from .flow import where
 
 
@@ -244,7 +257,7 @@ def tool_references(ck: Checker, sid: str, sk: Skill) -> None:
                 f"`{name}` is not a tool this skill can use",
             )
     import_collisions(ck, sk, doc)
-    execute_only = EXECUTE_ONLY_TOOLS if ck.p.engine == "3.22" else ()
+    execute_only = ck.sem.profile.execute_only_tools
     for _, st in doc.steps():
         t = st.str_field("execute_tool") if st.kind == "execute_tool" else None
         if t and t[0] not in execute_only and not ck.sem.tool_visible(sk, doc, t[0]):
@@ -375,7 +388,7 @@ def import_collisions(ck: Checker, sk: Skill, doc: SkillDoc) -> None:
         elif bare in declared_shared:
             problem = f"this skill already uses the shared tool `{bare}`"
             related += _defined_here(ck, ("tool", "", bare), f"the shared tool `{bare}`")
-        elif bare in EXECUTE_ONLY_TOOLS and ck.p.engine == "3.22":
+        elif bare in ck.sem.profile.execute_only_tools:
             problem = f"`{bare}` is reserved for the engine's execute-only tool (rasa-pro 3.22)"
         seen.setdefault(bare, item)
         if problem:
@@ -393,6 +406,9 @@ _GATE = "mantle.validation.tool_constraint.unknown_on_success_or_failure"
 _CONFIRM = "mantle.validation.tool_constraint.unknown_requires_confirmation_response"
 
 
+_RESPONSE_FILES = (K.SKILL_RESPONSES, K.PROJECT_RESPONSES)
+
+
 @rule(
     codes=(
         "mantle.validation.response.missing",
@@ -402,14 +418,19 @@ _CONFIRM = "mantle.validation.tool_constraint.unknown_requires_confirmation_resp
         "mantle.validation.verbatim_trigger.unknown_response",
         "mantle.validation.response.empty_body",
     ),
-    scope="skill",
-    reports_on=(K.SKILL_MD,),
-    reads=(K.SKILL_MD, K.SKILL_RESPONSES, K.PROJECT_RESPONSES),
+    scopes=(
+        per_skill(reports_on=(K.SKILL_MD,), reads=(K.SKILL_MD, *_RESPONSE_FILES)),
+        per_project(reports_on=(K.AGENT,), reads=(K.AGENT, *_RESPONSE_FILES)),
+    ),
 )
-def response_references(ck: Checker, sid: str, sk: Skill) -> None:
+def response_references(ck: Checker, sid: str | None, sk: Skill | None) -> None:
     """Responses a skill names exist: step ``action`` / ``utterance``, gate
-    ``on_success`` / ``on_failure`` and confirmation responses, ``utter`` triggers; and the
-    ones gates and triggers name have no blank variant."""
+    ``on_success`` / ``on_failure`` and confirmation responses, ``utter`` triggers; and
+    so do those agent.yml's cancel confirmation names. The ones gates, triggers and the
+    cancel confirmation name have no blank variant."""
+    if sk is None:
+        agent_response_references(ck)
+        return
     doc = sk.doc
     if doc is None or sk.skill_md is None:
         return
@@ -469,15 +490,6 @@ def response_references(ck: Checker, sid: str, sk: Skill) -> None:
                 )
 
 
-@rule(
-    codes=(
-        "mantle.validation.tool_constraint.unknown_requires_confirmation_response",
-        "mantle.validation.response.empty_body",
-    ),
-    scope="project",
-    reports_on=(K.AGENT,),
-    reads=(K.AGENT, K.SKILL_RESPONSES, K.PROJECT_RESPONSES),
-)
 def agent_response_references(ck: Checker) -> None:
     """agent.yml's cancel confirmation names responses that exist and are not blank."""
     apf, agent = ck.p.file_of_kind(K.AGENT), ck.p.agent
@@ -516,3 +528,91 @@ def check_blank_referenced(ck: Checker, path: Path, node: YScalar, what: str) ->
             "mantle.validation.response.empty_body",
             f"{what} `{node.value}` has blank text{which}, so nothing would be said",
         )
+
+
+# -- fixes ------------------------------------------------------------------------------------
+
+
+@own_data
+def rename_parameter(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    """`sauce:` → `source:` (data: the tool, the parameter written, the one meant)."""
+    data = d.data or {}
+    param, meant = data.get("param"), data.get("meant")
+    if not isinstance(param, str) or not isinstance(meant, str) or param == meant:
+        return
+    written = fx.text[d.range.start : d.range.end]
+    if written == param:
+        target = d.range
+    elif written[:1] in ("'", '"') and written[1:-1] == param:
+        target = TextRange(d.range.start + 1, d.range.end - 1)
+    else:
+        return  # an escape inside the key: leave it to the author
+    edit = ws_edit(fx.path, TextEdit(target, meant))
+    yield fx.action(f"Change to `{meant}`", d, edit, preferred=True)
+
+
+@own_data
+def add_parameters(fx: Fix, d: Diagnostic) -> Iterator[CodeAction]:
+    """Give each missing parameter under `parameters:`: the field of that name when
+    this skill (or the project) has one, else a `TODO` the author replaces."""
+    missing = (d.data or {}).get("missing")
+    doc = fx.pf.doc
+    if not isinstance(missing, list) or not missing or not isinstance(doc, SkillDoc):
+        return
+    if not all(isinstance(m, str) and PLAIN_SAFE.match(m) for m in missing):
+        return
+    text = fx.text
+    step = None
+    for _, st in doc.steps():
+        node = st.node
+        if not isinstance(node, YMap) or is_flow(text, node):
+            continue
+        if any(k.range == d.range or (k.value == "execute_tool" and v.range == d.range)
+               for k, v in node.pairs()):  # fmt: skip
+            step = node
+            break
+    if step is None:
+        return
+    sid = fx.pf.skill_id
+    sk = fx.p.skill(sid) if sid else None
+    sem = fx.sem
+    lines: list[tuple[str, str]] = []
+    for m in missing:
+        target = sem.step_write_target(sk, m)
+        ns = {"skill": sid, "project": "project"}.get(target or "")
+        lines.append((m, f"session.{ns}.{m}" if ns else "TODO"))
+    params_key = step.key_node("parameters")
+    params = step.get("parameters")
+    edit: TextEdit | None = None
+    if params_key is None:
+        tool_key = step.key_node("execute_tool")
+        if tool_key is None:
+            return
+        col = column(text, tool_key.range.start)
+        body = [f"{' ' * col}parameters:", *(f"{' ' * (col + 2)}{k}: {v}" for k, v in lines)]
+        edit = insert_lines(text, content_end(text, step.get("execute_tool")), body)
+    elif isinstance(params, YScalar) and params.is_null:
+        col = column(text, params_key.range.start) + 2
+        body = [f"{' ' * col}{k}: {v}" for k, v in lines]
+        edit = insert_lines(text, params_key.range.end, body)
+    elif isinstance(params, YMap) and params.items:
+        if is_flow(text, params):
+            close = params.range.end - 1
+            if text[close] != "}":
+                return
+            added = "".join(f", {k}: {v}" for k, v in lines)
+            edit = TextEdit(TextRange(close, close), added)
+        else:
+            col = column(text, params.items[0][0].range.start)
+            body = [f"{' ' * col}{k}: {v}" for k, v in lines]
+            edit = insert_lines(text, content_end(text, params), body)
+    if edit is None or inside_line_comment(text, edit.range.start):
+        return
+    names = ", ".join(f"`{m}`" for m in missing)
+    yield fx.action(f"Add {names} under `parameters`", d, ws_edit(fx.path, edit))
+
+
+FIXES: Fixes = {
+    "lsp.tools.unknown_parameter": (rename_parameter,),
+    "lsp.tools.missing_parameter": (add_parameters,),
+}

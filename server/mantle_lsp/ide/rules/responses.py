@@ -10,10 +10,12 @@ from typing import Any
 
 from ...model.layout import FileKind as K
 from ...model.project import ParsedFile, Skill
+from ...model.semantics import Unwritable
 from ...syntax.memory_yml import MemoryField
 from ...syntax.responses_yml import ResponsesDoc
 from ...syntax.yaml_tree import YScalar
-from .base import Checker, did_you_mean, meant, rule
+from .base import Checker, did_you_mean, meant, per_project, per_skill, rule
+from .fix import DECLARE_FIELD, Fixes
 
 CODES = (
     "lsp.responses.unknown_placeholder",
@@ -27,31 +29,22 @@ CODES = (
 )
 
 
-@rule(
-    codes=CODES,
-    scope="skill",
-    reports_on=(K.SKILL_RESPONSES,),
-    reads=(K.SKILL_RESPONSES, K.SKILL_MD, K.SKILL_MEMORY, K.PROJECT_MEMORY, K.SKILL_TOOLS,
-           K.SHARED_TOOLS),
-)  # fmt: skip
-def skill_responses(ck: Checker, sid: str, sk: Skill) -> None:
-    """A skill's responses.yml: placeholders, ``set:`` buttons and button sources."""
-    if sk.responses is not None and isinstance(sk.responses.doc, ResponsesDoc):
-        check_responses(ck, sk.responses, sk.responses.doc, sid)
+_READS = (K.SKILL_MD, K.SKILL_MEMORY, K.PROJECT_MEMORY, K.SKILL_TOOLS, K.SHARED_TOOLS)
 
 
 @rule(
     codes=CODES,
-    scope="project",
-    reports_on=(K.PROJECT_RESPONSES,),
-    reads=(K.PROJECT_RESPONSES, K.SKILL_MD, K.SKILL_MEMORY, K.PROJECT_MEMORY, K.SKILL_TOOLS,
-           K.SHARED_TOOLS),
-)  # fmt: skip
-def project_responses(ck: Checker) -> None:
-    """The project-root responses.yml, which any skill may deliver."""
-    prf = ck.p.project_responses
-    if prf is not None and isinstance(prf.doc, ResponsesDoc):
-        check_responses(ck, prf, prf.doc, None)
+    scopes=(
+        per_skill(reports_on=(K.SKILL_RESPONSES,), reads=(K.SKILL_RESPONSES, *_READS)),
+        per_project(reports_on=(K.PROJECT_RESPONSES,), reads=(K.PROJECT_RESPONSES, *_READS)),
+    ),
+)
+def responses(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """A responses.yml — a skill's, or the project-root one, which any skill may deliver:
+    placeholders, ``set:`` buttons and button sources."""
+    pf = sk.responses if sk is not None else ck.p.project_responses
+    if pf is not None and isinstance(pf.doc, ResponsesDoc):
+        check_responses(ck, pf, pf.doc, sid)
 
 
 def check_responses(ck: Checker, pf: ParsedFile, doc: ResponsesDoc, sid: str | None) -> None:
@@ -79,11 +72,11 @@ def check_responses(ck: Checker, pf: ParsedFile, doc: ResponsesDoc, sid: str | N
         for v in r.variants:
             for b in v.buttons:
                 if b.set_payload is not None:
-                    check_set_payload(ck, pf.path, sid, b.set_payload)
+                    check_set_payload(ck, pf.path, sid, r.name, b.set_payload)
     check_button_sources(ck, pf.path, doc, sid)
 
 
-def check_set_payload(ck: Checker, path: Path, sid: str | None, sp: Any) -> None:
+def check_set_payload(ck: Checker, path: Path, sid: str | None, response: str, sp: Any) -> None:
     why = ck.unreadable(sid, sp.namespace, sp.entry)
     if why is not None:
         ck.emit(
@@ -94,26 +87,19 @@ def check_set_payload(ck: Checker, path: Path, sid: str | None, sp: Any) -> None
             data=why.data,
         )
         return
+    refused = ck.sem.button_unwritable(sid, response, sp.namespace, sp.entry)
+    if refused is not None:
+        ck.emit(
+            path,
+            sp.range,
+            "mantle.validation.response.not_writable_memory_key",
+            f"a button tap cannot write `{sp.namespace}.{sp.entry}`: {_refusal(refused)}",
+        )
+        return
     fld: MemoryField | None
     if sp.namespace == "project":
-        if button_write_refused(ck, path, sid, sp):
-            return
         fld = ck.p.project_field(sp.entry)
     else:
-        writable = sid is not None and sp.namespace == sid
-        if sid is None:
-            users = response_users_of(ck, sp)
-            writable = bool(users) and all(u == sp.namespace for u in users)
-        if not writable:
-            who = f"skill `{sid}`" if sid else "the skills that deliver this response"
-            ck.emit(
-                path,
-                sp.range,
-                "mantle.validation.response.not_writable_memory_key",
-                f"a button tap cannot write `{sp.namespace}.{sp.entry}`: {who} may "
-                "write only its own fields and project fields",
-            )
-            return
         sk = ck.p.skill(sp.namespace)
         fld = sk.field(sp.entry) if sk else None
     if fld is None:
@@ -133,51 +119,18 @@ def check_set_payload(ck: Checker, path: Path, sid: str | None, sp: Any) -> None
         )
 
 
-def response_users_of(ck: Checker, sp: Any) -> set[str]:
-    """The skills that deliver the root-file response holding the button ``sp``."""
-    prf = ck.p.project_responses
-    if prf is None or not isinstance(prf.doc, ResponsesDoc):
-        return set()
-    for r in prf.doc.responses:
-        if any(b.set_payload is sp for v in r.variants for b in v.buttons):
-            return ck.sem.response_users(r.name)
-    return set()
-
-
-def button_write_refused(ck: Checker, path: Path, sid: str | None, sp: Any) -> bool:
-    """3.22: a `set:session.project.<x>` button whose field has `writable_by` may be tapped
-    only while a listed skill is active: the skill of a skill's responses.yml, or every
-    skill that delivers a response of the root responses.yml (at least one)."""
-    if ck.p.engine != "3.22" or sp.namespace != "project":
-        return False
-    f = ck.p.project_field(sp.entry)
-    allowed = writable_by(f) if f is not None else None
-    if allowed is None:
-        return False
-    users = {sid} if sid is not None else response_users_of(ck, sp)
-    refused = sorted(users - set(allowed))
-    if users and not refused:
-        return False
-    if not users:
+def _refusal(u: Unwritable) -> str:
+    """Why a button may not write a field (after "a button tap cannot write `x`: ")."""
+    if u.kind != "writable_by":
+        who = f"skill `{u.sid}`" if u.sid else "the skills that deliver this response"
+        return f"{who} may write only its own fields and project fields"
+    if not u.refused:
         why = "no skill delivers this response"
-    elif sid is not None:
-        why = f"skill `{sid}` is not listed"
+    elif u.sid is not None:
+        why = f"skill `{u.sid}` is not listed"
     else:
-        why = f"it is delivered by {', '.join(f'`{u}`' for u in refused)}, not listed"
-    ck.emit(
-        path,
-        sp.range,
-        "mantle.validation.response.not_writable_memory_key",
-        f"a button tap cannot write `project.{sp.entry}`: only {', '.join(allowed)} may "
-        f"write it (`writable_by`) and {why}",
-    )
-    return True
-
-
-def writable_by(f: MemoryField) -> list[str] | None:
-    """The skills a 3.22 project field's ``writable_by`` lists (None: not restricted)."""
-    v = f.value("writable_by")
-    return [str(x) for x in v] if isinstance(v, list) and v else None
+        why = f"it is delivered by {', '.join(f'`{w}`' for w in u.refused)}, not listed"
+    return f"only {', '.join(u.allowed)} may write it (`writable_by`) and {why}"
 
 
 def _coerce_problem(f: MemoryField, value: str) -> str | None:
@@ -268,3 +221,11 @@ def _check_source(ck: Checker, path: Path, node: YScalar, sid: str) -> None:
                     f"`{name}` requires confirmation in skill `{sid}`, so it cannot build buttons",
                 )
                 return
+
+
+# -- fixes ------------------------------------------------------------------------------------
+
+FIXES: Fixes = {
+    "mantle.validation.response.unknown_memory_key": DECLARE_FIELD,
+    "lsp.responses.unknown_placeholder": DECLARE_FIELD,
+}

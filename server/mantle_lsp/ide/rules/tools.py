@@ -8,17 +8,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...model.defaults import EXECUTE_ONLY_TOOLS, FRAMEWORK_TOOLS
+from ...model.defaults import FRAMEWORK_TOOLS
 from ...model.layout import FileKind as K
 from ...model.project import ParsedFile, Skill
+from ...model.semantics import HOOK_PREFIX
 from ...model.symbols import module_for_import, resolve_code_name
 from ...syntax.text import TextRange
 from ...syntax.tools_py import ToolModule, constant_literals
 from ..codes import Severity
 from ..navigation import relative
-from .base import Checker, rule
-
-VALIDATION_PREFIX = "run_after_setting_"
+from .base import Checker, per_project, per_skill, rule
+from .fix import DECLARE_FIELD, Fixes
 
 MODULE_CODES = (
     "mantle.validation.tools.undeclared_memory_write",
@@ -30,28 +30,21 @@ MODULE_CODES = (
 )
 
 
+_MODULE_READS = (K.SKILL_MEMORY, K.PROJECT_MEMORY, K.HELPER)
+
+
 @rule(
     codes=MODULE_CODES,
-    scope="skill",
-    reports_on=(K.SKILL_TOOLS,),
-    reads=(K.SKILL_TOOLS, K.SKILL_MEMORY, K.PROJECT_MEMORY, K.HELPER),
+    scopes=(
+        per_skill(reports_on=(K.SKILL_TOOLS,), reads=(K.SKILL_TOOLS, *_MODULE_READS)),
+        per_project(reports_on=(K.SHARED_TOOLS,), reads=(K.SHARED_TOOLS, *_MODULE_READS)),
+    ),
 )
-def skill_tool_modules(ck: Checker, sid: str, sk: Skill) -> None:
-    """A skill's tool modules: memory keys, bypasses, imports."""
-    for pf, mod in sk.tool_modules():
+def tool_modules(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """Tool modules, a skill's and the shared ones (``tools/*.py``): memory keys,
+    bypasses, imports."""
+    for pf, mod in sk.tool_modules() if sk is not None else ck.p.shared_tool_files():
         check_tool_module(ck, pf, mod, sid)
-
-
-@rule(
-    codes=MODULE_CODES,
-    scope="project",
-    reports_on=(K.SHARED_TOOLS,),
-    reads=(K.SHARED_TOOLS, K.SKILL_MEMORY, K.PROJECT_MEMORY, K.HELPER),
-)
-def shared_tool_modules(ck: Checker) -> None:
-    """The shared tool modules (``tools/*.py``): memory keys, bypasses, imports."""
-    for pf, mod in ck.p.shared_tool_files():
-        check_tool_module(ck, pf, mod, None)
 
 
 def check_tool_module(ck: Checker, pf: ParsedFile, mod: ToolModule, sid: str | None) -> None:
@@ -253,30 +246,20 @@ NAME_CODES = (
 
 @rule(
     codes=NAME_CODES,
-    scope="skill",
-    reports_on=(K.SKILL_TOOLS,),
-    reads=(K.SKILL_TOOLS, K.SKILL_MEMORY, K.SKILL_MD),
+    scopes=(
+        per_skill(reports_on=(K.SKILL_TOOLS,), reads=(K.SKILL_TOOLS, K.SKILL_MEMORY, K.SKILL_MD)),
+        per_project(reports_on=(K.SHARED_TOOLS,), reads=(K.SHARED_TOOLS,)),
+    ),
 )
-def skill_tool_names(ck: Checker, sid: str, sk: Skill) -> None:
-    """A skill's tool names: not reserved, memory validation tools name a settable field,
-    no Maestro-era hook names."""
-    tool_names(ck, sid, sk)
+def tool_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+    """Tool names, a skill's and the shared ones: not reserved, memory validation tools
+    name a settable field of their skill (and are never shared), no Maestro-era hook
+    names, no shared ``set_*`` (dropped when the engine loads tools)."""
+    reserved_tool_names(ck, sid, sk)
     legacy_tool_names(ck, sk)
 
 
-@rule(
-    codes=NAME_CODES,
-    scope="project",
-    reports_on=(K.SHARED_TOOLS,),
-    reads=(K.SHARED_TOOLS,),
-)
-def shared_tool_names(ck: Checker) -> None:
-    """Shared tool names: not reserved, no ``set_*`` (dropped when the engine loads tools)."""
-    tool_names(ck, None, None)
-    legacy_tool_names(ck, None)
-
-
-def tool_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
+def reserved_tool_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
     """Reserved framework names and memory validation tools (``run_after_setting_*``)."""
     modules = sk.tool_modules() if sk is not None else ck.p.shared_tool_files()
     settable = ck.sem.settable_fields(sk) if sk is not None else set()
@@ -292,9 +275,9 @@ def tool_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
                     f"`{t.name}` is a framework tool name and cannot be defined by a project "
                     "(the engine refuses to load the tools); rename the function",
                 )
-            if not t.name.startswith(VALIDATION_PREFIX):
+            if not t.name.startswith(HOOK_PREFIX):
                 continue
-            entry = t.name[len(VALIDATION_PREFIX) :]
+            entry = t.name[len(HOOK_PREFIX) :]
             if sid is None:
                 ck.emit(
                     pf.path,
@@ -317,12 +300,13 @@ def tool_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
                     f"`{t.name}` validates `{sid}.{entry}`, which {what}, so it never runs",
                 )
     # 3.22 refuses project tools named like an execute-only engine tool (3.21 accepts them)
-    if ck.p.engine != "3.22":
+    execute_only = ck.sem.profile.execute_only_tools
+    if not execute_only:
         return
     modules = sk.tool_modules() if sk is not None else ck.p.shared_tool_files()
     for pf, mod in modules:
         for t in mod.tools:
-            if t.kind != "possible" and t.name in EXECUTE_ONLY_TOOLS:
+            if t.kind != "possible" and t.name in execute_only:
                 ck.emit(
                     pf.path,
                     t.name_range,
@@ -359,3 +343,12 @@ def legacy_tool_names(ck: Checker, sk: Skill | None) -> None:
                         f"engine no longer calls for `{entry}`; validate writes in "
                         f"`run_after_setting_{entry}` instead",
                     )
+
+
+# -- fixes ------------------------------------------------------------------------------------
+
+FIXES: Fixes = {
+    "mantle.validation.tools.undeclared_memory_write": DECLARE_FIELD,
+    "lsp.tools.undeclared_memory_write": DECLARE_FIELD,
+    "lsp.tools.unknown_memory_read": DECLARE_FIELD,
+}
