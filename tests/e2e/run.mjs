@@ -931,6 +931,7 @@ async function main() {
   await promptPreview(); // issue 15: prompt preview
   await configMessage(); // issue 29: a malformed configuration file
   await viewsAfterReload(); // issue 29: the views come back after a window reload
+  await evalScenarios(); // issue 31: the editor on evaluation scenarios
 
   await check('without mantle.interpreter: the Python extension\'s environment (mantle_lsp importable there)', async () => {
     writeSettings({ 'fakePython.interpreter': PYTHON }, 'Machine');
@@ -1192,6 +1193,113 @@ async function editorExperience() {
       await sleep(500);
     }
     return names.slice(0, 6).join(', ');
+  }, { retries: 1 });
+}
+
+/** The rendered text of the active editor's line that holds `needle` (null: none on screen). */
+async function lineText(needle) {
+  return page.evaluate((n) => {
+    const lines = [...document.querySelectorAll('.editor-group-container.active .view-line')];
+    const hit = lines.find((l) => (l.textContent ?? '').replace(/\u00a0/g, ' ').includes(n));
+    return hit ? (hit.textContent ?? '').replace(/\u00a0/g, ' ') : null;
+  }, needle);
+}
+
+/** Whether an error squiggle is drawn on the active editor's line that holds `needle`. */
+async function squiggleOn(needle) {
+  return page.evaluate((n) => {
+    const editor = document.querySelector('.editor-group-container.active .monaco-editor');
+    const lines = [...(editor?.querySelectorAll('.view-line') ?? [])];
+    const hit = lines.find((l) => (l.textContent ?? '').replace(/\u00a0/g, ' ').includes(n));
+    if (!hit) {
+      return false;
+    }
+    const top = hit.getBoundingClientRect().top;
+    return [...(editor?.querySelectorAll('.squiggly-error') ?? [])].some(
+      (sq) => Math.abs(sq.getBoundingClientRect().top - top) < 4,
+    );
+  }, needle);
+}
+
+async function evalScenarios() {
+  const rel = 'eval/scenarios/happy_path/roaming_week_pass.yml';
+  const lines = fs.readFileSync(path.join(EXAMPLE, rel), 'utf8').split('\n');
+  const find = (needle) => {
+    const i = lines.findIndex((l) => l.includes(needle));
+    if (i < 0) {
+      throw new Error(`${rel} has no line with ${needle}`);
+    }
+    return { line: i + 1, column: lines[i].indexOf(needle) + 1, text: lines[i] };
+  };
+  await check('a misspelt skill_id in an eval scenario gets a squiggle that names the skill', async () => {
+    await closePanel();
+    await openFile(rel);
+    const mode = await until('a language mode', languageMode, 10000);
+    assert(mode === 'YAML', `the scenario is in "${mode}" mode`);
+    const at = find('{skill_id: roaming_pass, block_id');
+    await goTo(at.line, at.column + '{skill_id: roaming_pa'.length); // after `roaming_pa`
+    try {
+      await page.keyboard.type('x', { delay: 50 }); // `roaming_paxss`
+      await until('the misspelt line on screen', async () => (await lineText('roaming_paxss')) !== null, 5000);
+      await until('an error squiggle on the misspelt skill_id', () => squiggleOn('roaming_paxss'), 20000);
+      await showProblems();
+      await filterProblems('roaming_paxss');
+      const rows = await until('the finding in the Problems panel', async () => {
+        const found = (await problemRows()).filter((r) => /roaming_paxss.? is not a skill/.test(r.text));
+        return found.length ? found : false;
+      }, 15000);
+      assert(/did you mean .?roaming_pass/.test(rows[0].text), `the finding: ${rows[0].text}`);
+      await filterProblems('');
+      return rows[0].text.replace(/\s+/g, ' ').slice(0, 90);
+    } finally {
+      await page.keyboard.press('Escape');
+      await closePanel();
+      await openFile(rel);
+      await runCommand('File: Revert File');
+      await sleep(500);
+    }
+  }, { retries: 1 });
+
+  await check('typing a tool name in a tool_executed of an eval scenario completes it', async () => {
+    await closePanel();
+    await openFile(rel);
+    const last = find('- bot_did_not_utter');
+    await goTo(last.line, last.text.length + 1); // the end of the last assertion
+    let names = [];
+    try {
+      await page.keyboard.press('Enter'); // the new line keeps the list's indentation
+      await page.keyboard.type('- tool_executed: {tool_name: quote_ro', { delay: 30 });
+      try {
+        names = await until('the suggest widget to offer quote_roaming_pass', async () => {
+          const rows = await page.evaluate(() =>
+            [...document.querySelectorAll('.suggest-widget.visible .monaco-list-row')].map((r) => r.getAttribute('aria-label') ?? ''),
+          );
+          const got = rows.map((l) => l.split(',')[0].trim());
+          return got.includes('quote_roaming_pass') ? got : false;
+        }, 8000);
+      } catch {
+        await page.keyboard.press('Control+Space'); // (a slow machine: ask for them)
+        names = await until('the suggest widget to offer quote_roaming_pass', async () => {
+          const rows = await page.evaluate(() =>
+            [...document.querySelectorAll('.suggest-widget.visible .monaco-list-row')].map((r) => r.getAttribute('aria-label') ?? ''),
+          );
+          const got = rows.map((l) => l.split(',')[0].trim());
+          return got.includes('quote_roaming_pass') ? got : false;
+        }, 15000);
+      }
+      assert(names[0] === 'quote_roaming_pass', `the first suggestion is ${names[0]} (${names.slice(0, 5).join(', ')})`);
+      await page.keyboard.press('Enter'); // accept it
+      const line = await until('the accepted tool name', async () => {
+        const t = await lineText('- tool_executed: {tool_name: quote_roaming_pass');
+        return t ?? false;
+      }, 5000);
+      assert(line.trim() === '- tool_executed: {tool_name: quote_roaming_pass}', `the line reads: ${line.trim()}`);
+      return `${names.slice(0, 4).join(', ')}; the line: ${line.trim()}`;
+    } finally {
+      await page.keyboard.press('Escape');
+      await runCommand('File: Revert File');
+      await sleep(500);
+    }
   }, { retries: 1 });
 }
 
