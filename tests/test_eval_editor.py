@@ -593,68 +593,80 @@ def where(fx: Fixture, locs: list) -> list[tuple[str, str]]:  # type: ignore[typ
     ]  # fmt: skip
 
 
-def test_go_to_definition_from_each_name(tmp_path: Path) -> None:
-    fx, proj = load(tmp_path, scenario(BODY))
-    path = fx.root / "eval/scenarios/lost_card.yml"
-    text = fx.files["eval/scenarios/lost_card.yml"]
-    got = {
-        needle: where(fx, definition(proj, path, text.index(needle) + shift))
-        for needle, shift in [
-            ("card}", 1),
-            ("main,", 1),
-            ("ask_reason}", 1),
-            ("card.reason", 6),
-            ("card.reason", 1),
-            ("block_card\n", 1),
-            ("utter_card_blocked}", 1),
-            ("crm}", 1),
-            ("card_id:", 6),
-        ]
-    }
-    assert got == snapshot(
-        {
-            "card}": [("skills/card/skill.md", "name")],
-            "main,": [("skills/card/skill.md", "main")],
-            "ask_reason}": [("skills/card/skill.md", "ask_reason")],
-            "card.reason": [("skills/card/skill.md", "name")],
-            "block_card\n": [("skills/card/tools.py", "block_card")],
-            "utter_card_blocked}": [("skills/card/responses.yml", "utter_card_blocked")],
-            "crm}": [("integrations.yml", "crm")],
-            "card_id:": [("skills/card/memory.yml", "card_id")],
-        }
-    )
+def with_cursor(fixture: str, rel: str, needle: str, shift: int = 1) -> str:
+    """``fixture`` with a `$0` cursor ``shift`` characters into the first ``needle`` of
+    the file ``rel``."""
+    head = f"//- {rel}\n"
+    body = fixture.index(head) + len(head)
+    i = fixture.index(needle, body) + shift
+    return fixture[:i] + "$0" + fixture[i:]
 
 
-def test_find_references_from_the_agent_reaches_the_scenarios(tmp_path: Path) -> None:
-    fx, proj = load(tmp_path, scenario(BODY))
+def at_cursor(tmp_path: Path, fixture: str) -> tuple[Fixture, Project, Path, int]:
+    fx, proj = load(tmp_path, fixture)
+    assert fx.cursor is not None
+    rel, offset = fx.cursor
+    return fx, proj, fx.root / rel, offset
 
-    def refs(rel: str, needle: str, shift: int = 1) -> list[tuple[str, str]]:
-        offset = fx.files[rel].index(needle) + shift
-        found = references(proj, fx.root / rel, offset, include_declaration=False)
-        return [w for w in where(fx, found) if w[0].startswith("eval/")]
 
+@pytest.mark.parametrize(
+    ("needle", "shift", "expected"),
+    [
+        ("card}", 1, ("skills/card/skill.md", "name")),  # the skill (its frontmatter)
+        ("main,", 1, ("skills/card/skill.md", "main")),
+        ("ask_reason}", 1, ("skills/card/skill.md", "ask_reason")),
+        ("card.reason", 6, ("skills/card/memory.yml", "reason")),  # the field
+        ("card.reason", 1, ("skills/card/skill.md", "name")),  # its skill
+        ("block_card\n", 1, ("skills/card/tools.py", "block_card")),
+        ("utter_card_blocked}", 1, ("skills/card/responses.yml", "utter_card_blocked")),
+        ("crm}", 1, ("integrations.yml", "crm")),
+        ("card_id:", 6, ("skills/card/memory.yml", "card_id")),  # an initial slot
+        ("account_number:", 1, ("memory.yml", "account_number")),  # a bare seed slot
+    ],
+)
+def test_go_to_definition_from_each_name(
+    tmp_path: Path, needle: str, shift: int, expected: tuple[str, str]
+) -> None:
+    fx, proj, path, offset = at_cursor(tmp_path, scenario(at(BODY, needle, shift)))
+    assert where(fx, definition(proj, path, offset)) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("rel", "needle", "name"),
+    [
+        ("skills/card/memory.yml", "reason:", "reason"),
+        ("skills/card/memory.yml", "card_id", "card_id"),  # named by an initial slot
+        ("memory.yml", "account_number", "account_number"),  # a bare seed slot
+        ("skills/card/skill.md", "main", "main"),
+        ("skills/card/skill.md", "ask_reason", "ask_reason"),
+        ("skills/card/tools.py", "block_card", "block_card"),
+        ("skills/card/responses.yml", "utter_card_blocked", "utter_card_blocked"),
+        ("integrations.yml", "crm", "crm"),
+    ],
+)
+def test_find_references_from_the_agent_reaches_the_scenarios(
+    tmp_path: Path, rel: str, needle: str, name: str
+) -> None:
+    fx, proj, path, offset = at_cursor(tmp_path, with_cursor(scenario(BODY), rel, needle))
+    found = where(fx, references(proj, path, offset, include_declaration=False))
+    assert [w for w in found if w[0].startswith("eval/")] == [
+        ("eval/scenarios/lost_card.yml", name)
+    ]
+
+
+def test_find_references_of_a_skill_from_a_scenario(tmp_path: Path) -> None:
+    """Each `skill_id`, and the namespace of its memory keys and initial slots."""
+    fx, proj, path, offset = at_cursor(tmp_path, scenario(at(BODY, "card}", 1)))
+    found = where(fx, references(proj, path, offset, include_declaration=False))
     sc = "eval/scenarios/lost_card.yml"
-    assert refs("skills/card/memory.yml", "reason:") == [(sc, "reason")]
-    assert refs("skills/card/skill.md", "main") == [(sc, "main")]
-    assert refs("skills/card/skill.md", "ask_reason") == [(sc, "ask_reason")]
-    assert refs("skills/card/tools.py", "block_card") == [(sc, "block_card")]
-    assert refs("skills/card/responses.yml", "utter_card_blocked") == [(sc, "utter_card_blocked")]
-    assert refs("memory.yml", "account_number") == [(sc, "account_number")]
-    assert refs("skills/card/memory.yml", "card_id") == [(sc, "card_id")]
-    assert refs("integrations.yml", "crm") == [(sc, "crm")]
-    # a skill: its id in every assertion, the namespace of its memory keys and slots
-    fx_skill = refs("skills/card/skill.md", "@block.main", 0)
-    assert fx_skill == []  # (the block token is no skill)
-    offset = fx.files[sc].index("card}")
-    found = where(fx, references(proj, fx.root / sc, offset, include_declaration=False))
     assert [w for w in found if w[0] == sc] == [(sc, "card")] * 6
+    assert ("skills/card/skill.md", "main") not in found  # `@block.main` names no skill
 
 
 def test_highlights_in_a_scenario(tmp_path: Path) -> None:
-    fx, proj = load(tmp_path, scenario(BODY))
-    rel = "eval/scenarios/lost_card.yml"
-    text = fx.files[rel]
-    got = highlights(proj, fx.root / rel, text.index("{skill_id: card}") + 11)
+    fx, proj, path, offset = at_cursor(tmp_path, scenario(at(BODY, "{skill_id: card}", 11)))
+    text = fx.files["eval/scenarios/lost_card.yml"]
+    got = highlights(proj, path, offset)
     assert [text[h.range.start : h.range.end] for h in got] == ["card"] * 6
 
 
@@ -689,26 +701,25 @@ def scenario_edits(fx: Fixture, edit: WorkspaceEdit) -> list[tuple[str, str, str
 
 
 @pytest.mark.parametrize(
-    ("rel", "needle", "new", "expected"),
+    ("rel", "needle", "new", "old"),
     [
-        ("skills/card/memory.yml", "reason:", "cause", [("reason", "cause", None)]),
-        ("memory.yml", "account_number", "account_id", [("account_number", "account_id", None)]),
-        ("skills/card/skill.md", "main", "entry", [("main", "entry", None)]),
-        ("skills/card/skill.md", "ask_reason", "ask_why", [("ask_reason", "ask_why", None)]),
-        ("skills/card/tools.py", "block_card", "freeze_card", [("block_card", "freeze_card", None)]),
-        ("skills/card/responses.yml", "utter_card_blocked", "utter_blocked",
-         [("utter_card_blocked", "utter_blocked", None)]),
-        ("integrations.yml", "crm", "customers", [("crm", "customers", None)]),
+        ("skills/card/memory.yml", "reason:", "cause", "reason"),
+        ("memory.yml", "account_number", "account_id", "account_number"),
+        ("skills/card/skill.md", "main", "entry", "main"),
+        ("skills/card/skill.md", "ask_reason", "ask_why", "ask_reason"),
+        ("skills/card/tools.py", "block_card", "freeze_card", "block_card"),
+        ("skills/card/responses.yml", "utter_card_blocked", "utter_blocked", "utter_card_blocked"),
+        ("integrations.yml", "crm", "customers", "crm"),
     ],
-)  # fmt: skip
+)
 def test_rename_updates_the_scenarios(
-    tmp_path: Path, rel: str, needle: str, new: str, expected: list[tuple[str, str, None]]
+    tmp_path: Path, rel: str, needle: str, new: str, old: str
 ) -> None:
-    fx, proj = load(tmp_path, scenario(BODY))
+    fx, proj, path, offset = at_cursor(tmp_path, with_cursor(scenario(BODY), rel, needle))
     before = sorted(d[3] for d in diagnostics_of(fx.root))
-    edit = rename(proj, fx.root / rel, fx.files[rel].index(needle) + 1, new)
+    edit = rename(proj, path, offset, new)
     assert isinstance(edit, WorkspaceEdit), edit
-    assert scenario_edits(fx, edit) == expected
+    assert scenario_edits(fx, edit) == [(old, new, None)]
     apply(fx.root, edit)
     assert sorted(d[3] for d in diagnostics_of(fx.root)) == before  # nothing broke
 
@@ -726,16 +737,22 @@ def test_skill_rename_updates_ids_and_memory_key_namespaces(tmp_path: Path) -> N
 
 
 def test_rename_from_a_scenario(tmp_path: Path) -> None:
-    fx, proj = load(tmp_path, scenario(BODY))
-    rel = "eval/scenarios/lost_card.yml"
-    text = fx.files[rel]
-    offset = text.index("block_card\n") + 2
-    rng = prepare_rename(proj, fx.root / rel, offset)
+    fx, proj, path, offset = at_cursor(tmp_path, scenario(at(BODY, "block_card\n", 2)))
+    text = fx.files["eval/scenarios/lost_card.yml"]
+    rng = prepare_rename(proj, path, offset)
     assert not isinstance(rng, FeatureError) and text[rng.start : rng.end] == "block_card"
-    edit = rename(proj, fx.root / rel, offset, "freeze_card")
+    edit = rename(proj, path, offset, "freeze_card")
     assert isinstance(edit, WorkspaceEdit)
-    assert fx.root / "skills/card/tools.py" in edit.edits
-    assert fx.root / "skills/card/skill.md" in edit.edits
+    assert {p.relative_to(fx.root).as_posix() for p in edit.edits} == {
+        "eval/scenarios/lost_card.yml",
+        "skills/card/skill.md",
+        "skills/card/tools.py",
+    }
+    # the skill part of a memory key renames the skill (and moves its folder)
+    fx2, proj2, path2, offset2 = at_cursor(tmp_path / "b", scenario(at(BODY, "card.reason", 1)))
+    skill = rename(proj2, path2, offset2, "bank_card")
+    assert isinstance(skill, WorkspaceEdit)
+    assert skill.renames == ((fx2.root / "skills/card", fx2.root / "skills/bank_card"),)
 
 
 def test_prose_mentions_in_the_scenario_are_offered_unticked(tmp_path: Path) -> None:
