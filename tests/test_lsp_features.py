@@ -580,12 +580,14 @@ async def test_code_lens(s: Session) -> None:
     first = lenses[0]
     assert first.range == span(mtext, "destination:", inner="destination")
     assert first.command is not None
-    assert first.command.title == "7 references"
+    # seven in the agent, one in a scenario (memory_was_set: roaming_pass.destination)
+    assert first.command.title == "7 references, 1 in a scenario"
     assert first.command.command == "editor.action.showReferences"
     doc_uri, position, locations = first.command.arguments  # type: ignore[misc]
     assert doc_uri == uri(memory)
     assert position == {"line": first.range.start.line, "character": first.range.start.character}
-    assert len(locations) == 7
+    assert len(locations) == 8
+    assert sum("/eval/scenarios/" in loc["uri"] for loc in locations) == 1
 
 
 async def test_unknown_documents_get_empty_results(s: Session) -> None:

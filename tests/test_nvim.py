@@ -111,8 +111,10 @@ def test_rename_of_a_field_touches_its_declaration_and_every_use(
         "skills/roaming_pass/memory.yml": 1,
         "skills/roaming_pass/responses.yml": 5,
         "skills/roaming_pass/skill.md": 3,
+        # `- name: roaming_pass.pass_length` in the eval suite's scenario
+        "eval/scenarios/happy_path/roaming_week_pass.yml": 1,
     }, lines
-    assert facts(lines, "RENAME_DONE") == [["3"]]
+    assert facts(lines, "RENAME_DONE") == [["4"]]
 
 
 def test_code_action_fixes_the_planted_typo(nvim_output: tuple[list[str], int]) -> None:

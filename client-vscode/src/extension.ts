@@ -47,6 +47,9 @@ export const DOCUMENT_SELECTOR = [
   { scheme: 'file', pattern: '**/skills/*/tools/*.py' },
   { scheme: 'file', pattern: '**/tools/*.py' },
   { scheme: 'file', pattern: '**/memory-layers/**' }, // Cadenya memory layers
+  // the evaluation's files: the conftest and every scenario, in subfolders too
+  { scheme: 'file', pattern: '**/eval/conftest.{yml,yaml}' },
+  { scheme: 'file', pattern: '**/eval/scenarios/**/*.{yml,yaml}' },
 ];
 
 const RESTART_SETTINGS = ['mantle.server.path', 'mantle.interpreter'];

@@ -34,7 +34,7 @@ from ..model.source import MAX_FILE_BYTES, Source, read_source, source_from_text
 from ..parallel import check_project
 from ..syntax.text import LineIndex
 from ..workers import MIN_SKILLS, default_jobs
-from . import baseline, graph, layers, preview
+from . import baseline, coverage, graph, layers, preview
 from .output import (
     OUTPUT_FORMATS,
     Finding,
@@ -94,7 +94,7 @@ def _innermost(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> argpa
 
 
 # the commands, in the order `mantle-lsp --help` lists them
-COMMANDS = ("check", "explain", "serve", "graph", "preview", "layers")
+COMMANDS = ("check", "explain", "serve", "graph", "preview", "layers", "coverage")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -121,6 +121,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         preview.add_parser(sub)
     if "layers" in wanted:
         layers.add_parser(sub)
+    if "coverage" in wanted:
+        coverage.add_parser(sub)
     return p
 
 
@@ -387,6 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return graph.cmd_graph(args)
     if args.command == "layers":
         return layers.cmd_layers(args)
+    if args.command == "coverage":
+        return coverage.cmd_coverage(args)
     if args.command == "serve":
         from ..lsp.app import serve  # imports pygls: only for `serve`
 

@@ -1,7 +1,7 @@
-"""``mantle-lsp preview SKILL.md [--memory STATE.yml] [--step ID [--block ID]]
-[--format text|json]``: the skill's instruction text (or one ordered-block step's) as the
-engine puts it in the system prompt for a memory state (ide/preview.py;
-docs/features/preview.md)."""
+"""``mantle-lsp preview SKILL.md [--memory STATE.yml] [--scenario SCENARIO.yml]
+[--step ID [--block ID]] [--format text|json]``: the skill's instruction text (or one
+ordered-block step's) as the engine puts it in the system prompt for a memory state
+(ide/preview.py; docs/features/preview.md)."""
 
 from __future__ import annotations
 
@@ -29,12 +29,19 @@ def add_parser(sub: Any) -> None:
         "system prompt for a memory state: `if:` paragraphs kept or dropped, @memory "
         "tokens replaced by their values. STATE.yml maps namespaces to entries "
         "(`card_replace: {reason: lost}`, `project: {...}`); anything absent is None. "
+        "--scenario starts from an eval scenario's setup.initial_slots instead (over "
+        "--memory). "
         "With --step, the instructions of that ordered-block step, which the engine shows "
         "instead of the prose while the step is active. --format json adds the text's "
         "size: characters and an estimated token count (characters / 4, not a tokenizer).",
     )
     p.add_argument("skill", metavar="SKILL_MD", help="the skill's skill.md (or its folder)")
     p.add_argument("--memory", metavar="STATE.yml", help="the memory state (YAML or JSON)")
+    p.add_argument(
+        "--scenario",
+        metavar="SCENARIO.yml",
+        help="start from this scenario's setup.initial_slots (over --memory)",
+    )
     p.add_argument(
         "--step",
         metavar="ID",
@@ -82,8 +89,13 @@ def cmd_preview(args: argparse.Namespace) -> int:
             return _error(f"{args.memory}: cannot read it ({exc.strerror or exc})")
         except ValueError as exc:
             return _error(f"{args.memory}: {exc}")
+    project = Project.load(root)
+    if args.scenario:
+        failed = _scenario(project, args.scenario, state)
+        if failed is not None:
+            return failed
     try:
-        pv = preview_skill(Project.load(root), folder.name, state, args.step, args.block)
+        pv = preview_skill(project, folder.name, state, args.step, args.block)
     except StepNotFound as exc:
         return _error(str(exc))
     if pv is None:
@@ -102,6 +114,35 @@ def cmd_preview(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_text(pv))
     return EXIT_OK
+
+
+def _scenario(project: Project, name: str, state: dict[str, dict[str, object]]) -> int | None:
+    """Lay the scenario's initial slots over ``state`` (None), or say why not (2)."""
+    from ..ide.preview import scenario_state
+
+    try:
+        text = Path(name).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return _error(f"{name}: no such file or directory")
+    except IsADirectoryError:
+        return _error(f"{name}: a folder, not a scenario file")
+    except UnicodeDecodeError:
+        return _error(f"{name}: not UTF-8 text")
+    except OSError as exc:
+        return _error(f"{name}: cannot read it ({exc.strerror or exc})")
+    try:
+        slots, ignored = scenario_state(project, text.replace("\r\n", "\n"))
+    except ValueError as exc:
+        return _error(f"{name}: {exc}")
+    for ns, entries in slots.items():
+        state.setdefault(ns, {}).update(entries)
+    if ignored:
+        shown = ", ".join(f"`{k}`" for k in ignored)
+        print(
+            f"mantle-lsp: note: {name}: initial slots that set no memory field, left out: {shown}",
+            file=sys.stderr,
+        )
+    return None
 
 
 def _error(message: str) -> int:

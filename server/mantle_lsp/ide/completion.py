@@ -30,16 +30,18 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypeAlias
 
 from ..model.defaults import (
+    AUTONOMOUS_STEP,
     DEFAULT_SKILLS,
     FRAMEWORK_TOOLS,
     STEP_ACTIONS,
+    SYSTEM_MEMORY_ENTRIES,
 )
 from ..model.layout import FileKind
 from ..model.project import ParsedFile, Project, Skill
-from ..model.semantics import Semantics
+from ..model.semantics import FieldType, Semantics
 from ..syntax.config_yml import AgentDoc
 from ..syntax.memory_yml import ATTRIBUTES, CANONICAL_TYPES, MemoryDoc, MemoryField
 from ..syntax.responses_yml import VARIANT_KEYS, Response, ResponsesDoc
@@ -56,8 +58,12 @@ from ..syntax.skill_md import (
 )
 from ..syntax.text import TextRange
 from ..syntax.tools_py import ToolDef, ToolParam
+from ..syntax.yaml12 import plain12
 from ..syntax.yaml_tree import ITEM_WORD, YamlContext, yaml_context_at
 from .types import SymbolKind, TextEdit
+
+if TYPE_CHECKING:  # imported when a scenario asks (most projects have none)
+    from . import eval_files as ef
 
 Doc: TypeAlias = str | Callable[[], str]  # markdown, or a function that builds it
 
@@ -128,6 +134,8 @@ def _items(c: _Ctx) -> list[CompletionItem]:
         items = _tools_py(c)
     elif kind is FileKind.AGENT:
         items = _agent_yml(c)
+    elif kind is FileKind.EVAL_SCENARIO:
+        items = _eval_scenario(c)
     else:
         items = []
     return items
@@ -1822,6 +1830,368 @@ def _agent_yml(c: _Ctx) -> list[CompletionItem]:
     elif key in _RESPONSE_VALUE_KEYS or key == "unmet_utterance":
         _add_responses(o, c.project)
     return o.best(c)
+
+
+# ---------------------------------------------------------------------------------------
+# eval/scenarios/** (docs/features/eval.md): the tables and the cursor's place in
+# half-written flow or block YAML come from .eval_files, imported when a scenario asks
+# ---------------------------------------------------------------------------------------
+
+
+def _eval_scenario(c: _Ctx) -> list[CompletionItem]:
+    """What may be written at the cursor of a scenario."""
+    from . import eval_files as ef  # only projects with scenarios get here
+
+    w = ef.where(c.text, c.offset)
+    if w is None:
+        return []
+    path = w.path
+    if w.key is None:
+        return _scenario_keys(c, w)
+    o = _Out(c.back(len(w.word)))
+    key = w.key
+    if path[:3] == ("scenario", "setup", "initial_slots") and len(path) == 3:
+        _scenario_values(c, o, key, slot=True)
+    elif key == "skill_id":
+        _scenario_skills(c, o, w)
+    elif key == "block_id":
+        _scenario_blocks(c, o)
+    elif key == "step_id":
+        _scenario_steps(c, o, path)
+    elif _memory_name_at(key, path):
+        _memory_names(c, o)
+    elif key == "value" and path[-2:-1] and path[-2] in ("memory_was_set", "memory_was_not_set"):
+        name = ef.sibling(c.text, c.offset, "name")
+        if name:
+            _scenario_values(c, o, name, slot=False)
+    elif key == "tool_name" or (key == "tool_called" and "expected_tools" in path):
+        _scenario_tools(c, o, path)
+    elif key == "source" and path[-1:] == ("tool_executed",):
+        o.add("local", "value", "a tool of the project's tool modules", sort="0")
+        o.add("mcp", "value", "a tool of an MCP server", sort="1")
+    elif key == "mcp_server":
+        integ = c.project.integrations
+        for name in sorted(integ.mcp_servers) if integ is not None else ():
+            o.add(name, "mcp", "MCP server (integrations.yml)")
+    elif key == "utter_name":
+        _add_responses(o, c.project)
+    elif key in ef.BOOL_KEYS:
+        o.add("true", "value")
+        o.add("false", "value")
+    return o.best(c)
+
+
+def _memory_name_at(key: str, path: tuple[str, ...]) -> bool:
+    """The value of ``key`` is a memory key: an entry's `name`, or a `sequencing` step's
+    `memory_was_set` / `memory_was_cleared`."""
+    from . import eval_files as ef  # only projects with scenarios get here
+
+    if key == "name":
+        return len(path) >= 2 and path[-2] in ef.MEMORY_KEYS
+    return key in ("memory_was_set", "memory_was_cleared") and path[-2:] == ("sequencing", "-")
+
+
+def _scenario_keys(c: _Ctx, w: ef.Where) -> list[CompletionItem]:
+    from . import eval_files as ef  # only projects with scenarios get here
+
+    path = w.path
+    o = _Out(c.back(len(w.word)))
+    k = _ScenarioKeys(o, w)
+    if path == ():
+        k.add(("scenario",), ef.SCENARIO_KEY_DOCS, nested=("scenario",))
+    elif path == ("scenario",):
+        k.add(("name", "simulation_context", "setup", "goals"), ef.SCENARIO_KEY_DOCS,
+              nested=("setup", "goals"))  # fmt: skip
+    elif path == ("scenario", "setup"):
+        k.add(("initial_slots",), ef.SCENARIO_KEY_DOCS, nested=("initial_slots",))
+    elif path == ("scenario", "goals"):
+        k.add(("assertions", "criteria", "expected_tools"), ef.SCENARIO_KEY_DOCS,
+              lists=("assertions", "criteria", "expected_tools"))  # fmt: skip
+    elif path == ("scenario", "setup", "initial_slots"):
+        _slot_keys(c, o, w.present)
+    elif path == ("scenario", "goals", "assertions", "-"):
+        keys = [*ef.POSITIVE_KEYS[:-1], "memory_was_not_set", "bot_did_not_utter", "sequencing"]
+        _assertion_keys(o, w, keys)
+    elif path[-2:] == ("sequencing", "-"):
+        _assertion_keys(o, w, list(ef.SEQUENCING_KEYS), sequencing=True)
+    elif path[-2:] == ("calls", "-"):
+        _assertion_keys(o, w, ["tool_executed"])
+    elif path[-1:] == ("arguments",) and path[-2:-1] == ("tool_executed",):
+        _scenario_arguments(c, o, w.present)
+    elif len(path) >= 2 and path[-1] == "-" and path[-2] in ef.MEMORY_KEYS:
+        names = ("name",) if path[-2] == "memory_was_cleared" else ("name", "value")
+        k.add(names, ef.FIELD_DOCS, again=("name",))
+    elif path[-1:] and path[-1] in ef.BODY_KEYS:
+        k.add(ef.BODY_KEYS[path[-1]], ef.FIELD_DOCS, lists=("calls", "buttons"),
+              nested=("arguments",), again=tuple(ef.FIELD_DOCS))  # fmt: skip
+    elif path[-2:] == ("expected_tools", "-"):
+        k.add(("tool_called", "gate", "tool_group"), ef.FIELD_DOCS, lists=("tool_group",),
+              again=("tool_called", "gate"))  # fmt: skip
+    return o.best(c)
+
+
+class _ScenarioKeys:
+    """Keys not yet present, inserted as ``key: `` (or opening a nested block under the
+    key, indented from its column, when nothing follows on the line)."""
+
+    def __init__(self, o: _Out, w: ef.Where) -> None:
+        self.o = o
+        self.w = w
+        self.plain = bool(w.rest.strip()) or w.flow
+
+    def add(
+        self,
+        keys: tuple[str, ...],
+        docs: dict[str, str],
+        nested: tuple[str, ...] = (),
+        lists: tuple[str, ...] = (),
+        again: tuple[str, ...] = (),
+    ) -> None:
+        from . import eval_files as ef  # only projects with scenarios get here
+
+        pad = " " * (self.w.col + 2)
+        for i, k in enumerate(keys):
+            if k in self.w.present and k != self.w.word:
+                continue
+            if self.plain or (k not in nested and k not in lists):
+                new = f"{k}: "
+            elif k in nested:
+                new = f"{k}:\n{pad}"
+            else:
+                new = f"{k}:\n{pad}- "
+            retrigger = new.endswith(": ") and (k in again or k in ef.BOOL_KEYS)
+            self.o.add(k, "property", "", docs.get(k, ""), new, f"{i:03d}", retrigger=retrigger)
+
+
+def _assertion_keys(o: _Out, w: ef.Where, keys: list[str], sequencing: bool = False) -> None:
+    """Assertion keys, each with the fields it needs as a snippet (flow style; the
+    suggestions for the first name open)."""
+    from . import eval_files as ef  # only projects with scenarios get here
+
+    plain = bool(w.rest.strip()) or w.flow
+    for i, k in enumerate(keys):
+        doc = ef.ASSERTION_DOCS[k]
+        if plain:
+            o.add(k, "keyword", "assertion", doc, f"{k}: ", f"{i:03d}")
+            continue
+        if sequencing and k in ef.MEMORY_KEYS:
+            body = " $1"
+        elif k in ef.SKILL_KEYS:
+            body = " {skill_id: $1}"
+        elif k in ef.BLOCK_KEYS:
+            body = " {skill_id: $1, block_id: $2}"
+        elif k == "tool_executed":
+            body = " {tool_name: $1, source: local}"
+        elif k in ("bot_uttered", "bot_did_not_utter"):
+            body = " {utter_name: $1}"
+        elif k == "memory_was_cleared":
+            body = "\n  - name: $1"
+        elif k in ef.MEMORY_KEYS:
+            body = "\n  - name: $1\n    value: $2"
+        elif k == "tools_within_one_turn":
+            body = (
+                "\n  calls:\n    - tool_executed: {tool_name: $1, source: local}"
+                "\n    - tool_executed: {tool_name: $2, source: local}"
+                "\n  allow_extra_calls: ${3|false,true|}"
+            )
+        else:  # sequencing
+            body = "\n  - $0"
+        body = body.replace("\n", "\n" + " " * w.col)  # lines under the key's column
+        o.add(k, "keyword", "assertion", doc, f"{k}:{body}", f"{i:03d}", snippet=True,
+              retrigger=k != "sequencing")  # fmt: skip
+
+
+def _scenario_skills(c: _Ctx, o: _Out, w: ef.Where) -> None:
+    from . import eval_files as ef  # only projects with scenarios get here
+
+    tool = ef.sibling(c.text, c.offset, "tool_name") if w.path[-1:] == ("tool_executed",) else None
+    if tool is None:
+        _add_skills(o, c.project)
+        return
+    # a tool's run: the skills that see the tool first
+    sem = Semantics(c.project)
+    source = ef.sibling(c.text, c.offset, "source") or "local"
+    server = ef.sibling(c.text, c.offset, "mcp_server")
+    for i, sid in enumerate(c.project.catalog_ids()):
+        sees = sem.eval_tool_seen_by(sid, tool, source, server)
+        detail = f"sees {tool}" if sees else "skill"
+        o.add(sid, "skill", detail, sort=f"{0 if sees else 1}{i:04d}")
+
+
+def _scenario_blocks(c: _Ctx, o: _Out) -> None:
+    from . import eval_files as ef  # only projects with scenarios get here
+
+    sid = ef.sibling(c.text, c.offset, "skill_id")
+    if sid is None:
+        return
+    for i, b in enumerate(Semantics(c.project).eval_block_ids(sid) or ()):
+        o.add(b, "block", f"ordered block of {sid}", sort=f"{i:04d}")
+
+
+def _scenario_steps(c: _Ctx, o: _Out, path: tuple[str, ...]) -> None:
+    from . import eval_files as ef  # only projects with scenarios get here
+
+    sid = ef.sibling(c.text, c.offset, "skill_id")
+    if sid is None:
+        return
+    in_block = bool(path) and path[-1] in ef.BLOCK_KEYS
+    block = ef.sibling(c.text, c.offset, "block_id") if in_block else None
+    steps = Semantics(c.project).eval_step_ids(sid, block)
+    if steps is None:
+        return
+    sk = c.project.skill(sid)
+    doc = sk.doc if sk is not None else None
+    i = 0
+    for b in doc.blocks if doc is not None else ():
+        if block is not None and b.id != block:
+            continue
+        for st in b.steps:
+            if st.id and st.id in steps and st.id != "END":
+                o.add(st.id, "step", f"step of {sid}:{b.id} ({st.kind or '?'})", sort=f"0{i:04d}")
+                i += 1
+    o.add("END", "keyword", "the end of the block", ef.STEP_WORDS["END"], sort="1")
+    if AUTONOMOUS_STEP in steps:
+        o.add(AUTONOMOUS_STEP, "keyword", "the skill's prose", ef.STEP_WORDS[AUTONOMOUS_STEP],
+              sort="2")  # fmt: skip
+
+
+def _tracker_fields(project: Project) -> list[_Field]:
+    """Every field by its tracker key: the project's, each skill's (public and private),
+    then the bundled skills' public ones."""
+    out = list(_project_fields(project))
+    bundled: list[_Field] = []
+    for sid in project.catalog_ids():
+        sk = project.skill(sid)
+        if sk is not None:
+            out.extend(_all_fields(project, sk))
+        elif sid in DEFAULT_SKILLS:
+            bundled.extend(
+                _Field(sid, d.name, d.type, "bundled", d.description, (), "bundled with the engine")
+                for d in DEFAULT_SKILLS[sid].public_fields
+            )
+    return out + bundled
+
+
+def _memory_names(c: _Ctx, o: _Out) -> None:
+    for i, f in enumerate(_tracker_fields(c.project)):
+        label = f"{f.ns}.{f.name}"
+        o.add(label, "field", f.detail, f.documentation, sort=f"0{i:05d}")
+    for e in SYSTEM_MEMORY_ENTRIES:
+        o.add(f"system.{e}", "field", "engine entry", sort=f"1{e}")
+
+
+def _slot_keys(c: _Ctx, o: _Out, present: frozenset[str]) -> None:
+    """`setup.initial_slots` keys: a seed project field bare, every field by its key."""
+    i = 0
+    for f in _project_fields(c.project):
+        mf = c.project.project_field(f.name)
+        if mf is not None and mf.seed and f.name not in present:
+            o.add(f.name, "field", f"{f.detail} · seed", f.documentation, f"{f.name}: ",
+                  f"0{i:05d}", retrigger=True)  # fmt: skip
+            i += 1
+    for f in _tracker_fields(c.project):
+        label = f"{f.ns}.{f.name}"
+        if label in present:
+            continue
+        o.add(label, "field", f.detail, f.documentation, f"{label}: ", f"1{i:05d}",
+              retrigger=True)  # fmt: skip
+        i += 1
+
+
+def _scenario_field_type(project: Project, name: str, slot: bool) -> FieldType | None:
+    if slot and "." not in name:
+        mf = project.project_field(name)
+        if mf is None:
+            return None
+        facts = mf.facts
+        return FieldType(facts.type, facts.enum_values, facts.enum_booleans)
+    return Semantics(project).tracker_key(name).field
+
+
+def _scenario_values(c: _Ctx, o: _Out, name: str, slot: bool) -> None:
+    ft = _scenario_field_type(c.project, name, slot)
+    if ft is None:
+        return
+    if ft.type == "bool":
+        o.add("true", "value", "bool", sort="0")
+        o.add("false", "value", "bool", sort="1")
+    for i, v in enumerate(ft.enum_values):
+        o.add(v, "value", name, text=_yaml12_text(v), sort=f"{i:04d}")
+
+
+def _yaml12_text(s: str) -> str:
+    """``s`` written so that YAML 1.2 reads it back as that text."""
+    if s and isinstance(plain12(s), str) and re.fullmatch(r"[\w][\w .-]*", s) and s == s.strip():
+        return s
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass(frozen=True)
+class _ToolItem:
+    name: str
+    detail: str
+    doc: str
+
+
+@functools.lru_cache(maxsize=8)
+def _framework_tools() -> tuple[_ToolItem, ...]:
+    return tuple(_ToolItem(n, "framework tool", d) for n, d in FRAMEWORK_TOOLS.items())
+
+
+def _scenario_tools(c: _Ctx, o: _Out, path: tuple[str, ...]) -> None:
+    from . import eval_files as ef  # only projects with scenarios get here
+
+    p = c.project
+    sem = Semantics(p)
+    source = ef.sibling(c.text, c.offset, "source") if path[-1:] == ("tool_executed",) else None
+    if source == "mcp":
+        server = ef.sibling(c.text, c.offset, "mcp_server")
+        for i, (name, imports) in enumerate(sorted(sem.eval_tools().mcp.items())):
+            servers = sorted({s for s, _ in imports})
+            if server is None or server in servers:
+                o.add(name, "tool", f"MCP tool ({', '.join(servers)})", sort=f"{i:04d}")
+        return
+    sid = ef.sibling(c.text, c.offset, "skill_id")
+    seen: set[str] = set()
+    items: list[tuple[str, _ToolItem]] = []
+    for sk in p.skills.values():
+        for pf, mod in sk.tool_modules():
+            for td in sem.tools_in(pf, mod):
+                if td.name.startswith("run_after_setting_") or td.kind == "possible":
+                    continue
+                rank = "0" if sk.id == sid else "1"
+                items.append((rank, _ToolItem(td.name, f"tool of {sk.id}", td.description or "")))
+    for pf, mod in p.shared_tool_files():
+        for td in sem.tools_in(pf, mod):
+            if td.kind != "possible":
+                items.append(("1", _ToolItem(td.name, "shared tool", td.description or "")))
+    grouped = "calls" in path
+    for fw in _framework_tools():
+        if not grouped or fw.name in ef.COUNTED_FRAMEWORK_TOOLS:
+            items.append(("2", fw))
+    if source is None and "expected_tools" not in path and not grouped:
+        for name, imports in sorted(sem.eval_tools().mcp.items()):
+            shown = ", ".join(sorted({s for s, _ in imports}))
+            items.append(("3", _ToolItem(name, f"MCP tool ({shown})", "")))
+    for rank, it in sorted(items, key=lambda x: (x[0], x[1].name)):
+        if it.name not in seen:
+            seen.add(it.name)
+            o.add(it.name, "tool", it.detail, it.doc, sort=f"{rank}{it.name}")
+
+
+def _scenario_arguments(c: _Ctx, o: _Out, present: frozenset[str]) -> None:
+    from . import eval_files as ef  # only projects with scenarios get here
+
+    tool = ef.sibling(c.text, c.offset, "tool_name")
+    if tool is None:
+        return
+    sid = ef.sibling(c.text, c.offset, "skill_id")
+    sem = Semantics(c.project)
+    params = sem.eval_tool_params(tool, sid if sid and c.project.skill(sid) else None)
+    for i, name in enumerate(params or ()):
+        if name in present:
+            continue
+        o.add(name, "property", f"parameter of {tool}", text=f"{name}: ", sort=f"{i:03d}")
 
 
 # ---------------------------------------------------------------------------------------

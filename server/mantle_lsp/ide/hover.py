@@ -47,6 +47,12 @@ def hover(project: Project, path: Path, offset: int, html: bool = False) -> Hove
     (then a long response text is folded in a ``<details>``)."""
     t = target_at(project, path, offset)
     if t is None:
+        pf = project.files.get(path)
+        if pf is not None and pf.kind is FileKind.EVAL_SCENARIO:
+            from . import eval_files  # only projects with scenarios get here
+
+            found = eval_files.hover(project, path, offset)
+            return Hover(found.range, found.markdown) if found is not None else None
         return _enum_value(project, path, offset) or _frontmatter_key(project, path, offset)
     md = describe(project, t.key, html)
     if md is None:

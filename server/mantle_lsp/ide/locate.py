@@ -1,6 +1,12 @@
 """What is under the cursor: the symbol a position names, its definitions and references.
 
 Shared by hover, go to definition, find references, highlights and rename.
+
+The names a scenario of the evaluation holds (``eval/scenarios/**``) are references too,
+but not in the index: they are the agent's tests, not its uses, so no finding about the
+agent (an unused field, a response nobody delivers) depends on them. They are resolved
+when asked (:func:`scenario_references_in`, :func:`scenario_references_to`), through
+``Semantics.eval_symbols``.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from pathlib import Path
 
 from ..model.layout import FileKind
 from ..model.project import Project
+from ..model.semantics import Semantics
 from ..model.symbols import Reference, Symbol, SymbolKey, content_range
 from ..syntax.skill_md import SkillDoc
 from ..syntax.text import TextRange
@@ -28,7 +35,7 @@ class Target:
 def target_at(project: Project, path: Path, offset: int) -> Target | None:
     """The symbol named at ``offset`` in ``path`` (a reference or a definition)."""
     best: Target | None = None
-    for ref in project.index.references_in(path):
+    for ref in [*project.index.references_in(path), *scenario_references_in(project, path)]:
         if ref.range.contains(offset) and (best is None or ref.range.length < best.range.length):
             best = Target(ref.key, ref.range, False, ref)
     if best is not None:
@@ -78,6 +85,7 @@ def reference_locations(
     place once, by file and position; then, with ``include_soft``, the backticked mentions
     in prose (inferred, they may name something else), by file and position too."""
     hard = [Location(r.path, r.range) for r in project.index.references_to(key) if not r.soft]
+    hard += [Location(r.path, r.range) for r in scenario_references_to(project, key)]
     soft = [Location(r.path, r.range) for r in project.index.references_to(key) if r.soft]
     if include_declaration:
         hard = definition_locations(project, key) + hard
@@ -90,3 +98,45 @@ def reference_locations(
                 seen.add(k)
                 unique.append(loc)
     return unique
+
+
+# -- the evaluation's scenarios -------------------------------------------------------------
+
+SCENARIO_FORM = "scenario"  # the form of a reference a scenario makes
+
+
+def scenario_references_in(
+    project: Project, path: Path, sem: Semantics | None = None
+) -> list[Reference]:
+    """The references the scenario at ``path`` makes (none for any other file), in file
+    order: each name an assertion, an initial slot or an expected tool holds, as the
+    symbols it stands for (``Semantics.eval_symbols``)."""
+    pf = project.files.get(path)
+    if pf is None or pf.kind is not FileKind.EVAL_SCENARIO:
+        return []
+    from ..syntax.eval_yml import ScenarioDoc  # only projects with scenarios get here
+
+    doc = pf.doc
+    if not isinstance(doc, ScenarioDoc):
+        return []
+    sem = sem or Semantics(project)
+    out = []
+    for ref in doc.refs():
+        for key, rng in sem.eval_symbols(ref):
+            out.append(Reference(key, path, rng, SCENARIO_FORM))
+    out.sort(key=lambda r: (r.range.start, r.range.end))
+    return out
+
+
+def scenario_files(project: Project) -> list[Path]:
+    """The project's scenario files, by path."""
+    return sorted(project.paths_by_kind().get(FileKind.EVAL_SCENARIO, ()))
+
+
+def scenario_references_to(project: Project, key: SymbolKey) -> list[Reference]:
+    """The references every scenario makes to ``key``, by file and position."""
+    paths = scenario_files(project)
+    if not paths:
+        return []
+    sem = Semantics(project)
+    return [r for p in paths for r in scenario_references_in(project, p, sem) if r.key == key]

@@ -14,7 +14,12 @@ from ..model.project import Project
 from ..model.semantics import writes
 from ..model.symbols import Reference, SymbolKey
 from ..syntax.text import TextRange
-from .locate import definition_locations, reference_locations, target_at
+from .locate import (
+    definition_locations,
+    reference_locations,
+    scenario_references_in,
+    target_at,
+)
 from .types import Location
 
 HighlightKind = Literal["read", "write", "text"]
@@ -98,7 +103,7 @@ def file_highlights(project: Project, path: Path, key: SymbolKey) -> list[Highli
     for sym in project.index.lookup(key):
         if sym.path == path and sym.range is not None and sym.range.length > 0:
             found[(sym.range.start, sym.range.end)] = "write"
-    for ref in project.index.references_in(path):
+    for ref in [*project.index.references_in(path), *scenario_references_in(project, path)]:
         if ref.key == key:
             found.setdefault((ref.range.start, ref.range.end), reference_kind(ref))
     return [Highlight(TextRange(s, e), k) for (s, e), k in sorted(found.items())]

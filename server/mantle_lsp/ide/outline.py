@@ -15,7 +15,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ..model.layout import FileKind
 from ..model.project import Project
 from ..model.symbols import SymbolKey, qualified_name
 from ..syntax.config_yml import AgentDoc, IntegrationsDoc
@@ -26,6 +28,9 @@ from ..syntax.text import TextRange, first_line
 from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq
 from .types import Location, SymbolKind
+
+if TYPE_CHECKING:  # the eval parser is imported only by projects with eval files
+    from ..syntax.eval_yml import Assertion, ScenarioDoc
 
 MAX_WORKSPACE_SYMBOLS = 200
 _NAME_WIDTH = 60
@@ -72,6 +77,8 @@ def document_symbols(project: Project, path: Path) -> list[DocSymbol]:
         return _agent(text, doc)
     if isinstance(doc, IntegrationsDoc):
         return _integrations(text, doc)
+    if pf.kind is FileKind.EVAL_SCENARIO:
+        return _scenario(text, doc)
     return []
 
 
@@ -343,6 +350,55 @@ def _integrations(text: str, doc: IntegrationsDoc) -> list[DocSymbol]:
                 out.append(_sym(n.value, kind, yaml_span(text, item), n.range, detail))
     out.sort(key=lambda s: s.range.start)
     return out
+
+
+# -- eval/scenarios/** ---------------------------------------------------------------------
+
+
+def _scenario(text: str, doc: ScenarioDoc) -> list[DocSymbol]:
+    """The scenario's outline: its name, the initial slots, each assertion (with the
+    steps of a `sequencing` and the calls of a `tools_within_one_turn`), the criteria and
+    the expected tools."""
+    root = doc.root
+    scenario = root.get("scenario") if isinstance(root, YMap) else None
+    if not isinstance(root, YMap) or not isinstance(scenario, YMap):
+        return []
+    key = next(k for k, _ in root.items if isinstance(k, YScalar) and k.value == "scenario")
+    children: list[DocSymbol] = []
+    for s in doc.initial_slots:
+        if s.key is not None:
+            children.append(_sym(s.key.text, "field", pair_span(text, s.key.node, s.value),
+                                 s.key.range, "initial slot"))  # fmt: skip
+    for a in doc.assertions:
+        children.append(_assertion_symbol(text, a))
+    goals = scenario.get("goals")
+    criteria = goals.get("criteria") if isinstance(goals, YMap) else None
+    for item in criteria.items if isinstance(criteria, YSeq) else ():
+        if isinstance(item, YScalar) and isinstance(item.value, str):
+            children.append(_sym(item.value, "heading", yaml_span(text, item), item.range,
+                                 "criterion"))  # fmt: skip
+    for n in doc.expected_tools:
+        children.append(_sym(n.text, "tool", n.range, n.range, "expected tool"))
+    name = doc.name.text if doc.name is not None else "scenario"
+    sel = doc.name.range if doc.name is not None else key.range
+    return [_sym(name, "file", yaml_span(text, root), sel, "scenario", children)]
+
+
+def _assertion_symbol(text: str, a: Assertion) -> DocSymbol:
+    names = []
+    if a.skill is not None:
+        names.append(a.skill.text + (f":{a.block.text}" if a.block is not None else ""))
+    if a.step is not None:
+        names.append(a.step.text)
+    names += [m.name.text for m in a.memory if m.name is not None]
+    if a.tool is not None and a.tool.tool is not None:
+        names.append(a.tool.tool.text)
+    if a.response is not None:
+        names.append(a.response.text)
+    kids = [_assertion_symbol(text, c) for c in a.children]
+    detail = _short(" ".join(names), 40)
+    rng = TextRange(a.entry.range.start, yaml_span(text, a.entry).end)
+    return _sym(a.key, "keyword", rng, a.key_node.range, detail, kids)
 
 
 # ---------------------------------------------------------------------------------------

@@ -393,6 +393,37 @@ def parse_state(text: str) -> dict[str, dict[str, object]]:
     return out
 
 
+def scenario_state(project: Project, text: str) -> tuple[dict[str, dict[str, object]], list[str]]:
+    """The memory state a scenario starts with (its ``setup.initial_slots``), and the
+    slots that set no memory field (a bare name that is no seed project field, an unknown
+    key: the engine sets a slot nothing reads). Raises ValueError when ``text`` is no
+    scenario the evaluation can read."""
+    from ..syntax.eval_yml import parse_scenario  # only this preview reads scenarios
+    from ..syntax.yaml12 import to_python12
+
+    doc = parse_scenario(text)
+    unreadable = [i for i in doc.issues if i.code in ("lsp.yaml.syntax_error",
+                                                      "eval.yaml.duplicate_key")]  # fmt: skip
+    if unreadable:
+        raise ValueError(f"not valid YAML: {unreadable[0].message}")
+    if not doc.is_scenario:
+        raise ValueError("not a scenario (no `scenario:` key)")
+    sem = Semantics(project)
+    state: dict[str, dict[str, object]] = {}
+    ignored: list[str] = []
+    for slot in doc.initial_slots:
+        if slot.key is None:
+            continue
+        keys = sem.eval_memory_symbols(slot.key.text, slot.key.range, True, slot=True)
+        fields = [k for k, _ in keys if k[0] == "field" and k[1] != "system"]
+        if not fields:
+            ignored.append(slot.key.text)
+            continue
+        _, ns, entry = fields[0]
+        state.setdefault(ns, {})[entry] = to_python12(slot.value)
+    return state, ignored
+
+
 def readable_slots(project: Project, sid: str) -> dict[str, bool]:
     """Every slot skill ``sid`` may read (its own fields, other skills' public ones, the
     project's), with its ``pii`` flag: what the engine lists for the active skill."""

@@ -10,8 +10,12 @@ a reference of that symbol:
   of an id-like skill id (one with ``_`` or ``-``) in skill descriptions;
 * a block: ``ActivateSkill(skill_id=…, ordered_block=…)`` in tool code;
 * a field, a skill or a tool: its backticked mentions in model-facing text (prose, step
-  instructions, descriptions, response texts), as edits the user confirms
-  (:func:`_prose_mentions`).
+  instructions, descriptions, response texts, a scenario's `simulation_context` and
+  `criteria`), as edits the user confirms (:func:`_prose_mentions`), and in a scenario's
+  texts also the plain mentions of an id-like name (:func:`_scenario_mentions`);
+* every name the evaluation's scenarios hold (``locate.scenario_references_to``): a
+  skill, block or step id, a memory key (its field or its skill part), a tool, a
+  response, an MCP server.
 
 A rename is refused (:class:`FeatureError`) when the new name is invalid, collides with
 a symbol of the same kind in the same scope, would change what an unchanged bare name
@@ -48,7 +52,7 @@ from ..syntax.tools_py import (
     constant_literals,
 )
 from ..syntax.yaml_tree import YScalar, YSeq
-from .locate import target_at
+from .locate import scenario_files, scenario_references_to, target_at
 from .navigation import relative, where
 from .types import ChangeNote, FeatureError, TextEdit, WorkspaceEdit
 
@@ -416,10 +420,12 @@ def _plan(plan: _Plan, key: SymbolKey, new: str) -> FeatureError | None:
             _symbol_edits(plan, hook, new_hook)
         _symbol_edits(plan, key, new)
         _prose_mentions(plan, key, new)
+        _scenario_mentions(plan, key, new)
     elif kind == "skill":
         sid = key[1]
         _skill_edits(plan, sid, new)
         _prose_mentions(plan, key, new)
+        _scenario_mentions(plan, key, new)
         root = plan.project.root / "skills"
         plan.renames.append((root / sid, root / new))
     elif kind == "block":
@@ -437,6 +443,7 @@ def _plan(plan: _Plan, key: SymbolKey, new: str) -> FeatureError | None:
             return err
         _symbol_edits(plan, key, new)
         _prose_mentions(plan, key, new)
+        _scenario_mentions(plan, key, new)
     elif kind == "response" and not new.startswith("utter_"):
         for ref in plan.project.index.references_to(key):
             if ref.form in ("action", "utterance"):
@@ -473,8 +480,20 @@ def _symbol_edits(plan: _Plan, key: SymbolKey, new: str) -> None:
                 plan.replace(site[0], site[1], old, new)
         else:
             plan.replace(ref.path, ref.range, old, new)
+    _scenario_edits(plan, key, new)
     if key[0] == "field":
         _unfollowed_keys(plan, key)
+
+
+def _scenario_edits(plan: _Plan, key: SymbolKey, new: str) -> None:
+    """The names of ``key`` the scenarios hold (a memory key's part for a field or a
+    skill); one written with YAML escapes is listed as not renamed."""
+    old = key[-1]
+    for ref in scenario_references_to(plan.project, key):
+        if _text(plan.project, ref.path, ref.range) == old:
+            plan.replace(ref.path, ref.range, old, new)
+        else:
+            plan.skip(ref.path, ref.range, "a scenario's name written with YAML escapes")
 
 
 def _mentions(plan: _Plan, key: SymbolKey) -> str:
@@ -587,6 +606,42 @@ def _prose_regions(project: Project) -> Iterator[tuple[Path, int, int, str | Non
     for pf in (project.project_memory_file(), project.project_responses):
         if pf is not None and inside(root, pf.path):
             yield from _yaml_texts(pf.path, pf.doc, None)
+    for path, node in _scenario_texts(project):
+        yield path, node.range.start, node.range.end, None
+
+
+def _scenario_texts(project: Project) -> Iterator[tuple[Path, YScalar]]:
+    """The prose of the scenarios inside the project: `simulation_context` and each
+    criterion (what the simulated user and the judge read)."""
+    root = project.root
+    for path in scenario_files(project):
+        doc = project.files[path].doc
+        for node in getattr(doc, "texts", ()):
+            if inside(root, path):
+                yield path, node
+
+
+def _scenario_mentions(plan: _Plan, key: SymbolKey, new: str) -> None:
+    """Plain (not backticked) mentions of an id-like name in a scenario's texts, where
+    authors write the names they test as words ("then add_roaming_pass runs"): offered in
+    the group the user confirms, only between id-like names (a plain word is prose, and
+    the way back must find what the way there changed). A text that already holds the new
+    name as a word is left alone."""
+    old = key[-1]
+    if not (_id_like(old) and _id_like(new)):
+        return
+    # a field also as `<namespace>.<name>`; the group is what is replaced
+    ns = rf"(?:{re.escape(key[1])}\.)?" if key[0] == "field" else ""
+    word = re.compile(rf"(?<![\w`.-]){ns}({re.escape(old)})(?![\w`-])")
+    taken = re.compile(rf"(?<![\w-]){re.escape(new)}(?![\w-])")
+    for path, node in _scenario_texts(plan.project):
+        text = _file_text(plan.project, path)
+        if taken.search(text, node.range.start, node.range.end):
+            continue
+        for m in word.finditer(text, node.range.start, node.range.end):
+            if re.match(r"\.\w", text[m.end() : m.end() + 2]) and key[0] != "skill":
+                continue  # `old.x`: a memory key of a skill called so
+            plan.replace(path, TextRange(m.start(1), m.end(1)), old, new, _mentions(plan, key))
 
 
 def _yaml_texts(
@@ -693,6 +748,7 @@ def _skill_edits(plan: _Plan, sid: str, new: str) -> None:
     p = plan.project
     for ref in p.index.references_to(("skill", sid)):
         plan.replace(ref.path, ref.range, sid, new)
+    _scenario_edits(plan, ("skill", sid), new)
     # `call: <sid>__<block>` inside the skill itself
     prefix = f"{sid}__"
     for ref in p.index.references:

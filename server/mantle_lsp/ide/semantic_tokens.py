@@ -18,7 +18,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ..model.layout import FileKind
 from ..model.project import Project
 from ..syntax.conditions import _lex as _lex_condition
 from ..syntax.config_yml import AgentDoc
@@ -28,6 +30,9 @@ from ..syntax.sites import ConditionSite
 from ..syntax.skill_md import SkillDoc, Token
 from ..syntax.text import TextRange
 from ..syntax.tools_py import ToolModule
+
+if TYPE_CHECKING:  # the eval parser is imported only by projects with eval files
+    from ..syntax.eval_yml import ScenarioDoc
 
 TOKEN_TYPES: tuple[str, ...] = (
     "namespace",  # a skill id: session.<ns>, @memory.<ns>, @skill.<id>, {session.<ns>…}
@@ -76,6 +81,8 @@ def semantic_tokens(project: Project, path: Path, rng: TextRange | None = None) 
     elif isinstance(doc, AgentDoc):
         for site in doc.conditions:
             raw.extend(condition_tokens(site))
+    elif pf.kind is FileKind.EVAL_SCENARIO:
+        raw = _scenario(doc)
     out = _normalize(text, raw)
     if rng is not None:
         out = [
@@ -309,6 +316,38 @@ def _tools(mod: ToolModule) -> list[SemToken]:
             out.append(SemToken(TextRange(rng.end - len(entry), rng.end), "property"))
         else:
             out.append(SemToken(rng, "property"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# eval/scenarios/**
+
+_SCENARIO_TOKENS = {
+    "skill": "namespace",
+    "block": "enumMember",
+    "step": "enumMember",
+    "tool": "function",
+    "expected_tool": "function",
+    "mcp_server": "namespace",
+}
+
+
+def _scenario(doc: ScenarioDoc) -> list[SemToken]:
+    """Skill ids as namespaces, blocks and steps as enum members, memory keys as a
+    namespace and a property, tools as functions (what the YAML grammar colours as plain
+    strings)."""
+    out: list[SemToken] = []
+    for ref in doc.refs():
+        rng = ref.range
+        if ref.kind in _SCENARIO_TOKENS:
+            out.append(SemToken(rng, _SCENARIO_TOKENS[ref.kind]))
+        elif ref.kind in ("memory", "initial_slot"):
+            ns, dot, entry = ref.text.partition(".")
+            if dot and ref.name.spelled:
+                out.append(SemToken(TextRange(rng.start, rng.start + len(ns)), "namespace"))
+                out.append(SemToken(TextRange(rng.end - len(entry), rng.end), "property"))
+            else:
+                out.append(SemToken(rng, "property"))
     return out
 
 

@@ -15,7 +15,7 @@ from typing import Literal
 from ..model.layout import FileKind
 from ..model.project import ParsedFile, Project
 from ..model.semantics import Semantics, reads
-from ..model.symbols import SymbolKey, content_range
+from ..model.symbols import Symbol, SymbolKey, content_range
 from ..syntax.conditions import (
     BoolOpExpr,
     CompareExpr,
@@ -30,7 +30,9 @@ from ..syntax.skill_md import SkillDoc
 from ..syntax.text import LineIndex, TextRange
 from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq
+from .locate import scenario_files, scenario_references_in
 from .outline import frontmatter_span, pair_span, trim_end, yaml_span
+from .types import Location
 
 FoldKind = Literal["region", "comment", "imports"]
 
@@ -54,6 +56,8 @@ class Lens:
     range: TextRange
     title: str
     key: SymbolKey
+    # the places the lens opens (None: the references of ``key``; empty: it opens nothing)
+    locations: tuple[Location, ...] | None = None
 
 
 # ---------------------------------------------------------------------------------------
@@ -81,8 +85,11 @@ def folding_ranges(project: Project, path: Path) -> list[Fold]:
             raw.append(Fold(blk.range.start, trim_end(text, blk.range.start, blk.range.end)))
             raw.extend(_yaml_folds(text, blk.root))
             raw.extend(_comment_folds(text, blk.body_range))
-    elif isinstance(doc, (MemoryDoc, ResponsesDoc, AgentDoc, IntegrationsDoc)):
-        raw.extend(_yaml_folds(text, doc.root))
+    elif isinstance(doc, (MemoryDoc, ResponsesDoc, AgentDoc, IntegrationsDoc)) or pf.kind in (
+        FileKind.EVAL_SCENARIO,
+        FileKind.EVAL_CONFTEST,
+    ):
+        raw.extend(_yaml_folds(text, getattr(doc, "root", None)))
         raw.extend(_comment_folds(text, TextRange(0, len(text))))
     return _one_per_line(pf.source.index, raw)
 
@@ -195,6 +202,8 @@ def _selection(project: Project, pf: ParsedFile | None, path: Path, offset: int)
                         cands.append(b.set_payload.value_range)
     elif isinstance(doc, (MemoryDoc, IntegrationsDoc)):
         cands.extend(_yaml_ranges(text, doc.root, offset))
+    elif pf.kind in (FileKind.EVAL_SCENARIO, FileKind.EVAL_CONFTEST):
+        cands.extend(_yaml_ranges(text, getattr(doc, "root", None), offset))
     elif isinstance(doc, AgentDoc):
         cands.extend(_yaml_ranges(text, doc.root, offset))
         for site in doc.conditions:
@@ -373,6 +382,7 @@ def _rel(project: Project, path: Path) -> str:
 # Code lenses
 
 NEVER_READ = "never read by name"
+NOT_ASSERTED = "no scenario asserts this"
 
 
 def _entry_blocks(project: Project, sid: str | None) -> set[str]:
@@ -386,18 +396,27 @@ def _entry_blocks(project: Project, sid: str | None) -> set[str]:
     return {b.id for b in entries if b.id} if len(entries) == 1 else set()
 
 
-def code_lenses(project: Project, path: Path) -> list[Lens]:
-    """Reference counts on each memory field, response, tool and block definition, and a
-    hint on memory fields that nothing reads by name. Only literal references count (a
-    tool may read or write memory through a computed name); writes are never judged."""
+def code_lenses(project: Project, path: Path, coverage_hints: bool = False) -> list[Lens]:
+    """Reference counts on each memory field, response, tool and block definition (with
+    the scenarios' references apart), and a hint on memory fields that nothing reads by
+    name. Only literal references count (a tool may read or write memory through a
+    computed name); writes are never judged. When the project has scenarios, a skill's
+    skill.md says how many assert it, and with ``coverage_hints`` each skill, block, tool
+    and field no scenario asserts says so (docs/features/eval.md#coverage)."""
     pf = project.files.get(path)
     if pf is None:
         return []
     idx = project.index
     out: list[Lens] = []
     entry = _entry_blocks(project, pf.skill_id) if isinstance(pf.doc, SkillDoc) else set()
+    tested = _scenario_counts(project)
+    asserted = _asserted(project) if coverage_hints and tested is not None else None
     for sym in idx.definitions_in(path):
-        if sym.range is None or sym.key[0] not in ("field", "response", "tool", "block"):
+        if sym.range is None:
+            continue
+        if asserted is not None and sym.key[0] != "skill" and asserted.get(sym.key) is False:
+            out.append(Lens(sym.range, NOT_ASSERTED, sym.key, ()))
+        if sym.key[0] not in ("field", "response", "tool", "block"):
             continue
         refs = idx.references_to(sym.key)
         if not refs and isinstance(sym.obj, ToolDef) and sym.obj.kind == "possible":
@@ -409,8 +428,44 @@ def code_lenses(project: Project, path: Path) -> list[Lens]:
         title = f"{hard} reference" + ("" if hard == 1 else "s")
         if soft:
             title += f", {soft} mention" + ("" if soft == 1 else "s")
+        in_scenarios = tested.get(sym.key, 0) if tested is not None else 0
+        if in_scenarios:
+            title += f", {in_scenarios} in " + ("a scenario" if in_scenarios == 1 else "scenarios")
         out.append(Lens(sym.range, title, sym.key))
         if sym.key[0] == "field" and not any(reads(r) for r in refs):
             out.append(Lens(sym.range, NEVER_READ, sym.key))
-    out.sort(key=lambda lens: (lens.range.start, (lens.title != NEVER_READ and 0) or 1))
+    if tested is not None and pf.kind is FileKind.SKILL_MD and pf.skill_id is not None:
+        out.append(_skill_scenarios(project, pf.skill_id, idx.lookup(("skill", pf.skill_id))))
+    out.sort(key=lambda lens: (lens.range.start, lens.title in (NEVER_READ, NOT_ASSERTED)))
     return out
+
+
+def _scenario_counts(project: Project) -> dict[SymbolKey, int] | None:
+    """How many references the scenarios make to each symbol; None without scenarios."""
+    paths = scenario_files(project)
+    if not paths:
+        return None
+    sem = Semantics(project)
+    counts: dict[SymbolKey, int] = {}
+    for p in paths:
+        for r in scenario_references_in(project, p, sem):
+            counts[r.key] = counts.get(r.key, 0) + 1
+    return counts
+
+
+def _asserted(project: Project) -> dict[SymbolKey, bool]:
+    """Whether some scenario asserts each skill, block, tool and field (ide/coverage.py)."""
+    from .coverage import coverage  # only for projects with scenarios
+
+    return {i.key: i.asserted for i in coverage(project).items}
+
+
+def _skill_scenarios(project: Project, sid: str, syms: list[Symbol]) -> Lens:
+    """ "3 scenarios": the scenarios that assert skill ``sid``, on its skill.md."""
+    from .coverage import scenario_count  # only for projects with scenarios
+
+    found = scenario_count(project, sid)
+    n, places = found if found is not None else (0, [])
+    rng = next((s.range for s in syms if s.range is not None), None) or TextRange(0, 0)
+    title = "no scenario" if n == 0 else f"{n} scenario" + ("" if n == 1 else "s")
+    return Lens(rng, title, ("skill", sid), tuple(places))

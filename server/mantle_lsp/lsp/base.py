@@ -60,6 +60,7 @@ class Settings:
 
     engine_version: str = "auto"
     ignore: tuple[str, ...] = ()
+    coverage_hints: bool = False  # `eval.coverageHints`: lenses on what no scenario asserts
 
     @classmethod
     def from_client(cls, value: Any) -> Settings:
@@ -74,7 +75,11 @@ class Settings:
         if isinstance(ignore, str):
             ignore = ignore.split(",")
         codes = tuple(str(c).strip() for c in ignore or () if str(c).strip())
-        return cls(str(engine) if engine else "auto", codes)
+        ev = value.get("eval")
+        hints = ev.get("coverageHints") if isinstance(ev, dict) else None
+        if hints is None:
+            hints = value.get("eval.coverageHints", False)
+        return cls(str(engine) if engine else "auto", codes, hints is True)
 
 
 @dataclass(frozen=True)

@@ -571,9 +571,14 @@ def register(server: MantleServer) -> None:
             return lsp_layers.code_lens(server, params, SHOW_REFERENCES)  # memory-layers/
         out = []
         uri = server.uri_of(doc.path)
-        for lens in ide_structure.code_lenses(doc.project, doc.path):
+        hints = server.settings.coverage_hints
+        for lens in ide_structure.code_lenses(doc.project, doc.path, hints):
             rng = convert.to_range(doc.index, lens.range)
-            refs = ide_locate.reference_locations(doc.project, lens.key, False)
+            refs = (
+                list(lens.locations)
+                if lens.locations is not None
+                else ide_locate.reference_locations(doc.project, lens.key, False)
+            )
             command = lsp.Command(title=lens.title, command="")
             if refs and lens.title != ide_structure.NEVER_READ:
                 command = lsp.Command(
@@ -887,6 +892,10 @@ def completion_list(
     resolve = options.resolve_support if options is not None else None
     lazy = resolve is not None and "documentation" in resolve.properties
     data = {"uri": uri, "offset": offset} if lazy else None
+    # a text of several lines is indented for where it goes: a client that would indent it
+    # again (VS Code adds the line's indentation) is told to insert it as it is
+    modes = options.insert_text_mode_support if options is not None else None
+    as_is = modes is not None and lsp.InsertTextMode.AsIs in modes.value_set
     # What the items share (their edit range, the data) is said once, in itemDefaults, to
     # a client that reads them.
     found = completion.completion_list if completion is not None else None
@@ -906,6 +915,7 @@ def completion_list(
             data=None if shared_data else data,
             ranges=ranges,
             default_range=default_range,
+            as_is=as_is,
         )
         for it in result.items
     ]
@@ -936,17 +946,22 @@ def completion_item(
     data: dict[str, Any] | None = None,
     ranges: dict[TextRange, lsp.Range] | None = None,
     default_range: TextRange | None = None,
+    as_is: bool = False,
 ) -> lsp.CompletionItem:
     """The protocol's item. ``lazy``: the documentation is left for
     ``completionItem/resolve`` (``data``, here or in the list's itemDefaults, says where
     the item was offered). An edit of ``default_range`` (the list's itemDefaults.editRange)
     becomes ``textEditText`` (nothing when it inserts the label). ``ranges`` caches
-    converted edit ranges across the items of one list."""
+    converted edit ranges across the items of one list. ``as_is``: the client inserts a
+    text of several lines as it is when told so (the server indents it for its place)."""
     text_edit = None
     edit_text = None
     fmt = lsp.InsertTextFormat.PlainText
+    mode = None
     if it.edit is not None:
         new_text = it.edit.new_text
+        if as_is and "\n" in new_text:
+            mode = lsp.InsertTextMode.AsIs
         if it.snippet:
             if snippets:
                 fmt = lsp.InsertTextFormat.Snippet
@@ -976,6 +991,7 @@ def completion_item(
         text_edit=text_edit,
         text_edit_text=edit_text,
         insert_text_format=fmt,
+        insert_text_mode=mode,
         data=data,
         command=RETRIGGER if it.retrigger else None,
     )

@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..syntax.memory_yml import FieldFacts, MemoryField
 from ..syntax.responses_yml import Response, ResponsesDoc
 from ..syntax.skill_md import Block, SkillDoc, Step
+from ..syntax.text import TextRange
 from ..syntax.tools_py import ToolDef, ToolModule
 from ..syntax.yaml_tree import YScalar
 from .defaults import (
@@ -40,6 +41,9 @@ from .symbols import NAME_FORMS, READ_FORMS, WRITE_FORMS, Reference, SymbolKey, 
 
 # the name of a memory validation tool: `run_after_setting_<entry>`
 HOOK_PREFIX = "run_after_setting_"
+
+if TYPE_CHECKING:  # the eval parser is imported only by projects that have eval files
+    from ..syntax.eval_yml import EvalRef
 
 __all__ = [
     "HOOK_PREFIX",
@@ -203,6 +207,7 @@ class Semantics:
         self._local: dict[str, frozenset[str]] = {}  # local_tools by skill
         self._load: dict[str, LoadFailure | None] = {}  # load_failure by skill
         self._eval_tools: EvalTools | None = None
+        self._tool_owners: dict[str, list[str]] | None = None  # eval_tool_key
 
     # -- the engine profile ----------------------------------------------------------------
     @property
@@ -1043,6 +1048,95 @@ class Semantics:
         if name in FRAMEWORK_TOOLS:
             return True
         return self.tool_visible(sk, doc, name)
+
+    # -- a scenario's names as the agent's symbols (hover, references, rename) -------------
+    def eval_symbols(self, ref: EvalRef) -> list[tuple[SymbolKey, TextRange]]:
+        """The symbols a name of a scenario stands for, each with the part of the name
+        that spells it (`card.reason` names the skill `card` and its field `reason`),
+        matched the way the runtime matches it. Nothing for what is no symbol (an
+        argument, an MCP tool's name, `END`, `autonomous`) or does not resolve to one."""
+        kind, text, rng = ref.kind, ref.text, ref.range
+        if kind == "skill":
+            return [(("skill", text), rng)]
+        if kind == "response":
+            return [(("response", text), rng)]
+        if kind == "mcp_server":
+            return [(("mcp", text), rng)]
+        if kind == "block":
+            return [(("block", ref.qualifier, text), rng)] if ref.qualifier else []
+        if kind == "step":
+            a = ref.assertion
+            block = a.block.text if a is not None and a.block is not None else None
+            key = self.eval_step_key(ref.qualifier, block, text) if ref.qualifier else None
+            return [(key, rng)] if key is not None else []
+        if kind in ("memory", "initial_slot"):
+            spelled = ref.name.spelled
+            return self.eval_memory_symbols(text, rng, spelled, kind == "initial_slot")
+        if kind in ("tool", "expected_tool") and ref.qualifier is None:  # not an MCP tool
+            call = ref.assertion.tool if ref.assertion is not None else None
+            sid = call.skill.text if call is not None and call.skill is not None else None
+            tool = self.eval_tool_key(text, sid)
+            return [(tool, rng)] if tool is not None else []
+        return []
+
+    def eval_step_key(self, sid: str, block: str | None, step: str) -> SymbolKey | None:
+        """The step ``step`` of skill ``sid`` a skill or block event names: in ``block``,
+        or without one in the one ordered block of the skill that has such a step."""
+        sk = self.p.skill(sid)
+        doc = sk.doc if sk is not None else None
+        if doc is None or step in ("END", AUTONOMOUS_STEP):
+            return None
+        blocks = [
+            b.id
+            for b in doc.blocks
+            if b.id and (block is None or b.id == block) and any(st.id == step for st in b.steps)
+        ]
+        return ("step", sid, blocks[0], step) if len(blocks) == 1 else None
+
+    def eval_memory_symbols(
+        self, name: str, rng: TextRange, spelled: bool, slot: bool
+    ) -> list[tuple[SymbolKey, TextRange]]:
+        """The field a tracker key names (and the skill of its namespace, when each part
+        has its own range: ``spelled``); for an initial slot ``slot`` also a bare seed
+        project field, which the session start sets."""
+        ns, dot, entry = name.partition(".")
+        if not dot:
+            f = self.p.project_field(name) if slot else None
+            return [(("field", "project", name), rng)] if f is not None and f.seed else []
+        if ns not in ("project", "system") and not self.p.has_skill(ns):
+            return []
+        if not spelled:
+            return [(("field", ns, entry), rng)]
+        at = rng.start + len(ns) + 1
+        out: list[tuple[SymbolKey, TextRange]] = [(("field", ns, entry), TextRange(at, rng.end))]
+        if ns not in ("project", "system"):
+            out.insert(0, (("skill", ns), TextRange(rng.start, rng.start + len(ns))))
+        return out
+
+    def eval_tool_key(self, name: str, sid: str | None) -> SymbolKey | None:
+        """The local tool a `tool_executed` names: the tool of skill ``sid`` (its own, or
+        the shared one), else the one place that defines ``name``; a framework or unknown
+        tool as a shared name; None when several skills define it (any of them matches)."""
+        if self._tool_owners is None:
+            owners: dict[str, list[str]] = {}
+            for sk in self.p.skills.values():
+                for pf, mod in sk.tool_modules():
+                    for t in self.tools_in(pf, mod):
+                        if sk.id not in owners.setdefault(t.name, []):
+                            owners[t.name].append(sk.id)
+            for pf, mod in self.p.shared_tool_files():
+                for t in self.tools_in(pf, mod):
+                    if "" not in owners.setdefault(t.name, []):
+                        owners[t.name].append("")
+            self._tool_owners = owners
+        found = self._tool_owners.get(name, [])
+        if sid is not None and sid in found:
+            return ("tool", sid, name)
+        if sid is not None and "" in found and self.p.skill(sid) is not None:
+            return ("tool", "", name)
+        if len(found) > 1:
+            return None
+        return ("tool", found[0] if found else "", name)
 
 
 def in_order(refs: Iterable[Reference]) -> list[Reference]:

@@ -354,6 +354,12 @@ class Name:
             return TextRange(r.start + 1, r.end - 1)
         return r
 
+    @property
+    def spelled(self) -> bool:
+        """The name is written as it reads (no escape, no folded line): each character of
+        :attr:`content_range` is one of its text, so a part of it has an exact range."""
+        return self.content_range.length == len(self.text)
+
 
 @dataclass(eq=False)
 class MemoryItem:
@@ -450,6 +456,8 @@ class ScenarioDoc:
     assertions: list[Assertion] = field(default_factory=list)  # top level, in order
     initial_slots: list[SlotItem] = field(default_factory=list)
     expected_tools: list[Name] = field(default_factory=list)
+    # the prose the evaluation's models read: `simulation_context` and each criterion
+    texts: list[YScalar] = field(default_factory=list)
     issues: list[SyntaxIssue] = field(default_factory=list)
 
     def all_assertions(self) -> Iterator[Assertion]:
@@ -861,6 +869,9 @@ def parse_scenario(text: str) -> ScenarioDoc:
     if not isinstance(scenario, YMap):
         return doc
     doc.name = _str_of(_get(scenario, "name"))
+    context = _str_of(_get(scenario, "simulation_context"))
+    if context is not None:
+        doc.texts.append(context.node)
     goals = _get(scenario, "goals")
     setup = _get(scenario, "setup")
     if isinstance(setup, YMap):
@@ -931,6 +942,8 @@ def _goals(doc: ScenarioDoc, ck: _Checker, goals: YMap) -> None:
                             ck.item_range(item, k.range),
                             "a criterion must be text (found nothing)",
                         )
+                    elif (criterion := _str_of(item)) is not None:
+                        doc.texts.append(criterion.node)
         elif kv == "expected_tools" and isinstance(v, YSeq):
             _expected_tools(doc, ck, v)
 
