@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -387,7 +388,9 @@ class Assertion:
     key_node: YScalar
     entry: YMap  # the single-key mapping
     body: YNode  # the value of the key
-    parent: Assertion | None = None
+    # the entry this one is a child of, held weakly: a tree with no cycle is freed by
+    # reference counting alone (the server freezes its heap: tests/test_frozen_heap.py)
+    parent_ref: weakref.ref[Assertion] | None = field(default=None, repr=False, compare=False)
     children: list[Assertion] = field(default_factory=list)
     valid: bool = True  # the schema accepts the entry (its reference checks are meaningful)
     skill: Name | None = None
@@ -405,6 +408,10 @@ class Assertion:
         return TextRange(
             self.key_node.range.start, max(self.body.range.end, self.key_node.range.end)
         )
+
+    @property
+    def parent(self) -> Assertion | None:
+        return self.parent_ref() if self.parent_ref is not None else None
 
     @property
     def in_sequencing(self) -> bool:
@@ -988,7 +995,7 @@ def _assertion(item: YNode, parent: Assertion | None, ck: _Checker) -> Assertion
         return None
     key_node, key, body = one
     assert isinstance(item, YMap)
-    a = Assertion(key, key_node, item, body, parent)
+    a = Assertion(key, key_node, item, body, weakref.ref(parent) if parent else None)
     a.valid = _entry_ok(ck, a.range) and (
         key in MANTLE_ONLY_KEYS
         or key in CALM_ONLY_KEYS
