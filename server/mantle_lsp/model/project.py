@@ -131,6 +131,8 @@ class Project:
         # again after a change to code, responses or the set of skills (facts_changed)
         self._dynamic_skills: frozenset[str] | None = None
         self._by_kind: tuple[dict[FileKind, list[Path]], dict[FileKind, list[Path]]] | None = None
+        self._modules: dict[str, bool] = {}  # module_exists, until a file appears or vanishes
+        self._folders: frozenset[str] | None = None  # the folders holding project files
         self._button_sources: tuple[frozenset[str], bool] | None = None
 
     # -- loading -----------------------------------------------------------------------
@@ -250,6 +252,8 @@ class Project:
         self._index = None
         self._shared_tools = None
         self._by_kind = None
+        self._modules = {}
+        self._folders = None
         self.facts_changed()
 
     def paths_by_kind(self, project_level: bool = False) -> dict[FileKind, list[Path]]:
@@ -301,6 +305,7 @@ class Project:
             self.files[path] = parse_file(path, kind, sid, source)
         if existed != (source is not None):
             self._by_kind = None
+            self._modules, self._folders = {}, None
         pf = self.files.get(path)
         skills_changed = False
         if skills_before is not None:
@@ -736,15 +741,33 @@ class Project:
     def module_exists(self, dotted: str) -> bool:
         """Whether the import ``dotted`` (``lib.helpers.keys``) names a module of the
         project: ``lib/helpers/keys.py`` or a package folder ``lib/helpers/keys/``, saved or
-        open in the editor."""
-        base = self.root.joinpath(*dotted.split("."))
-        py, init = base.with_suffix(".py"), base / "__init__.py"
-        if py in self.files or init in self.files:
-            return True
-        prefix = f"{base}{os.sep}"
-        if any(str(f).startswith(prefix) for f in self.files):
-            return True  # a namespace package that holds project files
-        return py.is_file() or base.is_dir()
+        open in the editor. Each name is looked up once until a project file appears or
+        vanishes (a tool module's imports are asked about for every tool it binds)."""
+        known = self._modules.get(dotted)
+        if known is None:
+            base = self.root.joinpath(*dotted.split("."))
+            py, init = base.with_suffix(".py"), base / "__init__.py"
+            known = self._modules[dotted] = (
+                py in self.files
+                or init in self.files
+                or str(base) in self._project_folders()  # a namespace package
+                or py.is_file()
+                or base.is_dir()
+            )
+        return known
+
+    def _project_folders(self) -> frozenset[str]:
+        """Every folder below the root that holds a project file, at any depth."""
+        if self._folders is None:
+            root = str(self.root)
+            out: set[str] = set()
+            for path in self.files:
+                folder = os.path.dirname(str(path))
+                while folder not in out and len(folder) > len(root):
+                    out.add(folder)
+                    folder = os.path.dirname(folder)
+            self._folders = frozenset(out)
+        return self._folders
 
     # -- index -------------------------------------------------------------------------
     @property
