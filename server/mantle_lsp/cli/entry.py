@@ -23,6 +23,9 @@ def entry() -> None:
     head``) ends the output quietly, with status 1 when the command was cut short.
     """
     try:
+        from .. import bytecode
+
+        bytecode.install()  # no compiling on every start (bytecode.py)
         argv = sys.argv[1:]
         if argv[:1] == ["serve"]:
             from ..lsp import handshake
