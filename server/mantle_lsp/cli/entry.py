@@ -32,7 +32,12 @@ def entry() -> None:
 
             jobs = handshake.stdio_jobs(argv)
             if jobs is not None:
-                handshake.answer_first(sys.stdin.buffer, sys.stdout.buffer, jobs)
+                early = handshake.answer_first(sys.stdin.buffer, sys.stdout.buffer, jobs)
+                if early.answer is not None and not os.environ.get("MANTLE_LSP_NO_EARLY_LOOK"):
+                    # the documents opened with the workspace, before pygls (early.py)
+                    from ..lsp import early as first
+
+                    first.look_first(sys.stdin.buffer, sys.stdout.buffer, early.params, early.raw)
         # The imports create ~10^5 objects, none of them garbage: without the cyclic
         # collector running over them (~30 collections, ~5 ms of every `check`'s start).
         gc.disable()

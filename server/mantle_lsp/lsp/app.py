@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ..workers import default_jobs
+from . import early as first
 from . import features, handshake, sync
 from .base import STATUS, MantleProtocol
 from .server import MantleServer
@@ -55,5 +56,10 @@ def serve(args: argparse.Namespace) -> int:
             assert isinstance(protocol, MantleProtocol)
             protocol.early = early
             server.adopt_workers(early.workers)
-            server.start_io(handshake.Replay(early.raw, sys.stdin.buffer))  # type: ignore[arg-type]
+            looked = first.taken()  # and the first looks (early.py)
+            if looked is None:
+                server.start_io(handshake.Replay(early.raw, sys.stdin.buffer))  # type: ignore[arg-type]
+            else:
+                sync.adopt_first_looks(server, looked)
+                server.start_io(looked.stream())  # type: ignore[arg-type]
     return 0

@@ -121,6 +121,8 @@ class Project:
         self.skill_dir_names: list[str] = []
         self._skills: dict[str, Skill] | None = None
         self._index: Index | None = None
+        # the files the index holds when it is not all of them (load_around)
+        self.indexed: set[Path] | None = None
         self._shared_tools: list[tuple[ParsedFile, ToolModule]] | None = None
         self.engine_override: str | None = None  # "3.21" / "3.22", set by the CLI or editor
         self._detected_engine: tuple[str | None] | None = None
@@ -191,8 +193,21 @@ class Project:
                 owned |= set(others)
                 idx = build_index(p, owned)
         p._index = idx
+        p.indexed = owned
         p._pending = []  # never materialized as a whole: it is dropped after the index
         return p
+
+    def index_more(self, paths: Iterable[Path]) -> None:
+        """Add the entries of more files to the index of a project loaded around one
+        skill (:meth:`load_around`), parsing them (``first_look_complete`` looks for the
+        writers of a field this way)."""
+        if self.indexed is None:
+            return  # a whole project: everything is indexed
+        new = {p for p in paths if p in self.files and p not in self.indexed}
+        if new:
+            with bulk_work():
+                update_files(self, self.index, new, bundled=False)
+            self.indexed |= new
 
     def rescan(self) -> None:
         """(Re)read every file of the project from ``reader``."""

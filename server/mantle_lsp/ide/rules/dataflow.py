@@ -167,6 +167,71 @@ def is_never_written(ck: Checker, ns: str, entry: str) -> bool:
     return found
 
 
+def written_for_certain(ck: Checker, ns: str, entry: str) -> bool:
+    """Whether the files loaded so far show that :func:`is_never_written` does not hold
+    for ``ns.entry``, with evidence that more files can only confirm: a writer (or a form
+    this check does not know), no single declaration, a declaration or hook that gives it
+    a value. A project loaded around one skill (``Project.load_around``) answers this
+    without the facts of every code file (which would parse them all). A test holds it to
+    :func:`is_never_written` on whole projects."""
+    refs = [r for r in ck.p.index.references_to(("field", ns, entry)) if not r.soft]
+    if not refs or any(r.form not in READ_FORMS for r in refs):
+        return True
+    if ns == "project":
+        md = ck.p.project_memory
+        decls = md.declarations(entry) if md is not None else []
+        if len(decls) != 1:
+            return True
+        # the tools loaded so far: some of those code_memory_facts() names
+        hooks = {key[2] for key in ck.p.index.symbols if key[0] == "tool"}
+        return _given(ck, ns, decls[0], hooks)
+    if ck.p.skill(ns) is None or ns in DEFAULT_SKILLS:
+        return True
+    decl = ck.p.field_decls(ns, entry)[1]
+    if decl is None:
+        return True
+    return decl.given or ("tool", ns, f"run_after_setting_{entry}") in ck.p.index.symbols
+
+
+def unproven_on_skill_md(ck: Checker, path: Path, sid: str) -> set[tuple[str, str]] | None:
+    """What keeps this module's rules that read every file from being certainly silent on
+    the skill.md at ``path`` (of skill ``sid``), as far as a project loaded around that
+    skill shows: None when it writes a project field but by ``collect`` (another skill may
+    write it too: :func:`project_written_twice`); else the fields its evaluated
+    conditions read, readable there, that are not :func:`written_for_certain`
+    (:func:`skill_constant_conditions`; empty: silent)."""
+    for r in ck.p.index.references:
+        if (
+            r.path == path
+            and not r.soft
+            and r.key[0] == "field"
+            and r.key[1] == "project"
+            and r.form in WRITE_FORMS
+            and r.form != "collect"
+        ):
+            return None
+    sk = ck.p.skill(sid)
+    out: set[tuple[str, str]] = set()
+    if sk is None or sk.doc is None:
+        return out
+    for site in sk.doc.conditions:
+        if site.parsed.tree is None or site.kind not in _EVALUATED_SITES:
+            continue
+        for ref in site.parsed.refs:
+            key = (ref.namespace, ref.entry)
+            if key in out or ck.sem.unreadable(sid, *key) is not None:
+                continue  # its own error; the rule leaves it out
+            if not written_for_certain(ck, *key):
+                out.add(key)
+    return out
+
+
+# the rules :func:`unproven_on_skill_md` answers for
+SKILL_MD_WHOLE_PROJECT_RULES = frozenset(
+    {"dataflow.project_written_twice", "dataflow.skill_constant_conditions"}
+)
+
+
 def never_written(ck: Checker, sk: Skill | None) -> None:
     """Fields read somewhere that no writer of the project can ever give a value: each
     condition on them sees None, each token and placeholder renders nothing."""
