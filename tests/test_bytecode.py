@@ -146,3 +146,17 @@ def test_a_torn_cache_file_is_compiled_again(tmp_path: Path) -> None:
     assert kept
     kept[0].write_bytes(kept[0].read_bytes()[:40])  # cut short
     assert _compiled(tmp_path, libs, args) == [str(libs / "mantle_lsp" / "model" / "engine.py")]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_a_cache_folder_others_may_write_to_is_not_used(tmp_path: Path) -> None:
+    """Bytecode read from the cache runs in the process: a folder another user could plant
+    it in is left alone (the modules are compiled every time, nothing is written)."""
+    libs = _bundle(tmp_path)
+    cache = tmp_path / "cache" / "mantle-lsp" / "pycache"
+    cache.mkdir(parents=True)
+    cache.chmod(0o777)
+    args = ["check", str(TELECOM)]
+    assert _compiled(tmp_path, libs, args)
+    assert _compiled(tmp_path, libs, args)
+    assert not list(cache.rglob("*.pyc"))

@@ -22,7 +22,10 @@ A copy is used only when its header names this interpreter's bytecode version an
 source's modification time and size, as Python checks its own; anything unreadable is
 compiled again. The cache is a cache: written with a temporary file and a rename, without
 ``fsync`` (a torn file fails the checks and is rewritten), and any error writing it is
-ignored. ``MANTLE_LSP_NO_BYTECODE_CACHE=1`` turns it off.
+ignored. Bytecode read from it runs in this process, as Python's own ``__pycache__``
+does: the folder is made private to the user (0700), and not used when another user owns
+it or may write to it. It only ever holds the bytecode of this package and the libraries
+beside it, never a project's code. ``MANTLE_LSP_NO_BYTECODE_CACHE=1`` turns it off.
 
 This module imports only the standard library: it runs before everything else.
 """
@@ -85,9 +88,28 @@ def install(force: bool = False) -> Path | None:
     if not (force or needed(root)):
         return None
     base = user_cache_dir()
-    if base is None:
+    if base is None or not _private(base / "pycache"):
         return None
     return adopt(base / "pycache", [root])
+
+
+def _private(folder: Path) -> bool:
+    """Make ``folder`` (and its parent) if need be, and say whether only this user may
+    write there: bytecode read from it runs in this process, so a folder another user
+    can write to (or owns) is not used. (Windows: its own ACLs, not checked here.)"""
+    try:
+        folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+        if os.name != "posix":
+            return True
+        uid = os.getuid()
+        for f in (folder.parent, folder):
+            st = os.stat(f)
+            if st.st_uid != uid or st.st_mode & 0o022:
+                return False
+        return True
+    except OSError:
+        return False
 
 
 def adopt(cache: str | Path, roots: list[str] | list[Path]) -> Path:
