@@ -67,6 +67,7 @@ _PASS = frozenset({"$/setTrace", "$/cancelRequest", "workspace/didChangeConfigur
 _DOCUMENT = frozenset({"textDocument/didChange", "textDocument/didClose", "textDocument/didSave"})
 
 Item = tuple[bytes, "dict[str, Any] | None"]  # a message: its bytes, its JSON object
+DONE: Item = (b"", None)  # the inbox thread stopped reading (Inbox.forward)
 
 
 @dataclass
@@ -163,12 +164,13 @@ class Inbox:
         self._lock = threading.Lock()
         self._answer: Callable[[dict[str, Any]], bool] | None = None
         self._ended = False
+        self._done = False  # set by forward(): the thread stops after the message it reads
         self._thread = threading.Thread(target=self._run, name="mantle-lsp inbox", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         framed = True
-        while True:
+        while not self._done:
             if not framed:  # after a message this reader could not frame: bytes as they come
                 try:
                     chunk = self._in.read1(65536)  # type: ignore[attr-defined]
@@ -197,10 +199,11 @@ class Inbox:
                 if answer is not None and msg is not None and answer(msg):
                     continue  # answered here (a pull of a looked-at document)
             self._q.put((raw, msg))
+        self._q.put(DONE)  # the server reads its input itself from now on (Stream)
 
     def get(self, timeout: float | None) -> Item | None:
-        """The next message; None at the end of input. Raises ``queue.Empty`` after
-        ``timeout`` seconds."""
+        """The next message; None at the end of input (or :data:`DONE`, after
+        :meth:`forward`). Raises ``queue.Empty`` after ``timeout`` seconds."""
         if self._ended:
             return None
         item = self._q.get(timeout=timeout)
@@ -226,28 +229,43 @@ class Inbox:
             self._answer = answer
 
     def forward(self) -> None:
-        """Stop answering; waits for an answer being written to be done."""
+        """Stop answering (waits for an answer being written to be done), and reading
+        after the message the thread is waiting for: the server then reads the input
+        itself, with no thread between (:class:`Stream`)."""
         with self._lock:
             self._answer = None
+            self._done = True
+
+    @property
+    def input(self) -> BinaryIO:
+        return self._in
 
 
 class Stream:
     """The client's input as the server reads it: ``head`` (the messages the look read and
-    kept, in order), then what the inbox thread reads (without the client's answers to
-    the look's requests, should one come late)."""
+    kept, in order), then what the inbox thread read until it stopped (without the
+    client's answers to the look's requests, should one come late), then the input
+    itself."""
 
     def __init__(self, head: bytes, inbox: Inbox) -> None:
         self._buf = bytearray(head)
         self._inbox = inbox
+        self._direct = False  # the inbox thread has stopped: read the input itself
 
     def _more(self) -> bool:
-        while True:
+        """Another message from the inbox thread into the buffer; False at the end of
+        input or once the thread has stopped (then ``_direct``)."""
+        while not self._direct:
             item = self._inbox.get(None)
             if item is None:
+                return False
+            if item is DONE:
+                self._direct = True
                 return False
             if not _response_to_us(item[1]):
                 self._buf += item[0]
                 return True
+        return False
 
     def readline(self, size: int | None = -1) -> bytes:
         while True:
@@ -259,17 +277,23 @@ class Stream:
             if not self._more():
                 line = bytes(self._buf)
                 self._buf.clear()
+                if self._direct:
+                    return line + self._inbox.input.readline()
                 return line
 
     def read(self, size: int | None = -1) -> bytes:
         if size is None or size < 0:
             while self._more():
                 pass
-            size = len(self._buf)
+            data = bytes(self._buf)
+            self._buf.clear()
+            return data + (self._inbox.input.read() if self._direct else b"")
         while len(self._buf) < size and self._more():
             pass
         data = bytes(self._buf[:size])
         del self._buf[:size]
+        if len(data) < size and self._direct:
+            data += self._inbox.input.read(size - len(data))
         return data
 
 
