@@ -1,8 +1,10 @@
-"""`make bench`: speed and memory of mantle-lsp on generated projects of two profiles:
-"dense" (every skill has fields, routing, an ordered block and a small tool) and
-"realistic" (shaped like public agents: prose-heavy skill.md files with many `if:`
-paragraphs and non-ASCII text, one to three fields per skill, 1–10 KB tool modules,
-responses with many variants; ``bench/generate.py``).
+"""`make bench`: speed and memory of mantle-lsp on generated projects of three profiles:
+"dense" (every skill has fields, routing, an ordered block and a small tool),
+"realistic" (prose-heavy skill.md files with many `if:` paragraphs and non-ASCII text,
+one to three fields per skill, 1–10 KB tool modules, responses with many variants) and
+"agent" (the shape of a public 75-skill production agent replicated: Markdown prose, few
+conditions, half the skills with a tool module, few memory.yml and responses.yml files,
+shared tools and lib/ helpers; ``bench/generate.py``).
 
 Every figure is measured in the same run, so ratios hold on a noisy machine:
 
@@ -15,6 +17,12 @@ Every figure is measured in the same run, so ratios hold on a noisy machine:
   spawning the server to correct diagnostics of that document (a planted undeclared field
   flagged, a valid read of another skill's field not), pushed and pulled, with the time
   `initialize` was answered and the first `$/progress`;
+- the same, pulled as VS Code does, for the server as users install it, at the largest
+  size (issue 32): installed from the wheel into a fresh virtual environment without
+  bytecode, and bundled as the .vsix bundles it (run by the machine's Python with the
+  bundle on PYTHONPATH), both with ``PYTHONDONTWRITEBYTECODE=1`` and a user cache folder
+  of their own: every run's figure is a second start (the server's bytecode cache
+  written, bytecode.py); the .vsix's first start (an empty cache) is measured once;
 - completion and hover in that document, asked as soon as its diagnostics are right
   (completion of the other skill's field the planted read names, hover on it): when
   each is answered, from spawn, and whether the completion offered that field;
@@ -37,7 +45,8 @@ spread `check` or index can only be as fast as it allows. Every timing is the be
 :func:`measure`): like `timeit`, the best run is the one least disturbed by the rest of
 the machine.
 
-    python bench/run.py [--sizes 100 1000] [--profiles dense realistic] [--out FILE]
+    python bench/run.py [--sizes 100 1000] [--profiles dense realistic agent]
+                        [--installs wheel vsix] [--out FILE]
 """
 
 from __future__ import annotations
@@ -48,11 +57,14 @@ import asyncio
 import os
 import platform
 import re
+import shutil
+import statistics
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 from lsprotocol import types
@@ -61,11 +73,29 @@ from pygls.lsp.client import LanguageClient
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import contextlib
 
-from generate import generate, generate_realistic
+from generate import AGENT_FIELD, agent_has_memory, generate, generate_agent, generate_realistic
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "bench"
 FENCE = re.compile(r":::ordered_block[^\n]*\n(.*?)^:::[ \t]*$", re.S | re.M)
+
+
+@dataclass(frozen=True)
+class Install:
+    """The server as a user runs it: the command before ``serve``, the environment added
+    to the bench's, the working directory."""
+
+    name: str
+    command: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+
+    def spawn_env(self) -> dict[str, str]:
+        return {**os.environ, **self.env}
+
+
+# this checkout's editable install, its bytecode written first (compile_bytecode)
+DEV = Install("dev", (str(Path(sys.executable).with_name("mantle-lsp")),))
 
 
 _SPIN = (
@@ -191,6 +221,11 @@ class ServerFigures:
     first_pulled: float = 0.0  # a pulling client's first workspace/diagnostic answer
     opened: OpenFirst | None = None  # the document opened at start-up, pushed (best run)
     opened_pulled: OpenFirst | None = None  # the same for a client that pulls (VS Code)
+    # the same (pulled, as VS Code), for the server as users install it (issue 32): every
+    # run's time to correct diagnostics, the wheel's and the .vsix's (a second start: its
+    # bytecode cache written), and the .vsix's first start (an empty cache), once
+    installed: dict[str, list[float]] = field(default_factory=dict)
+    vsix_first: float = 0.0
     # completion and hover there, asked as soon as its diagnostics were right (best of
     # both kinds of client; whether every completion offered the other skill's field)
     opened_completion: float = 0.0
@@ -200,12 +235,19 @@ class ServerFigures:
 
 
 async def measure(
-    project: Path, n: int, rounds: int, runs: int = 5, public_field: str = "status"
+    project: Path,
+    n: int,
+    rounds: int,
+    runs: int = 5,
+    public_field: str = "status",
+    neighbour: int | None = None,
+    installs: tuple[Install, ...] = (),
 ) -> tuple[float, float, float, ServerFigures]:
     """Every figure of one size: (floor, check, check --jobs 1, server figures).
 
     The timed runs are interleaved — `check`, `check --jobs 1`, a server start with pushed
-    diagnostics, one with pulled diagnostics, ``runs`` times over — each after a floor
+    diagnostics, one with pulled diagnostics, the document opened first (pushed, pulled,
+    and pulled from each of ``installs``), ``runs`` times over — each after a floor
     sample, and each figure is its best run: the machine's slow and fast phases last
     longer than one measurement, and interleaving gives every figure the same chances.
     Requests and edits are then timed in one more session, once its index is complete."""
@@ -217,6 +259,14 @@ async def measure(
     opened: list[OpenFirst] = []
     opened_pulled: list[OpenFirst] = []
     capacity: list[float] = []
+    installed: dict[str, list[float]] = {i.name: [] for i in installs}
+    vsix_first = 0.0
+    for inst in installs:  # a first start: the user's bytecode cache is empty
+        if inst.name == "vsix":
+            clear_user_cache(inst)
+            floor.sample()
+            first = await open_first_session(project, n, public_field, True, inst, neighbour)
+            vsix_first = first.diagnostics
     for _ in range(runs):
         capacity.append(parallel_capacity())
         floor.sample()
@@ -228,10 +278,19 @@ async def measure(
         floor.sample()
         pulled.append((await _server_session(project, n, 0, pull=True)).first_diagnostics)
         floor.sample()
-        opened.append(await open_first_session(project, n, public_field, pull=False))
+        opened.append(
+            await open_first_session(project, n, public_field, False, neighbour=neighbour)
+        )
         floor.sample()
-        opened_pulled.append(await open_first_session(project, n, public_field, pull=True))
+        opened_pulled.append(
+            await open_first_session(project, n, public_field, True, neighbour=neighbour)
+        )
+        for inst in installs:
+            floor.sample()
+            o = await open_first_session(project, n, public_field, True, inst, neighbour)
+            installed[inst.name].append(o.diagnostics)
     figs = await _server_session(project, n, rounds, public_field=public_field)
+    figs.installed, figs.vsix_first = installed, vsix_first
     best = min(pushed, key=lambda f: f.first_diagnostics)
     figs.first_diagnostics, figs.index_complete = best.first_diagnostics, best.index_complete
     figs.first_pulled = min(pulled)
@@ -463,17 +522,26 @@ class OpenFirst:
     hover: float = 0.0
 
 
-async def open_first_session(project: Path, n: int, public_field: str, pull: bool) -> OpenFirst:
+async def open_first_session(
+    project: Path,
+    n: int,
+    public_field: str,
+    pull: bool,
+    install: Install = DEV,
+    neighbour: int | None = None,
+) -> OpenFirst:
     """One server session as an editor starts it with a file open: `initialize`, then
     `initialized` and `didOpen` of a skill.md at once (plus, for a client that pulls,
     `textDocument/diagnostic` right after, as VS Code does; a report that is not yet
-    correct is pulled again, as after a `workspace/diagnostic/refresh`)."""
+    correct is pulled again, as after a `workspace/diagnostic/refresh`). ``neighbour``: the
+    skill whose public field the opened document reads (the next one by default)."""
     figs = OpenFirst()
     client = LanguageClient("mantle-bench", "1")
     mid = n // 2
+    other = (mid + 1) % n if neighbour is None else neighbour
     path = project / "skills" / f"s{mid}" / "skill.md"
     text = path.read_text(encoding="utf-8") + (
-        f"\nAlso read @memory.s{mid}.planted_missing and @memory.s{(mid + 1) % n}.{public_field}.\n"
+        f"\nAlso read @memory.s{mid}.planted_missing and @memory.s{other}.{public_field}.\n"
     )
     uri = path.as_uri()
     loop = asyncio.get_running_loop()
@@ -518,9 +586,14 @@ async def open_first_session(project: Path, n: int, public_field: str, pull: boo
     def on_register(params: types.RegistrationParams) -> None:
         return None
 
-    exe = Path(sys.executable).with_name("mantle-lsp")
     t0 = time.perf_counter()
-    await client.start_io(str(exe), "serve", *os.environ.get("BENCH_SERVER_ARGS", "").split())
+    await client.start_io(
+        *install.command,
+        "serve",
+        *os.environ.get("BENCH_SERVER_ARGS", "").split(),
+        env=install.spawn_env(),
+        cwd=install.cwd,
+    )
     await client.initialize_async(_initialize_params(project, pull, watch=True))
     figs.initialize = time.perf_counter() - t0
     client.initialized(types.InitializedParams())
@@ -543,7 +616,7 @@ async def open_first_session(project: Path, n: int, public_field: str, pull: boo
     figs.diagnostics = await asyncio.wait_for(correct, left) - t0
     line = text.count("\n") - 1
     where = text.splitlines()[line]
-    at = where.index(f"@memory.s{(mid + 1) % n}.") + len(f"@memory.s{(mid + 1) % n}.")
+    at = where.index(f"@memory.s{other}.") + len(f"@memory.s{other}.")
     doc = types.TextDocumentIdentifier(uri)
     asked = [
         client.text_document_completion_async(
@@ -583,11 +656,146 @@ def compile_bytecode() -> None:
     compileall.compile_dir(str(ROOT / "server" / "mantle_lsp"), quiet=1)
 
 
-PROFILES = {
-    # name: (generator, a public field of every skill another skill may read)
-    "dense": (generate, "status"),
-    "realistic": (generate_realistic, "topic"),
+# -- the server as users install it (issue 32) -----------------------------------------------
+# Both with PYTHONDONTWRITEBYTECODE=1, as on these machines and in many containers, and each
+# with a user cache folder of its own (XDG_CACHE_HOME) where the server may keep bytecode.
+
+NO_BYTECODE = {"PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _wheel() -> Path:
+    """This checkout's wheel (built once per bench run)."""
+    out = CACHE / "wheel"
+    if out.exists():
+        shutil.rmtree(out)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out),
+         str(ROOT)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return next(out.glob("mantle_lsp-*.whl"))
+
+
+def _dependencies() -> list[str]:
+    """The distributions the server needs at run time (its requirements, recursively), as
+    installed in this environment."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    seen: list[str] = []
+    todo = ["mantle-lsp"]
+    while todo:
+        name = todo.pop()
+        for req in metadata.requires(name) or ():
+            r = Requirement(req)
+            if r.marker is not None and not r.marker.evaluate({"extra": ""}):
+                continue
+            if r.name.lower() not in (s.lower() for s in seen):
+                seen.append(r.name)
+                todo.append(r.name)
+    return seen
+
+
+def wheel_install(wheel: Path) -> Install:
+    """The wheel installed into a fresh virtual environment without bytecode (as ``uv pip
+    install`` leaves it; pip writes bytecode at install time), its dependencies taken from
+    this environment (with their bytecode, as any installer writes it for them)."""
+    import site
+
+    venv = CACHE / "wheel-venv"
+    if venv.exists():
+        shutil.rmtree(venv)
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(py), "install", "--quiet", "--no-deps",
+         "--no-compile", str(wheel)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    purelib = subprocess.run(
+        [str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    # the dependencies: this environment's site-packages, after the venv's own
+    Path(purelib, "bench-dependencies.pth").write_text(
+        "\n".join(site.getsitepackages()) + "\n", encoding="utf-8"
+    )
+    cache = CACHE / "user-cache-wheel"
+    shutil.rmtree(cache, ignore_errors=True)
+    return Install(
+        "wheel", (str(venv / "bin" / "mantle-lsp"),), {**NO_BYTECODE, "XDG_CACHE_HOME": str(cache)}
+    )
+
+
+def clear_user_cache(install: Install) -> None:
+    """Empty the user cache folder an install keeps its bytecode in (bytecode.py)."""
+    folder = install.env.get("XDG_CACHE_HOME")
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def vsix_install(wheel: Path) -> Install:
+    """The server as the .vsix bundles it (client-vscode/scripts/build.sh): the wheel and
+    its dependencies in one folder, no bytecode, PyYAML without its libyaml extension;
+    run by the machine's Python with that folder on PYTHONPATH, from another folder, as
+    the extension does (resolve.ts)."""
+    import zipfile
+    from importlib import metadata
+
+    libs = CACHE / "vsix" / "libs"
+    if libs.parent.exists():
+        shutil.rmtree(libs.parent)
+    libs.mkdir(parents=True)
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(libs)
+    for name in _dependencies():
+        dist = metadata.distribution(name)
+        tops = {
+            Path(str(f)).parts[0]
+            for f in dist.files or ()
+            if not str(f).startswith("..") and ".dist-info" not in str(f)
+        }
+        for top in tops:
+            src = Path(str(dist.locate_file(top)))
+            if src.is_dir():
+                shutil.copytree(src, libs / top, dirs_exist_ok=True)
+            elif src.is_file():
+                shutil.copy2(src, libs / top)
+    for p in sorted(libs.rglob("*"), reverse=True):
+        if p.name == "__pycache__":
+            shutil.rmtree(p)
+        elif p.suffix in (".so", ".pyd", ".dylib"):
+            p.unlink()
+    cache = CACHE / "user-cache-vsix"
+    shutil.rmtree(cache, ignore_errors=True)
+    base = getattr(sys, "_base_executable", sys.executable)
+    env = {**NO_BYTECODE, "PYTHONPATH": str(libs), "PYTHONSAFEPATH": "1",
+           "XDG_CACHE_HOME": str(cache)}  # fmt: skip
+    return Install("vsix", (base, "-m", "mantle_lsp"), env, libs.parent)
+
+
+def _agent_neighbour(n: int) -> int:
+    """The first skill after the middle one that has a memory.yml (agent profile)."""
+    return next(i for i in range(n // 2 + 1, n) if agent_has_memory(i))
+
+
+PROFILES: dict[str, tuple[Any, str, Any]] = {
+    # name: (generator, a public field another skill may read, the skill whose field the
+    # document opened first reads: a function of the size, None for the next skill)
+    "dense": (generate, "status", None),
+    "realistic": (generate_realistic, "topic", None),
+    "agent": (generate_agent, AGENT_FIELD, _agent_neighbour),
 }
+
+
+def _cold(times: list[float] | None, floor: float) -> str:
+    """Best and median of an install's cold starts, and their ratios to the floor."""
+    if not times:
+        return "n/a | n/a"
+    best, median = min(times), statistics.median(times)
+    return f"{best:.2f} s, {median:.2f} s | {best / floor:.1f}×, {median / floor:.1f}×"
 
 
 def main() -> int:
@@ -597,15 +805,29 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--runs", type=int, default=7, help="timed runs per figure (best of)")
+    ap.add_argument(
+        "--installs",
+        nargs="*",
+        choices=["wheel", "vsix"],
+        default=["wheel", "vsix"],
+        help="the installs whose cold start is measured at the largest size (issue 32)",
+    )
     args = ap.parse_args()
     compile_bytecode()
+    installs: tuple[Install, ...] = ()
+    if args.installs:
+        wheel = _wheel()
+        made = {"wheel": wheel_install, "vsix": vsix_install}
+        installs = tuple(made[name](wheel) for name in args.installs)
     rows = []
     for profile in args.profiles:
-        make, public_field = PROFILES[profile]
+        make, public_field, neighbour_of = PROFILES[profile]
         for n in args.sizes:
             project = make(CACHE / f"{profile}-{n}", n)
+            neighbour = neighbour_of(n) if neighbour_of is not None else None
+            at = installs if n == max(args.sizes) else ()
             floor, check, serial, figs = asyncio.run(
-                measure(project, n, args.rounds, args.runs, public_field)
+                measure(project, n, args.rounds, args.runs, public_field, neighbour, at)
             )
             rows.append((profile, n, floor, check, serial, figs))
             print(
@@ -620,11 +842,13 @@ def main() -> int:
         "| /floor | pulled (VS Code) | /floor | index complete | completion p50/p95 "
         "| resolve p95 | hover p50/p95 "
         "| edit skill.md p50/p95 | edit memory.yml p50/p95 "
-        "| dependent file p95 | peak RSS (worker) | 2 processes got |",
+        "| dependent file p95 | peak RSS (worker) | 2 processes got "
+        "| opened file, wheel (pull): best, median | /floor "
+        "| opened file, .vsix (pull): best, median | /floor | .vsix first start |",
         "| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
         "| ---: | ---: "
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-        "| ---: | ---: |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for profile, n, floor, check, serial, f in rows:
         op, opp = f.opened or OpenFirst(), f.opened_pulled or OpenFirst()
@@ -649,7 +873,10 @@ def main() -> int:
             f"{ms(pct(f.edit_memory, 0.5))} / {ms(pct(f.edit_memory, 0.95))} | "
             f"{ms(pct(f.dependent, 0.95)) if f.dependent else 'n/a'} | {f.peak_rss_mb:.0f} MB"
             f"{f' ({f.worker_rss_mb:.0f} MB)' if f.worker_rss_mb else ''} | "
-            f"{f.capacity[0]:.1f}–{f.capacity[1]:.1f} cores |"
+            f"{f.capacity[0]:.1f}–{f.capacity[1]:.1f} cores | "
+            f"{_cold(f.installed.get('wheel'), floor)} | "
+            f"{_cold(f.installed.get('vsix'), floor)} | "
+            f"{f'{f.vsix_first:.2f} s' if f.vsix_first else 'n/a'} |"
         )
     machine = f"{platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} cores"
     report = "\n".join(table)

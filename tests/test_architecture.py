@@ -70,6 +70,15 @@ IO_ALLOWED: dict[str, tuple[str, frozenset[str]]] = {
         "how many CPUs this process may use",
         frozenset({"os.sched_getaffinity", "os.cpu_count"}),
     ),
+    "mantle_lsp.bytecode": (
+        "the package's own bytecode in the user's cache folder, never a project's files "
+        "(docs/decisions.md, entry 34)",
+        frozenset(
+            {"Path(__file__).resolve", "os.access", "folder.parent.mkdir", "folder.mkdir"}
+            | {"os.getuid", "os.stat", "open", "os.getpid", "path.parent.mkdir", "os.open"}
+            | {"os.write", "os.close", "os.replace", "os.unlink"}
+        ),
+    ),
     "mantle_lsp.pages": (
         "the package's own documentation pages (package data), never a project's files",
         frozenset(
@@ -97,7 +106,8 @@ LAYERS: dict[str, frozenset[str]] = {
     "syntax": frozenset(),
     "model": frozenset({"syntax"}),
     "ide": frozenset({"syntax", "model"}),
-    "workers": frozenset({"model"}),
+    "bytecode": frozenset(),
+    "workers": frozenset({"model", "bytecode"}),
     "parallel": frozenset({"syntax", "model", "ide", "workers"}),
     "pages": frozenset(),
     "atomic": frozenset(),
@@ -105,7 +115,7 @@ LAYERS: dict[str, frozenset[str]] = {
     "lsp": frozenset({"mantle_lsp", "syntax", "model", "ide", "parallel", "workers", "pages"}),
     "cli": frozenset(
         {"mantle_lsp", "syntax", "model", "ide", "parallel", "workers", "pages", "atomic"}
-        | {"sync", "lsp"}
+        | {"sync", "lsp", "bytecode"}
     ),
     "__main__": frozenset({"cli"}),
 }

@@ -208,6 +208,7 @@ def test_initialize_is_answered_before_the_server_is_imported() -> None:
     loaded = next(line for line in err.splitlines() if line.startswith("LOADED")).split()[1:]
     assert set(loaded) <= {
         "mantle_lsp",
+        "mantle_lsp.bytecode",  # the standard library only: the bytecode cache
         "mantle_lsp.cli",
         "mantle_lsp.cli.entry",
         "mantle_lsp.lsp",

@@ -141,3 +141,46 @@ def test_workspace_edit_order_and_forms() -> None:
             )
         ]
     }
+
+
+def test_the_wire_json_of_a_diagnostic_is_what_pygls_sends(tmp_path: Path) -> None:
+    """The first look before the server is imported (lsp/early.py) writes diagnostics as
+    plain JSON (lsp/wire.py): the same, key for key, as pygls' serialization of
+    ``convert.to_diagnostic``, for every diagnostic of the broken example (fix data,
+    engine codes, pages) and one with related information, with non-ASCII text."""
+    from pygls.protocol import default_converter
+
+    from mantle_lsp.ide.codes import REGISTRY
+    from mantle_lsp.ide.diagnostics import project_diagnostics
+    from mantle_lsp.ide.rules.base import Related
+    from mantle_lsp.ide.types import Location
+    from mantle_lsp.lsp import wire
+    from mantle_lsp.model.project import Project
+    from test_lsp_support import TELECOM
+
+    converter = default_converter()
+    proj = Project.load(TELECOM.parent / "telecom-broken")
+    found = [
+        (d, proj.files[p].source.index) for p, ds in project_diagnostics(proj).items() for d in ds
+    ]
+    assert len(found) > 20
+    index = LineIndex("😀 é\nline two 𝄞 x\n")
+    other = Path("/p/other.md")
+    related = Related(Location(other, TextRange(9, 11)), "defined here")
+    code = next(iter(REGISTRY))
+    found.append(
+        (
+            Diagnostic(
+                Path("/p/skill.md"), TextRange(2, 12), code, "hint", "m é", {"a": 1}, (related,)
+            ),
+            index,
+        )
+    )
+
+    def target(path: Path) -> tuple[str, LineIndex] | None:
+        return ("file:///p/other.md", index) if path == other else None
+
+    for d, idx in found:
+        for rel in (None, target):
+            sent = converter.unstructure(convert.to_diagnostic(d, idx, rel))
+            assert wire.diagnostic_json(d, idx, rel) == sent, d

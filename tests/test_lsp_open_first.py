@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 
 from mantle_lsp.ide.diagnostics import first_look
 from mantle_lsp.model import layout
@@ -26,7 +27,8 @@ TOOLS = "from rasa.mantle.tools.decorator import ToolContext, tool\n"
 
 # `zeta` reads a field it does not declare (an error any look finds) and writes a project
 # field that `alpha`'s tool writes first (a hint only the whole project shows), reads a
-# neighbour's public field and a response another skill defines (both fine).
+# neighbour's public field and a response another skill defines (both fine). `eta` makes
+# the same mistake and nothing else: its first look is all there is to say.
 PROJECT = (
     """\
 //- memory.yml
@@ -56,6 +58,14 @@ async def log_in(context: ToolContext = None):
 description: Alpha.
 ---
 Use @tool.log_in.
+//- skills/eta/skill.md
+---
+description: Eta.
+---
+Read @memory.eta.nope and @memory.alpha.tier.
+
+if: session.project.customer_id
+Greet the customer by name.
 //- skills/zeta/skill.md
 ---
 description: Zeta.
@@ -78,38 +88,77 @@ def _messages(diags: list[lsp.Diagnostic]) -> list[str]:
     return sorted(f"{d.code}" for d in diags)
 
 
-async def test_a_document_opened_at_start_gets_its_first_look_then_the_whole_check(
+async def test_a_document_opened_at_start_gets_its_first_look_and_keeps_it(
     tmp_path: Path,
 ) -> None:
+    """`eta`'s first look is complete (the field its condition reads is written by
+    `alpha`'s tool, which the look finds): published before the index, and what the
+    whole project says of it later is the same (so it is not published again)."""
+    root = write_fixture(tmp_path, PROJECT).root.resolve()
+    path = root / "skills" / "eta" / "skill.md"
+    async with lsp_session(root, wait_index=False) as s:
+        s.open(path)
+        await s.until(lambda: len(s.published_for(path)) >= 1, what="the first look")
+        indexed = any(m.startswith("initial index") for m in s.logs())
+        await s.until(
+            lambda: (
+                any(m.startswith("index complete") for m in s.logs())
+                or any(m.startswith("initial index") for m in s.logs())
+            )
+        )
+        published = s.published_for(path)
+    assert not indexed, "published before the index"
+    assert _messages(list(published[0].diagnostics)) == [
+        "mantle.validation.prose.unknown_memory_reference"
+    ]
+    assert published[0].version == 1
+    assert [list(p.diagnostics) for p in published[1:]] in ([], [list(published[0].diagnostics)])
+
+
+async def test_a_first_look_the_whole_project_may_add_to_waits_for_it(tmp_path: Path) -> None:
+    """`zeta` writes a project field another skill writes: whether that is a problem
+    depends on every file, so its diagnostics come with the index, whole, once."""
     root = write_fixture(tmp_path, PROJECT).root.resolve()
     path = root / "skills" / "zeta" / "skill.md"
     async with lsp_session(root, wait_index=False) as s:
         s.open(path)
-        await s.until(lambda: len(s.published_for(path)) >= 2, what="two publishes")
-        first, whole = s.published_for(path)[:2]
-    assert _messages(list(first.diagnostics)) == [
-        "mantle.validation.prose.unknown_memory_reference"
-    ]
-    assert first.version == 1
-    assert _messages(list(whole.diagnostics)) == [
+        await s.until(lambda: len(s.published_for(path)) >= 1, what="a publication")
+        published = s.published_for(path)
+    assert _messages(list(published[0].diagnostics)) == [
         "lsp.memory.project_field_written_twice",
         "mantle.validation.prose.unknown_memory_reference",
     ]
 
 
-async def test_a_pull_before_the_index_is_answered_with_the_first_look(tmp_path: Path) -> None:
+async def test_a_pull_before_the_index_is_answered_with_a_complete_first_look(
+    tmp_path: Path,
+) -> None:
     root = write_fixture(tmp_path, PROJECT).root.resolve()
-    path = root / "skills" / "zeta" / "skill.md"
+    eta, zeta = (root / "skills" / sid / "skill.md" for sid in ("eta", "zeta"))
     async with lsp_session(root, wait_index=False, capabilities=vscode_capabilities(True)) as s:
-        u = s.open(path)
+        u, z = s.open(eta), s.open(zeta)
         report = await s.client.text_document_diagnostic_async(
             lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=u))
         )
         assert isinstance(report, lsp.RelatedFullDocumentDiagnosticReport)
         assert _messages(list(report.items)) == ["mantle.validation.prose.unknown_memory_reference"]
+        early = report.result_id
+        # zeta's is not known before the index: "ask again", as the protocol has it
+        with pytest.raises(JsonRpcException) as failed:
+            await s.client.text_document_diagnostic_async(
+                lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=z))
+            )
+        assert failed.value.code == lsp.LSPErrorCodes.ServerCancelled
+        assert failed.value.data == {"retriggerRequest": True}
         await s.until(lambda: any(m.startswith("initial index") for m in s.logs()))
         report = await s.client.text_document_diagnostic_async(
-            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=u))
+            lsp.DocumentDiagnosticParams(
+                text_document=lsp.TextDocumentIdentifier(uri=u), previous_result_id=early
+            )
+        )
+        assert isinstance(report, lsp.RelatedUnchangedDocumentDiagnosticReport)
+        report = await s.client.text_document_diagnostic_async(
+            lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=z))
         )
         assert isinstance(report, lsp.RelatedFullDocumentDiagnosticReport)
         assert len(report.items) == 2
@@ -194,6 +243,9 @@ async def test_an_edit_before_the_index_gets_a_new_first_look(tmp_path: Path) ->
         assert _messages(list(s.published_for(path)[-1].diagnostics)) == [
             "lsp.memory.project_field_written_twice"
         ]
+        # a complete first look of the edited text would have come before the index:
+        # this one (a project field written twice) came with it, whole
+        assert all(p.version == v for p in s.published_for(path))
 
 
 @pytest.mark.parametrize("example", ["telecom", "telecom-broken"])

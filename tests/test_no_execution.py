@@ -360,10 +360,15 @@ def server_sources() -> list[Path]:
 
 # The deliberate exceptions: `check --jobs` forks workers that run this package's own
 # code on the same project (parallel.py), and the server starts interpreters that run it
-# (workers.py); nothing else may fork or start a process.
+# (workers.py); nothing else may fork or start a process. bytecode.py keeps this
+# package's own bytecode in the user's cache folder, as Python keeps __pycache__, and
+# reads it back with marshal (never a project's code: docs/security.md).
 ALLOWED_USES = {
     ("server/mantle_lsp/parallel.py", "os.fork(…)"),
     ("server/mantle_lsp/workers.py", "import subprocess"),
+    ("server/mantle_lsp/bytecode.py", "import marshal"),
+    ("server/mantle_lsp/bytecode.py", "marshal.loads(…)"),
+    ("server/mantle_lsp/bytecode.py", "marshal.dumps(…)"),
 }
 
 

@@ -23,10 +23,14 @@ import { registerPromptPreview } from './promptPreview';
 import {
   pythonExtensionApi,
   ResolveError,
+  ResolveOptions,
+  resolutionInputs,
   resolveServer,
   SAFE_CWD,
   SAFE_ENV,
+  sameCommand,
   ServerCommand,
+  stillThere,
 } from './resolve';
 import { Profile, Status } from './status';
 
@@ -151,27 +155,47 @@ async function start(): Promise<void> {
   return starting;
 }
 
+/** The last start's command and what decided it (workspace state). */
+const LAST_START = 'mantle.lastStart';
+interface LastStart {
+  inputs: string;
+  cmd: ServerCommand;
+}
+
 async function doStart(): Promise<void> {
   status.starting();
   const libs = vscode.Uri.joinPath(extensionUri, 'server', 'libs').fsPath;
-  try {
-    current = await resolveServer({
-      bundledLibs: libs,
-      log: (m) => output.info(m),
-      trusted: vscode.workspace.isTrusted,
-    });
-  } catch (e) {
-    current = undefined;
-    const message = e instanceof ResolveError ? e.message : `Mantle: ${e}`;
-    output.error(message);
-    status.failed(message);
-    void showError(message);
-    return;
+  const opts: ResolveOptions = {
+    bundledLibs: libs,
+    log: (m: string) => output.info(m),
+    trusted: vscode.workspace.isTrusted,
+  };
+  // Finding the server probes Pythons and may wait for the Python extension to activate
+  // (seconds): with the same settings as last time, the last command starts at once and
+  // the finding runs afterwards; a different answer restarts the server.
+  const inputs = resolutionInputs(opts);
+  const last = extensionContext?.workspaceState.get<LastStart>(LAST_START);
+  const reused = last !== undefined && last.inputs === inputs && stillThere(last.cmd);
+  if (reused) {
+    current = last.cmd;
+  } else {
+    try {
+      current = await resolveServer(opts);
+    } catch (e) {
+      current = undefined;
+      void extensionContext?.workspaceState.update(LAST_START, undefined);
+      const message = e instanceof ResolveError ? e.message : `Mantle: ${e}`;
+      output.error(message);
+      status.failed(message);
+      void showError(message);
+      return;
+    }
   }
   void watchPythonEnvironment();
   const cmd = current;
   output.info(
-    `starting the server (${cmd.source}): ${[cmd.command, ...cmd.args, 'serve'].join(' ')}` +
+    `starting the server (${cmd.source}${reused ? ', as last time' : ''}): ` +
+      `${[cmd.command, ...cmd.args, 'serve'].join(' ')}` +
       (cmd.env.PYTHONPATH ? ` with PYTHONPATH=${cmd.env.PYTHONPATH}` : ''),
   );
   const serverOptions: ServerOptions = {
@@ -223,7 +247,12 @@ async function doStart(): Promise<void> {
   try {
     await c.start();
     trackProgress(c, watch);
+    void extensionContext?.workspaceState.update(LAST_START, { inputs, cmd });
+    if (reused) {
+      void confirmServer(opts, cmd);
+    }
   } catch (e) {
+    void extensionContext?.workspaceState.update(LAST_START, undefined);
     const message =
       `Mantle: the server could not be started with "${[cmd.command, ...cmd.args].join(' ')}": ` +
       `${e}. See the "Mantle" output.`;
@@ -231,6 +260,31 @@ async function doStart(): Promise<void> {
     status.failed(message);
     void showError(message);
   }
+}
+
+/**
+ * After a start with the last command: find the server as a first start would (the
+ * Python extension's environment may have changed); another answer restarts the server
+ * with it, a failure is said once the next start finds it again.
+ */
+async function confirmServer(opts: ResolveOptions, used: ServerCommand): Promise<void> {
+  let fresh: ServerCommand;
+  try {
+    fresh = await resolveServer(opts);
+  } catch (e) {
+    output.warn(`finding the server again after the start failed: ${e}`);
+    await extensionContext?.workspaceState.update(LAST_START, undefined);
+    return;
+  }
+  if (sameCommand(fresh, used)) {
+    if (current === used) {
+      current = fresh; // the same program, its versions as found now
+    }
+    return;
+  }
+  output.info(`the server to use is not the last start's any more (${fresh.source}): restarting`);
+  await extensionContext?.workspaceState.update(LAST_START, undefined);
+  void restart();
 }
 
 /** A new active environment in the Python extension may bring (or lose) mantle-lsp. */

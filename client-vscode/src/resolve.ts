@@ -300,11 +300,28 @@ async function resolveIn(opts: ResolveOptions, notes: string[]): Promise<ServerC
   }
   const env = { PYTHONPATH: opts.bundledLibs };
   const tried: string[] = [];
-  for (const [exe, prefix] of pythonCandidates()) {
+  // the first candidate alone (it usually is the one); if not, the others at once (each
+  // probe is an interpreter's start), taken in order
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  const candidates = pythonCandidates();
+  const probes: Promise<PythonInfo | undefined>[] = [];
+  const probe = (i: number): Promise<PythonInfo | undefined> => {
+    if (probes[i] === undefined) {
+      const [exe, prefix] = candidates[i];
+      const path_ = process.env.PATH ?? '';
+      const why = untrustedReason(exe, 'the Python', opts.trusted, folders, path_, SAFE_CWD);
+      probes[i] = why ? Promise.resolve(undefined) : probePython(exe, prefix, env);
+    }
+    return probes[i];
+  };
+  for (const [i, [exe, prefix]] of candidates.entries()) {
     if (skipped(opts, exe, 'the Python', notes)) {
       continue;
     }
-    const info = await probePython(exe, prefix, env);
+    const info = await probe(i);
+    if (i === 0 && !info?.ok) {
+      candidates.slice(1).forEach((_, j) => void probe(j + 1));
+    }
     if (!info) {
       continue;
     }
@@ -325,4 +342,34 @@ async function resolveIn(opts: ResolveOptions, notes: string[]): Promise<ServerC
       '"python3" is on PATH, or set "mantle.interpreter" to a Python that has mantle-lsp ' +
       'installed, then run "Mantle: Restart Server".',
   );
+}
+
+/**
+ * What decides how the server is started, but for the Python extension's environment:
+ * the settings, the bundle, workspace trust, PATH. A start with the same inputs may
+ * take the last start's command at once (extension.ts checks it again afterwards).
+ */
+export function resolutionInputs(opts: ResolveOptions): string {
+  return JSON.stringify([
+    setting('server.path'),
+    setting('interpreter'),
+    opts.bundledLibs,
+    opts.trusted,
+    process.env.MANTLE_PYTHON_CANDIDATES ?? null,
+    process.env.PATH ?? '',
+  ]);
+}
+
+/** Whether two resolutions start the same program the same way. */
+export function sameCommand(a: ServerCommand, b: ServerCommand): boolean {
+  return JSON.stringify([a.command, a.args, a.env]) === JSON.stringify([b.command, b.args, b.env]);
+}
+
+/** Whether what a command runs is still there (a program given by its path, the bundle). */
+export function stillThere(cmd: ServerCommand): boolean {
+  if (path.isAbsolute(cmd.command) && !fs.existsSync(cmd.command)) {
+    return false;
+  }
+  const libs = cmd.env.PYTHONPATH;
+  return !libs || fs.existsSync(path.join(libs, MODULE));
 }

@@ -58,9 +58,19 @@ def spawn_workers(n: int) -> list[Spawned]:
     :func:`assign` (or exit when their stdin closes). ``-I``: the working directory,
     which may be the user's project, is not on their path; ``sys.path`` is this
     process's."""
-    # a worker's objects all live until it exits: no cyclic collector, from its imports on
+    # a worker's objects all live until it exits: no cyclic collector, from its imports on;
+    # the server's bytecode cache, when it keeps one (bytecode.py)
+    from . import bytecode
+
+    cache, roots = bytecode.in_use()
+    keep = (
+        f"from mantle_lsp import bytecode; bytecode.adopt({str(cache)!r}, "
+        f"{[str(r) for r in roots]!r}); "
+        if cache is not None
+        else ""
+    )
     boot = (
-        f"import gc, sys; gc.disable(); sys.path[:] = {[p for p in sys.path if p]!r}; "
+        f"import gc, sys; gc.disable(); sys.path[:] = {[p for p in sys.path if p]!r}; {keep}"
         "from mantle_lsp.parallel import _spawned_worker_main; _spawned_worker_main()"
     )
     import subprocess  # the server's only: check forks

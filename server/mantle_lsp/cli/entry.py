@@ -23,13 +23,21 @@ def entry() -> None:
     head``) ends the output quietly, with status 1 when the command was cut short.
     """
     try:
+        from .. import bytecode
+
+        bytecode.install()  # no compiling on every start (bytecode.py)
         argv = sys.argv[1:]
         if argv[:1] == ["serve"]:
             from ..lsp import handshake
 
             jobs = handshake.stdio_jobs(argv)
             if jobs is not None:
-                handshake.answer_first(sys.stdin.buffer, sys.stdout.buffer, jobs)
+                early = handshake.answer_first(sys.stdin.buffer, sys.stdout.buffer, jobs)
+                if early.answer is not None and not os.environ.get("MANTLE_LSP_NO_EARLY_LOOK"):
+                    # the documents opened with the workspace, before pygls (early.py)
+                    from ..lsp import early as first
+
+                    first.look_first(sys.stdin.buffer, sys.stdout.buffer, early.params, early.raw)
         # The imports create ~10^5 objects, none of them garbage: without the cyclic
         # collector running over them (~30 collections, ~5 ms of every `check`'s start).
         gc.disable()

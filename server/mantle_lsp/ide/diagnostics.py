@@ -30,6 +30,7 @@ __all__ = [
     "did_you_mean",
     "file_diagnostics",
     "first_look",
+    "first_look_complete",
     "project_diagnostics",
     "rechecked",
     "run",
@@ -88,6 +89,77 @@ def first_look(project: Project, paths: Iterable[Path]) -> dict[Path, list[Diagn
     :func:`project_diagnostics` less those rules' findings (a test compares them on
     every fixture project)."""
     return run(project, paths, whole=False)
+
+
+# at most this many files are parsed to find the writers of the fields a first look's
+# conditions read (beyond those it parsed already)
+MAX_WRITER_FILES = 40
+# where a writer of a field is looked for first: code, then steps, then buttons
+_WRITER_KINDS = (
+    FileKind.SKILL_TOOLS,
+    FileKind.SHARED_TOOLS,
+    FileKind.HELPER,
+    FileKind.SKILL_MD,
+    FileKind.SKILL_RESPONSES,
+    FileKind.PROJECT_RESPONSES,
+)
+
+
+def first_look_complete(project: Project, path: Path, sid: str) -> bool:
+    """Whether :func:`first_look` at the skill.md ``path`` (of skill ``sid``, its project
+    loaded around it) is all the whole check reports on it: the rules it leaves out
+    certainly report nothing there. Those rules can report on a skill.md only on a
+    condition that a never-written field decides and on a write of a project field
+    (``dataflow.unproven_on_skill_md``; a rule added to them that reports on skill.md
+    files makes every first look incomplete until it is answered for here too). A field
+    read there that the files loaded do not show written is looked for in the others
+    that name it, parsing at most :data:`MAX_WRITER_FILES` of them (its own skill's
+    files and the code first): one writer settles it.
+
+    An editor shows a first look early only when it is complete: what it shows then is
+    what it shows once the whole project is loaded."""
+    from .rules.dataflow import (
+        SKILL_MD_WHOLE_PROJECT_RULES,
+        unproven_on_skill_md,
+        written_for_certain,
+    )
+
+    left_out = {
+        r.name
+        for r in RULES
+        for s in r.scopes
+        if s.whole_project and FileKind.SKILL_MD in s.reports_on
+    }
+    if not left_out <= SKILL_MD_WHOLE_PROJECT_RULES:
+        return False
+    ck = Checker(project)
+    unproven = unproven_on_skill_md(ck, path, sid)
+    if unproven is None:
+        return False
+    if not unproven:
+        return True
+    indexed = project.indexed
+    if indexed is None:
+        return False  # a whole project that does not show them written
+    budget = MAX_WRITER_FILES
+    rank = {k: i for i, k in enumerate(_WRITER_KINDS)}
+    for ns, entry in sorted(unproven):
+        candidates = sorted(
+            (pf.skill_id != ns, rank[pf.kind], p)
+            for p, pf in project.files.items()
+            if p not in indexed and pf.kind in rank and entry in pf.source.text
+        )
+        for _, _, candidate in candidates:
+            if budget == 0:
+                return False
+            budget -= 1
+            project.index_more([candidate])
+            ck = Checker(project)  # the index grew
+            if written_for_certain(ck, ns, entry):
+                break
+        else:
+            return False
+    return True
 
 
 # Project files whose edits the index cannot trace to the files that depend on them (which

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ..workers import default_jobs
+from . import early as first
 from . import features, handshake, sync
 from .base import STATUS, MantleProtocol
 from .params import InvalidParams, is_object
@@ -60,7 +61,12 @@ def serve(args: argparse.Namespace) -> int:
             assert isinstance(protocol, MantleProtocol)
             protocol.early = early
             server.adopt_workers(early.workers)
-            server.start_io(handshake.Replay(early.raw, sys.stdin.buffer))  # type: ignore[arg-type]
+            looked = first.taken()  # and the first looks (early.py)
+            if looked is None:
+                server.start_io(handshake.Replay(early.raw, sys.stdin.buffer))  # type: ignore[arg-type]
+            else:
+                sync.adopt_first_looks(server, looked)
+                server.start_io(looked.stream())  # type: ignore[arg-type]
     # the spec: 0 after a `shutdown` request, 1 otherwise (`exit` without `shutdown`, or
     # the client gone). pygls exits with that status itself, then swallows the SystemExit
     return 0 if getattr(server.protocol, "_shutdown", False) else 1

@@ -46,40 +46,13 @@ from ..model.source import Source
 from ..model.workspace import Workspace
 from ..syntax.text import LineIndex
 from . import convert, handshake
+from .editor_settings import Settings as Settings
 from .params import InvalidParams
 
 log = logging.getLogger(__name__)
 
 P = TypeVar("P")
 R = TypeVar("R")
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The ``mantle`` configuration section."""
-
-    engine_version: str = "auto"
-    ignore: tuple[str, ...] = ()
-    coverage_hints: bool = False  # `eval.coverageHints`: lenses on what no scenario asserts
-
-    @classmethod
-    def from_client(cls, value: Any) -> Settings:
-        """Read the section as VS Code returns it (nested objects) or with dotted keys."""
-        if not isinstance(value, dict):
-            return cls()
-        engine = value.get("engineVersion", "auto")
-        diags = value.get("diagnostics")
-        ignore: Any = diags.get("ignore") if isinstance(diags, dict) else None
-        if ignore is None:
-            ignore = value.get("diagnostics.ignore", ())
-        if isinstance(ignore, str):
-            ignore = ignore.split(",")
-        codes = tuple(str(c).strip() for c in ignore or () if str(c).strip())
-        ev = value.get("eval")
-        hints = ev.get("coverageHints") if isinstance(ev, dict) else None
-        if hints is None:
-            hints = value.get("eval.coverageHints", False)
-        return cls(str(engine) if engine else "auto", codes, hints is True)
 
 
 @dataclass(frozen=True)
@@ -321,6 +294,10 @@ class ServerBase(LanguageServer):
         self.opened_early: list[Path] = []
         self.early_projects: dict[Path, Project] = {}  # their first look's project
         self.looked_early = False  # the first looks were taken (sync.first_looks)
+        # learnt before the server was imported (early.py), taken once by sync.py
+        self.early_settings: Settings | None = None
+        self.early_progress: str | None = None
+        self.early_looks = 0  # documents looked at then
         self.look_early: Callable[[Path], None] = lambda path: None  # set by sync
         self.jobs = 1  # processes for the initial index of a large project (serve --jobs)
         self._settling: asyncio.Task[None] | None = None

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-
-from lsprotocol import types as lsp
+from typing import Any, Protocol
 
 from ..ide.codes import REGISTRY
 from ..ide.diagnostics import Diagnostic
@@ -37,9 +36,9 @@ from ..model.settings import (
     effect,
     load,
 )
+from ..model.workspace import Workspace
 from ..syntax.text import LineIndex, TextRange
-from . import convert
-from .base import ServerBase
+from .editor_settings import Settings as EditorSettings
 
 INVALID_SETTINGS = "lsp.config.invalid_settings_file"
 # watched (sync.py): the configuration files, and the files they `extend` (any name)
@@ -50,8 +49,24 @@ def is_config_file(path: Path) -> bool:
     return path.name in CONFIG_NAMES
 
 
+class Host(Protocol):
+    """What of the server the configuration files need: the editor settings and the
+    projects (and, to report a malformed file, the client). The first look
+    (``early.py``) passes a stand-in that has only the first two: this module does not
+    import the protocol library until it reports something."""
+
+    settings: EditorSettings
+    model: Workspace
+
+    def uri_of(self, path: Path) -> str: ...
+    def log(self, message: str, kind: Any = ...) -> None: ...
+    def log_exception(self, what: str, exc: BaseException) -> None: ...
+    def window_show_message(self, params: Any) -> None: ...
+    def text_document_publish_diagnostics(self, params: Any) -> None: ...
+
+
 class ProjectConfigs:
-    def __init__(self, server: ServerBase) -> None:
+    def __init__(self, server: Host) -> None:
         self.server = server
         self._settings: dict[Path, Settings] = {}
         self._errors: dict[Path, list[SettingsError]] = {}  # per project root
@@ -108,6 +123,8 @@ class ProjectConfigs:
     def publish_errors(self) -> None:
         """Push the errors of every configuration file in use (and clear the ones fixed);
         show a message for errors not shown before."""
+        from lsprotocol import types as lsp
+
         for root in list(self.server.model.projects):
             self.settings_for(root)
         now: dict[Path, tuple[SettingsError, ...]] = {}
@@ -133,6 +150,10 @@ class ProjectConfigs:
         self.shown = now
 
     def _push(self, path: Path, errors: tuple[SettingsError, ...]) -> None:
+        from lsprotocol import types as lsp
+
+        from . import convert
+
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:

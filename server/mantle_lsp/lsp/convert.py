@@ -12,68 +12,34 @@ locations in other files are converted with *their* current text (open buffer or
 
 from __future__ import annotations
 
-import functools
-import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls import uris
 
 from ..ide.codes import Severity
 from ..ide.diagnostics import Diagnostic
 from ..ide.types import Location, TextEdit, WorkspaceEdit
-from ..pages import page_path
 from ..syntax.text import LineIndex, TextRange
+
+# paths and URIs, and the parts of a diagnostic on the wire, without lsprotocol (wire.py)
+from .wire import SOURCE as SOURCE
+from .wire import InvalidUri as InvalidUri
+from .wire import RelatedTarget as RelatedTarget
+from .wire import code_page_uri as code_page_uri
+from .wire import diagnostic_data
+from .wire import path_to_uri as path_to_uri
+from .wire import uri_to_path as uri_to_path
+from .wire import uri_to_raw_path as uri_to_raw_path
 
 IndexOf = Callable[[Path], LineIndex]
 """The line index of a file's current normalized text."""
 
-SOURCE = "mantle-lsp"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # -- URIs and paths ---------------------------------------------------------------------
-
-
-class InvalidUri(ValueError):
-    """A URI no file can have (a NUL character): the request is answered with an error."""
-
-
-def _check_uri(uri: str) -> None:
-    if "\0" in uri or "%00" in uri:
-        raise InvalidUri(f"the URI {uri[:200]!r} contains a NUL character: no file has it")
-
-
-def uri_to_path(uri: str) -> Path | None:
-    """The resolved file-system path of a ``file:`` URI; None for other schemes."""
-    _check_uri(uri)
-    fs = uris.to_fs_path(uri)
-    if fs is None or not uri.startswith("file:"):
-        return None
-    try:
-        return Path(fs).resolve()
-    except (OSError, RuntimeError):
-        return Path(fs)
-
-
-def uri_to_raw_path(uri: str) -> Path | None:
-    """The absolute path of a ``file:`` URI as written: ``..`` folded, symbolic links
-    not followed (None for other schemes)."""
-    _check_uri(uri)
-    fs = uris.to_fs_path(uri)
-    if fs is None or not uri.startswith("file:"):
-        return None
-    try:
-        return Path(os.path.abspath(fs))
-    except (OSError, ValueError):
-        return None
-
-
-def path_to_uri(path: Path) -> str:
-    uri = uris.from_fs_path(str(path))
-    return uri if uri is not None else path.as_uri()
 
 
 # -- positions --------------------------------------------------------------------------
@@ -165,11 +131,6 @@ _SEVERITY_BACK: dict[int, Severity] = {
 }
 
 
-RelatedTarget = Callable[[Path], "tuple[str, LineIndex] | None"]
-"""The URI and line index of a file a diagnostic's related information points into, or
-None when that file is not loaded (the entry is left out)."""
-
-
 def to_diagnostic(
     d: Diagnostic, index: LineIndex, related: RelatedTarget | None = None
 ) -> lsp.Diagnostic:
@@ -177,9 +138,6 @@ def to_diagnostic(
     (a client sends them back with a code-action request). With ``related`` (a client
     that declared ``relatedInformation``), the other places it is about as related
     information, each converted with its own file's line index."""
-    data = dict(d.data) if d.data else {}
-    if d.engine_code:
-        data["engine_code"] = d.engine_code
     page = code_page_uri(d.code)
     info: list[lsp.DiagnosticRelatedInformation] = []
     for r in d.related:
@@ -200,18 +158,9 @@ def to_diagnostic(
         code=d.code,
         code_description=lsp.CodeDescription(href=page) if page else None,
         source=SOURCE,
-        data=data or None,
+        data=diagnostic_data(d),
         related_information=info or None,
     )
-
-
-@functools.lru_cache(maxsize=1024)
-def code_page_uri(code: str) -> str | None:
-    """The ``file://`` URI of the page explaining ``code`` (the packaged
-    ``docs/diagnostics/<code>.md``), or None when it has none: the editor shows the code
-    of a diagnostic as a link to it."""
-    page = page_path(code)
-    return page.as_uri() if page is not None else None
 
 
 def from_diagnostic(d: lsp.Diagnostic, path: Path, index: LineIndex) -> Diagnostic:

@@ -16,18 +16,17 @@ Push schedule:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 
 from ..ide.diagnostics import (
     Diagnostic,
     file_diagnostics,
-    first_look,
     project_diagnostics,
     rechecked,
 )
@@ -37,23 +36,13 @@ from . import convert
 from . import layers as lsp_layers
 from .base import ServerBase
 from .config import ProjectConfigs
+from .early import Look, first_look_diagnostics, related_in
+from .wire import _Key, diagnostics_key, result_id
 
 DELAY = 0.1  # seconds: coalescing delay for the files an edit affects
 MAX_WAIT = 0.5  # seconds: a pending batch is never postponed beyond this
 
-_Key = tuple[tuple[int, int, str, str, str, tuple[Any, ...]], ...]
-
-
-def _key(diags: Iterable[Diagnostic]) -> _Key:
-    return tuple(
-        (d.range.start, d.range.end, d.code, d.severity, d.message, d.related) for d in diags
-    )
-
-
-def result_id(diags: Iterable[Diagnostic]) -> str:
-    return hashlib.blake2b(repr(_key(diags)).encode(), digest_size=8).hexdigest()
-
-
+_key = diagnostics_key
 _NONE_ID = result_id(())  # most files have nothing to report
 
 
@@ -66,8 +55,11 @@ class DiagnosticsPublisher:
         # pulls until a change may affect them (see seed).
         self.seeded: dict[Path, list[Diagnostic]] = {}
         # Documents opened before the initial index: their first look (filtered), served
-        # to pulls until the index has their project (see first_look).
+        # to pulls until the index has their project (see first_look), and where their
+        # related information points.
         self.early: dict[Path, list[Diagnostic]] = {}
+        self.early_related: dict[Path, convert.RelatedTarget | None] = {}
+        self.incomplete: set[Path] = set()  # their first look may miss something
         # Pull mode: files whose last workspace report had diagnostics. A workspace report
         # leaves out a file with nothing to report that the client does not know either
         # (no previous result id, nothing reported before): most files, most of the time.
@@ -121,15 +113,50 @@ class DiagnosticsPublisher:
 
         return target
 
-    def first_look(self, project: Project, path: Path) -> None:
+    def first_look(self, project: Project, path: Path, sid: str) -> None:
         """Publish (or keep for a pull) the first look at a document opened before the
-        initial index: ``project`` is loaded around its skill (``Project.load_around``)."""
-        self.configs.prepare(project)
-        found = apply_suppressions(project, first_look(project, [path]), [path])
-        diags = self.filtered(project, path, found.get(path, []))
+        initial index: ``project`` is loaded around its skill (``Project.load_around``).
+        A first look that the whole project may add to is not shown: the document's
+        diagnostics come with the index (a pull is answered "ask again later")."""
+        diags = first_look_diagnostics(self.configs, project, path, sid)
+        if diags is None:
+            self.incomplete.add(path)
+            return
         self.early[path] = diags
+        self.early_related[path] = self._related_early(project)
         if not self.server.pull_diagnostics:
-            self.publish(path, diags, project.files[path].source.version)
+            version = project.files[path].source.version
+            self.publish(path, diags, version, self.early_related[path])
+
+    def _related_early(self, project: Project) -> convert.RelatedTarget | None:
+        """Related information of a first look: its files as the look's project has them
+        (none of the server's projects holds them yet)."""
+        if self.related(self.server.pull_diagnostics) is None:
+            return None
+        return related_in(project, self.server.uri_of)
+
+    def forget_early(self, path: Path | None = None) -> None:
+        """Drop the first look of ``path`` (an edit makes a new one), or of every document
+        (the index has their projects)."""
+        for table in (self.early, self.early_related):
+            if path is None:
+                table.clear()
+            else:
+                table.pop(path, None)
+        if path is None:
+            self.incomplete.clear()
+        else:
+            self.incomplete.discard(path)
+
+    def adopt_early(self, look: Look) -> None:
+        """A first look taken before the server was imported (``early.py``): what was
+        published (or is answered to pulls) is what this publisher would have sent."""
+        self.early[look.path] = look.diagnostics
+        self.early_related[look.path] = self._related_early(look.project)
+        if look.pushed:
+            self.shown[look.path] = look.diagnostics
+            if look.diagnostics or look.version is not None:
+                self.last[look.path] = (look.version, _key(look.diagnostics))
 
     def problems_of(self, project: Project) -> list[Diagnostic]:
         """Every diagnostic of ``project`` as the editor shows it (what it was last
@@ -197,9 +224,16 @@ class DiagnosticsPublisher:
             self.publish(p, self.filtered(proj, p, found.get(p, [])), version)
         return set(proj.files)
 
-    def publish(self, path: Path, diags: list[Diagnostic], version: int | None) -> bool:
-        """Publish one file's diagnostics, computed for ``version`` of its text. Returns
-        False when nothing was sent (stale or unchanged)."""
+    def publish(
+        self,
+        path: Path,
+        diags: list[Diagnostic],
+        version: int | None,
+        related: convert.RelatedTarget | None = None,
+    ) -> bool:
+        """Publish one file's diagnostics, computed for ``version`` of its text (their
+        related information's files looked up in ``related``, else in the projects).
+        Returns False when nothing was sent (stale or unchanged)."""
         current = self.server.open_version(path)
         if current is not None and version is not None and version < current:
             self.stale_dropped += 1
@@ -217,7 +251,8 @@ class DiagnosticsPublisher:
         else:
             self.last.pop(path, None)
         index = self.server.index_of(path)
-        related = self.related() if any(d.related for d in diags) else None
+        if any(d.related for d in diags):
+            related = related or self.related()
         self.server.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(
                 uri=self.server.uri_of(path),
@@ -323,12 +358,22 @@ class DiagnosticsPublisher:
                 return layers
             if p is not None and p not in self.early:
                 self.server.look_early(p)  # pulled before the first looks were taken
+            if p is not None and p in self.incomplete:
+                # only the whole project tells: the client asks again (and is asked to
+                # pull after the index)
+                raise JsonRpcException(
+                    "mantle-lsp: this document's diagnostics come with the index",
+                    code=lsp.LSPErrorCodes.ServerCancelled,
+                    data={"retriggerRequest": True},
+                )
             early = self.early.get(p) if p is not None else None
             if early is None or p is None:
                 return lsp.RelatedFullDocumentDiagnosticReport(items=[])
             index = self.server.index_of(p)
+            related = self.early_related.get(p)
             return lsp.RelatedFullDocumentDiagnosticReport(
-                items=[convert.to_diagnostic(d, index) for d in early], result_id=result_id(early)
+                items=[convert.to_diagnostic(d, index, related) for d in early],
+                result_id=result_id(early),
             )
         if seeded is not None:
             diags = self.filtered(doc.project, doc.path, seeded)

@@ -48,9 +48,6 @@ SWITCHES: dict[str, tuple[tuple[str, ...], str]] = {
     "willSaveWaitUntil": (("textDocument", "synchronization", "willSaveWaitUntil"), "set"),
 }
 
-MAX_HEADER_LINES = 16
-MAX_BODY = 16 * 1024 * 1024  # an initialize request larger than this is not answered early
-
 
 @dataclass
 class Early:
@@ -59,6 +56,7 @@ class Early:
     raw: bytes  # every byte read, to be read again by the server (Replay)
     msg_id: int | str | None = None  # the initialize request's id, when it was answered
     answer: dict[str, Any] | None = None  # the `result` sent
+    params: dict[str, Any] = field(default_factory=dict)  # the request's params
     workers: list[Spawned] = field(default_factory=list)  # index workers started already
 
 
@@ -123,7 +121,7 @@ def answer_first(stdin: BinaryIO, stdout: BinaryIO, jobs: int = 1) -> Early:
     once: their start-up then overlaps the server's. Either way, what was read is kept
     for the server (:func:`taken`)."""
     global _taken
-    raw, body = _read_message(stdin)
+    raw, body = read_message(stdin)
     early = Early(raw)
     _taken = early
     if body is None:
@@ -135,7 +133,7 @@ def answer_first(stdin: BinaryIO, stdout: BinaryIO, jobs: int = 1) -> Early:
     answer = _answer_to(msg)
     if answer is None:
         return early
-    early.msg_id, early.answer = msg["id"], answer
+    early.msg_id, early.answer, early.params = msg["id"], answer, msg["params"]
     data = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": answer}).encode("utf-8")
     try:
         stdout.write(b"Content-Length: %d\r\n\r\n%s" % (len(data), data))
@@ -168,7 +166,13 @@ def _folders(params: dict[str, Any]) -> list[Path]:
     return out
 
 
-def _read_message(stdin: BinaryIO) -> tuple[bytes, bytes | None]:
+# -- messages --------------------------------------------------------------------------
+
+MAX_HEADER_LINES = 16
+MAX_BODY = 16 * 1024 * 1024  # a message larger than this is left to the server to read
+
+
+def read_message(stdin: BinaryIO) -> tuple[bytes, bytes | None]:
     """One message as the server's reader would read it: header lines up to an empty
     one, then Content-Length bytes. Returns every byte read, and the body (None when the
     message is not a plain one: the server reads it again and decides)."""
@@ -196,6 +200,12 @@ def _read_message(stdin: BinaryIO) -> tuple[bytes, bytes | None]:
     if len(body) != length:
         return bytes(raw), None
     return bytes(raw), body
+
+
+def frame(msg: dict[str, Any]) -> bytes:
+    """A JSON-RPC message with its header, as pygls writes it."""
+    data = json.dumps(msg, separators=(",", ":")).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n%s" % (len(data), data)
 
 
 def _answer_to(msg: Any) -> dict[str, Any] | None:

@@ -48,6 +48,7 @@ class MantleServer(ServerBase):
             # (None: not answered early, or not compared yet)
             "earlyInitialize": getattr(self.protocol, "early_agreed", None),
             "earlyWorkers": self.early_workers,  # index workers started before that
+            "earlyLooks": self.early_looks,  # documents whose first look came before that
             "profiles": [
                 {
                     "root": str(r),

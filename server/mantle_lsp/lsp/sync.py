@@ -23,6 +23,7 @@ from . import layers as lsp_layers
 from .base import Settings
 from .config import CONFIG_GLOBS, configured_roots
 from .diagnostics import register_pull
+from .early import Handover
 from .gate import Gate
 from .server import MantleServer
 from .watch import SelfWatcher
@@ -151,7 +152,7 @@ def register(server: MantleServer) -> None:
         doc = server.workspace.get_text_document(uri)
         affected = server.model.open_buffer(path, doc.source, doc.version)
         if path in server.opened_early:  # before the index: a new first look
-            server.diagnostics.early.pop(path, None)
+            server.diagnostics.forget_early(path)
             server.early_projects.pop(path, None)
             first_look_at(server, path)
             return
@@ -220,6 +221,10 @@ def log_profiles(server: MantleServer, roots: list[Path]) -> None:
 
 
 async def load_settings(server: MantleServer) -> None:
+    early, server.early_settings = server.early_settings, None
+    if early is not None:  # asked already, before the server was imported (early.py)
+        _set_settings(server, early)
+        return
     if not server.client_supports("workspace.configuration"):
         return
     try:
@@ -233,7 +238,11 @@ async def load_settings(server: MantleServer) -> None:
         server.log(f"workspace/configuration failed: {exc}", lsp.MessageType.Warning)
         return
     value = values[0] if values else None
-    server.settings = Settings.from_client(value or {})
+    _set_settings(server, Settings.from_client(value or {}))
+
+
+def _set_settings(server: MantleServer, settings: Settings) -> None:
+    server.settings = settings
     apply_engine(server)
     server.log(
         f"settings: engineVersion={server.settings.engine_version}, "
@@ -243,6 +252,9 @@ async def load_settings(server: MantleServer) -> None:
 
 async def begin_progress(server: MantleServer) -> str | None:
     """Begin the index's ``$/progress`` (when the client shows progress): its token."""
+    early, server.early_progress = server.early_progress, None
+    if early is not None:  # begun before the server was imported (early.py)
+        return early
     if not server.client_supports("window.work_done_progress"):
         return None
     token = f"mantle-lsp/index/{uuid.uuid4().hex}"
@@ -256,6 +268,20 @@ async def begin_progress(server: MantleServer) -> str | None:
         lsp.WorkDoneProgressBegin(title="Mantle: indexing", percentage=0, cancellable=False),
     )
     return token
+
+
+def adopt_first_looks(server: MantleServer, handover: Handover) -> None:
+    """What the look taken before the server was imported learnt (``early.py``): the
+    editor's settings, the index's progress token and the documents' first looks."""
+    server.early_settings = handover.settings
+    if handover.settings is not None:  # for a look the server takes before it reads them
+        server.settings = handover.settings
+        apply_engine(server)
+    server.early_progress = handover.progress
+    for path, look in handover.looks.items():
+        server.early_projects[path] = look.project
+        server.diagnostics.adopt_early(look)
+    server.early_looks = len(handover.looks)
 
 
 def first_looks(server: MantleServer) -> None:
@@ -272,7 +298,7 @@ def first_looks(server: MantleServer) -> None:
 
 def first_look_at(server: MantleServer, path: Path) -> None:
     """The first look at one document opened before the initial index (once)."""
-    if path not in server.open_uris or path in server.diagnostics.early:
+    if path not in server.open_uris or path in server.early_projects:
         return
     try:
         fs = server.model.fs
@@ -285,7 +311,7 @@ def first_look_at(server: MantleServer, path: Path) -> None:
             return  # an ignored file: the index does not load it either
         with bulk_work():
             proj = Project.load_around(root, files, kind[1], server.model.read, fs)
-            server.diagnostics.first_look(proj, path)
+            server.diagnostics.first_look(proj, path, kind[1])
         server.early_projects[path] = proj
     except Exception as exc:  # the index still comes
         server.log_exception(f"the first look at {path}", exc)
@@ -331,7 +357,7 @@ async def _index_folders(
     # hundred cyclic objects (measured on 1,000 skills), which stay frozen instead.
     with bulk_work(keep=True):
         nfiles, spread = await _load_and_publish(server, roots, token)
-    server.diagnostics.early.clear()  # the first looks: their projects are loaded now
+    server.diagnostics.forget_early()  # the first looks: their projects are loaded now
     if server.early_projects:
         server.early_projects.clear()
         # what the editor asked of them before (code lenses, inlay hints, tokens) may

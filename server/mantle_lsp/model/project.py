@@ -137,6 +137,8 @@ class Project:
         self.skill_dir_names: list[str] = []
         self._skills: dict[str, Skill] | None = None
         self._index: Index | None = None
+        # the files the index holds when it is not all of them (load_around)
+        self.indexed: set[Path] | None = None
         self._shared_tools: list[tuple[ParsedFile, ToolModule]] | None = None
         self.engine_override: str | None = None  # "3.21" / "3.22", set by the CLI or editor
         self._detected_engine: tuple[str | None] | None = None
@@ -147,6 +149,8 @@ class Project:
         # again after a change to code, responses or the set of skills (facts_changed)
         self._dynamic_skills: frozenset[str] | None = None
         self._by_kind: tuple[dict[FileKind, list[Path]], dict[FileKind, list[Path]]] | None = None
+        self._modules: dict[str, bool] = {}  # module_exists, until a file appears or vanishes
+        self._folders: frozenset[str] | None = None  # the folders holding project files
         self._button_sources: tuple[frozenset[str], bool] | None = None
 
     # -- loading -----------------------------------------------------------------------
@@ -227,8 +231,21 @@ class Project:
                 owned |= set(others)
                 idx = build_index(p, owned)
         p._index = idx
+        p.indexed = owned
         p._pending = []  # never materialized as a whole: it is dropped after the index
         return p
+
+    def index_more(self, paths: Iterable[Path]) -> None:
+        """Add the entries of more files to the index of a project loaded around one
+        skill (:meth:`load_around`), parsing them (``first_look_complete`` looks for the
+        writers of a field this way)."""
+        if self.indexed is None:
+            return  # a whole project: everything is indexed
+        new = {p for p in paths if p in self.files and p not in self.indexed}
+        if new:
+            with bulk_work():
+                update_files(self, self.index, new, bundled=False)
+            self.indexed |= new
 
     def rescan(self) -> None:
         """(Re)read every file of the project from ``reader``."""
@@ -291,6 +308,8 @@ class Project:
         self._index = None
         self._shared_tools = None
         self._by_kind = None
+        self._modules = {}
+        self._folders = None
         self.facts_changed()
 
     def paths_by_kind(self, project_level: bool = False) -> dict[FileKind, list[Path]]:
@@ -348,6 +367,7 @@ class Project:
             self.files[path] = parse_file(path, kind, sid, source)
         if existed != (source is not None):
             self._by_kind = None
+            self._modules, self._folders = {}, None
         pf = self.files.get(path)
         skills_changed = False
         if skills_before is not None:
@@ -835,6 +855,11 @@ class Project:
         self.disk_questions.add(str(path))
         return self.fs.is_file(path)
 
+    def disk_answers_changed(self) -> None:
+        """A path :meth:`sees_file` or :meth:`sees_dir` was asked about changed on disk:
+        the answers kept from it (:meth:`module_exists`) are asked again."""
+        self._modules = {}
+
     def sees_dir(self, path: Path) -> bool:
         """Whether ``path`` is a folder on disk (see :meth:`sees_file`)."""
         self.disk_questions.add(str(path))
@@ -849,15 +874,33 @@ class Project:
     def module_exists(self, dotted: str) -> bool:
         """Whether the import ``dotted`` (``lib.helpers.keys``) names a module of the
         project: ``lib/helpers/keys.py`` or a package folder ``lib/helpers/keys/``, saved or
-        open in the editor."""
-        base = self.root.joinpath(*dotted.split("."))
-        py, init = base.with_suffix(".py"), base / "__init__.py"
-        if py in self.files or init in self.files:
-            return True
-        prefix = f"{base}{os.sep}"
-        if any(str(f).startswith(prefix) for f in self.files):
-            return True  # a namespace package that holds project files
-        return self.sees_file(py) or self.sees_dir(base)
+        open in the editor. Each name is looked up once until a project file appears or
+        vanishes (a tool module's imports are asked about for every tool it binds)."""
+        known = self._modules.get(dotted)
+        if known is None:
+            base = self.root.joinpath(*dotted.split("."))
+            py, init = base.with_suffix(".py"), base / "__init__.py"
+            known = self._modules[dotted] = (
+                py in self.files
+                or init in self.files
+                or str(base) in self._project_folders()  # a namespace package
+                or self.sees_file(py)
+                or self.sees_dir(base)
+            )
+        return known
+
+    def _project_folders(self) -> frozenset[str]:
+        """Every folder below the root that holds a project file, at any depth."""
+        if self._folders is None:
+            root = str(self.root)
+            out: set[str] = set()
+            for path in self.files:
+                folder = os.path.dirname(str(path))
+                while folder not in out and len(folder) > len(root):
+                    out.add(folder)
+                    folder = os.path.dirname(folder)
+            self._folders = frozenset(out)
+        return self._folders
 
     # -- index -------------------------------------------------------------------------
     @property

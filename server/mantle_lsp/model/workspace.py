@@ -122,6 +122,7 @@ class Workspace:
         if differs:
             for proj in self.projects.values():
                 if not differs.isdisjoint(proj.disk_questions):
+                    proj.disk_answers_changed()
                     out |= set(proj.files)
         return out
 

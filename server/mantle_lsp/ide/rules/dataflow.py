@@ -22,6 +22,7 @@ from pathlib import Path
 from ...model.evaluation import evaluate
 from ...model.layout import FileKind as K
 from ...model.project import Skill
+from ...model.semantics import writes
 from ...model.symbols import Reference
 from ...syntax.conditions import BoolOpExpr, CompareExpr, Expr, LiteralExpr, NotExpr, RefExpr
 from ...syntax.responses_yml import ResponsesDoc
@@ -139,6 +140,58 @@ def is_never_written(ck: Checker, ns: str, entry: str) -> bool:
     """Whether ``lsp.memory.never_written`` holds for the field ``ns.entry``: declared,
     read, and nothing in the project can write it."""
     return never_written_reads(ck, ns, entry) is not None
+
+
+def written_for_certain(ck: Checker, ns: str, entry: str) -> bool:
+    """Whether the files loaded so far show that :func:`is_never_written` does not hold
+    for ``ns.entry``, with evidence that more files can only confirm: no reader, a writer,
+    no declaration, a declaration that gives it a value. A project loaded around one skill
+    (``Project.load_around``) answers this without the facts of every code file (which
+    would parse them all). A test holds it to :func:`is_never_written` on whole projects."""
+    sem = ck.sem
+    if not sem.readers(ns, entry) or sem.writers(ns, entry):
+        return True
+    if ns != "project" and ck.p.skill(ns) is None:
+        return True
+    return not _declared(ck, ns, entry) or bool(sem.field_writers(ns, entry))
+
+
+def unproven_on_skill_md(ck: Checker, path: Path, sid: str) -> set[tuple[str, str]] | None:
+    """What keeps this module's rules that read every file from being certainly silent on
+    the skill.md at ``path`` (of skill ``sid``), as far as a project loaded around that
+    skill shows: None when it writes a project field but by ``collect`` (another skill may
+    write it too: :func:`project_written_twice`); else the fields its evaluated
+    conditions read, readable there, that are not :func:`written_for_certain`
+    (:func:`constant_never_written`; empty: silent)."""
+    for r in ck.p.index.references:
+        if (
+            r.path == path
+            and r.key[0] == "field"
+            and r.key[1] == "project"
+            and writes(r)
+            and r.form != "collect"
+        ):
+            return None
+    sk = ck.p.skill(sid)
+    out: set[tuple[str, str]] = set()
+    if sk is None or sk.doc is None:
+        return out
+    for site in sk.doc.conditions:
+        if site.parsed.tree is None or site.kind not in _EVALUATED_SITES:
+            continue
+        for ref in site.parsed.refs:
+            key = (ref.namespace, ref.entry)
+            if key in out or ck.sem.unreadable(sid, *key) is not None:
+                continue  # its own error; the rule leaves it out
+            if not written_for_certain(ck, *key):
+                out.add(key)
+    return out
+
+
+# the rules :func:`unproven_on_skill_md` answers for
+SKILL_MD_WHOLE_PROJECT_RULES = frozenset(
+    {"dataflow.project_written_twice", "dataflow.constant_never_written"}
+)
 
 
 # -- project fields written by more than one skill --------------------------------------
