@@ -27,6 +27,7 @@ from ..model.layout import FileKind
 from ..model.project import Project
 from ..model.semantics import Semantics
 from ..model.symbols import SymbolKey
+from ..syntax.eval_yml import MANTLE_ONLY_KEYS
 from ..syntax.text import TextRange
 from .types import Location
 
@@ -42,24 +43,9 @@ KIND_WORDS = {
     "field": "memory fields",
     "step": "steps",
 }
-# the assertion keys that assert what they name
-POSITIVE = frozenset(
-    {
-        "skill_activated",
-        "skill_completed",
-        "skill_cancelled",
-        "skill_interrupted",
-        "skill_resumed",
-        "ordered_block_entered",
-        "ordered_block_completed",
-        "ordered_block_cancelled",
-        "ordered_block_interrupted",
-        "ordered_block_resumed",
-        "tool_executed",
-        "memory_was_set",
-        "memory_was_cleared",
-    }
-)
+# the assertion keys that assert what they name: Mantle's, less the negative ones and
+# `tools_within_one_turn` (a bound on the count, naming no tool of the agent)
+POSITIVE = MANTLE_ONLY_KEYS - {"memory_was_not_set", "tools_within_one_turn"}
 # the assertions whose children are checked as assertions of their own
 _CONTAINERS = frozenset({"sequencing", "tools_within_one_turn"})
 

@@ -39,7 +39,7 @@ def _plain_part(part: str) -> bool:
     )
 
 
-def _unicode(text: str) -> bool:
+def is_unicode(text: str) -> bool:
     """``text`` is valid Unicode (no lone surrogate): it can be a UTF-8 file name."""
     try:
         text.encode("utf-8")
@@ -51,7 +51,7 @@ def _unicode(text: str) -> bool:
 def key_problem(key: str) -> str | None:
     """Why an entry key cannot be a file inside its layer folder that the folder walk
     reads back as that key (:func:`~.layers.scan_layer_folder`), or None."""
-    if not _unicode(key):
+    if not is_unicode(key):
         return "its key is not valid Unicode (a lone surrogate)"
     parts = key.split("/")
     if not all(_plain_part(p) for p in parts):
@@ -70,7 +70,7 @@ def key_problem(key: str) -> str | None:
 
 def layer_id_problem(ext: str) -> str | None:
     """Why a layer's external id cannot be the name of its folder, or None."""
-    if not _unicode(ext):
+    if not is_unicode(ext):
         return "its external id is not valid Unicode (a lone surrogate)"
     if "/" in ext or not _plain_part(ext):
         return "its external id cannot be a folder name"

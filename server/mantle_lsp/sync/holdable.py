@@ -24,7 +24,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 
-from ..model.layer_paths import LAYER_META, key_problem, layer_id_problem
+from ..model.layer_paths import LAYER_META, is_unicode, key_problem, layer_id_problem
 from ..model.source import MAX_FILE_BYTES
 from ..syntax.layers import parse_entry, parse_layer_yml, render_entry, yaml_scalar
 from .state import Desired, LayerState, Remote
@@ -57,20 +57,12 @@ class Skips:
         return out + self.places
 
 
-def _unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def entry_problem(description: str, content: str) -> str | None:
     """Why the entry file :func:`render_entry` writes would not read back as exactly this
     description and content, or None."""
-    if not _unicode(description):
+    if not is_unicode(description):
         return "its description is not valid Unicode (a lone surrogate), which a file cannot hold"
-    if not _unicode(content):
+    if not is_unicode(content):
         return "its content is not valid Unicode (a lone surrogate), which a file cannot hold"
     if "\0" in content:
         return "its content has a NUL character, which an entry file cannot hold"
@@ -101,7 +93,7 @@ def layer_yml_text(layer: LayerState, full: bool) -> str | None:
 
 
 def meta_problem(layer: LayerState, text: str) -> str | None:
-    if not _unicode(text):
+    if not is_unicode(text):
         return "not valid Unicode (a lone surrogate), which a file cannot hold"
     meta = parse_layer_yml(text)
     name = layer.name or layer.external_id
