@@ -11,7 +11,7 @@ from mantle_lsp.ide.diagnostics import Diagnostic
 from mantle_lsp.ide.types import TextEdit, WorkspaceEdit
 from mantle_lsp.lsp import convert
 from mantle_lsp.lsp.base import Settings
-from mantle_lsp.lsp.features import plain_snippet
+from mantle_lsp.lsp.completion import plain_snippet
 from mantle_lsp.syntax.text import LineIndex, TextRange, normalize_newlines
 
 

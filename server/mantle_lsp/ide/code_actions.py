@@ -10,35 +10,28 @@ in this file"). A fix reads what it needs from the diagnostic's ``data`` and fro
 model, never from the message text.
 
 Edits insert or delete whole lines of YAML and never re-dump a file
-(:mod:`mantle_lsp.ide.edits`), so comments and formatting elsewhere stay untouched.
+(:mod:`mantle_lsp.ide.edits`), so comments and formatting elsewhere stay untouched. This
+module chooses the actions; the text of a suppression comment is written by
+:mod:`.suppression_edit`, the configuration's ``per-file-ignores`` by :mod:`.toml_edit`.
 """
 
 from __future__ import annotations
 
-import json
-import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
-from ..model.files import parse_file
 from ..model.layout import FileKind, inside
 from ..model.project import ParsedFile, Project
-from ..model.source import source_from_text
 from ..syntax.text import TextRange
+from . import toml_edit
 from .codes import REGISTRY
 from .diagnostics import Diagnostic
-from .edits import after_line, insert_lines, line_start, ws_edit, yaml_scalar
+from .edits import ws_edit, yaml_scalar
 from .rules import FIXES
 from .rules.fix import Fix, data_fixes, reads_own_data
-from .suppression import MARK, find_suppressions
-from .types import ActionKind, CodeAction, NameFix, TextEdit, WorkspaceEdit
+from .suppression_edit import ignore_comment
+from .types import ActionKind, CodeAction, NameFix, WorkspaceEdit
 
 __all__ = [
     "ActionKind",
@@ -125,22 +118,6 @@ def code_actions(
     return out
 
 
-_PFI = "per-file-ignores"
-_TOOL_PFI_HEADER = re.compile(
-    r"""^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*(?:"mantle-lsp"|'mantle-lsp'|mantle-lsp)[ \t]*\.[ \t]*"""
-    r"""(?:"per-file-ignores"|'per-file-ignores'|per-file-ignores)[ \t]*\][ \t]*(?:#.*)?$""",
-    re.M,
-)
-_PFI_HEADER = re.compile(
-    r"""^[ \t]*\[[ \t]*(?:"per-file-ignores"|'per-file-ignores'|per-file-ignores)[ \t]*\]"""
-    r"""[ \t]*(?:#.*)?$""",
-    re.M,
-)
-_TOML_ENTRY = re.compile(
-    r"""^[ \t]*("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[A-Za-z0-9_-]+)[ \t]*=[ \t]*(.*)$""", re.M
-)
-
-
 def ignore_in_file(
     project: Project, config: ConfigFile, path: Path, code: str
 ) -> CodeAction | None:
@@ -158,71 +135,17 @@ def ignore_in_file(
         return None
     if any(c in glob for c in '*?[]!\\"\n') or "/" not in glob:
         return None
-    entry = f"{json.dumps(glob)} = [{json.dumps(code)}]"
     pyproject = cfg.name == "pyproject.toml"
-    header = "[tool.mantle-lsp.per-file-ignores]" if pyproject else "[per-file-ignores]"
     title = f"Ignore `{code}` in this file ({cfg.name} per-file-ignores)"
     if config.path is None:
-        created = WorkspaceEdit(new_files={cfg: f"{header}\n{entry}\n"})
+        created = WorkspaceEdit(new_files={cfg: toml_edit.new_table(pyproject, glob, code)})
         return CodeAction(title, "quickfix", created, (code,), suppresses=True)
-    text = config.text
-    if text is None or not _pfi_lists(text, pyproject, glob, code, present=False):
+    if config.text is None:
         return None
-    edit = _pfi_edit(text, pyproject, glob, code, f"{header}\n{entry}\n")
+    edit = toml_edit.add_per_file_ignore(config.text, pyproject, glob, code)
     if edit is None:
         return None
-    after = text[: edit.range.start] + edit.new_text + text[edit.range.end :]
-    if not _pfi_lists(after, pyproject, glob, code, present=True):
-        return None
     return CodeAction(title, "quickfix", ws_edit(cfg, edit), (code,), suppresses=True)
-
-
-def _pfi_edit(text: str, pyproject: bool, glob: str, code: str, table: str) -> TextEdit | None:
-    """The edit adding ``code`` for ``glob``: to its entry, as a new entry at the end of
-    the per-file-ignores table, or ``table`` (header and entry) at the end of the file."""
-    entry = table.splitlines()[1]
-    found = (_TOOL_PFI_HEADER if pyproject else _PFI_HEADER).search(text)
-    if found is None:
-        if _PFI in text:
-            return None  # an inline table or a dotted key: leave it to the author
-        sep = "" if not text or text.endswith("\n\n") else "\n" if text.endswith("\n") else "\n\n"
-        return TextEdit(TextRange(len(text), len(text)), sep + table)
-    body_start = after_line(text, found.end())
-    nxt = re.compile(r"^[ \t]*\[", re.M).search(text, body_start)
-    body_end = nxt.start() if nxt else len(text)
-    for m in _TOML_ENTRY.finditer(text, body_start, body_end):
-        key = m.group(1)
-        name = json.loads(key) if key.startswith('"') else key.strip("'")
-        if name != glob:
-            continue
-        value = m.group(2)
-        close = value.rfind("]")
-        if not value.startswith("[") or close < 0:
-            return None  # over several lines: leave it to the author
-        inner = value[1:close].strip().rstrip(",").strip()
-        at = m.start(2) + close
-        return TextEdit(TextRange(at, at), f", {json.dumps(code)}" if inner else json.dumps(code))
-    last = found.end()  # after the table's last line that is neither blank nor a comment
-    for line in re.finditer(r"^[ \t]*[^\s#].*$", text[body_start:body_end], re.M):
-        last = body_start + line.end()
-    return insert_lines(text, last, [entry])
-
-
-def _pfi_lists(text: str, pyproject: bool, glob: str, code: str, present: bool) -> bool:
-    """Whether ``text`` is valid TOML whose per-file-ignores lists ``code`` for ``glob``
-    (with ``present``) or does not yet (without)."""
-    try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError):  # nested too deeply for the parser
-        return False
-    table: object = data
-    for key in (["tool", "mantle-lsp"] if pyproject else []) + [_PFI]:
-        table = table.get(key, {}) if isinstance(table, dict) else None
-    if not isinstance(table, dict):
-        return False
-    codes = table.get(glob, [])
-    listed = isinstance(codes, list) and code in codes
-    return listed if present else not listed
 
 
 def ignore_here(pf: ParsedFile, d: Diagnostic) -> CodeAction | None:
@@ -236,41 +159,12 @@ def ignore_here(pf: ParsedFile, d: Diagnostic) -> CodeAction | None:
         return None  # an unknown code in a suppression is itself reported
     if pf.kind not in _SUPPRESSIBLE:
         return None
-    text = pf.text
-    if d.range.start > len(text):
+    edit = ignore_comment(pf, d.range.start, code)
+    if edit is None:
         return None
-    row = text.count("\n", 0, d.range.start)
-    sups, bad_before = find_suppressions(pf)
-    candidates: list[tuple[TextEdit, int]] = []
-    for sup in sups:
-        if sup.line == row and all(c != code for c, _ in sup.codes):
-            close = sup.comment.end - 1
-            candidates.append((TextEdit(TextRange(close, close), f", {code}"), row))
-    start = line_start(text, d.range.start)
-    eol = text.find("\n", start)
-    eol = len(text) if eol < 0 else eol
-    line = text[start:eol]
-    end = start + len(line.rstrip())
-    comment = f"{MARK} ignore[{code}]"
-    if line.strip():
-        candidates.append((TextEdit(TextRange(end, eol), f"  # {comment}"), row))
-    pad = line[: len(line) - len(line.lstrip())]
-    candidates.append((TextEdit(TextRange(start, start), f"{pad}# {comment}\n"), row + 1))
-    for edit, target in candidates:
-        new_text = text[: edit.range.start] + edit.new_text + text[edit.range.end :]
-        new_pf = parse_file(pf.path, pf.kind, pf.skill_id, source_from_text(pf.path, new_text))
-        found, bad = find_suppressions(new_pf)
-        if len(bad) > len(bad_before):
-            continue
-        if any(s.line == target and any(c == code for c, _ in s.codes) for s in found):
-            return CodeAction(
-                f"Ignore `{code}` here",
-                "quickfix",
-                ws_edit(pf.path, edit),
-                (code,),
-                suppresses=True,
-            )
-    return None
+    return CodeAction(
+        f"Ignore `{code}` here", "quickfix", ws_edit(pf.path, edit), (code,), suppresses=True
+    )
 
 
 def _stays_inside(project: Project, edit: WorkspaceEdit) -> bool:

@@ -9,11 +9,38 @@ import sys
 from typing import Any
 
 from ..workers import default_jobs
+from . import (
+    actions,
+    completion,
+    handshake,
+    hover,
+    lenses,
+    navigation,
+    rename,
+    structure,
+    symbols,
+    sync,
+    views,
+)
 from . import early as first
-from . import features, handshake, sync
+from . import layers as lsp_layers
 from .base import STATUS, MantleProtocol
 from .params import InvalidParams, is_object
 from .server import MantleServer
+
+# The modules that wire the language features, one per area (docs/architecture.md, "Where
+# the editor features are wired"): each registers module-level handlers.
+FEATURE_AREAS = (
+    completion,  # completion, completionItem/resolve, signature help
+    hover,
+    navigation,  # definition, declaration, references, highlights, call hierarchy
+    rename,  # prepareRename, rename, willRenameFiles
+    symbols,  # the outline, workspace symbols
+    lenses,  # inlay hints, code lenses
+    structure,  # semantic tokens, folding, selection ranges, document links
+    actions,  # code actions, codeAction/resolve
+    views,  # mantle/flowGraph, mantle/agentMap, mantle/previewPrompt
+)
 
 
 def create_server() -> MantleServer:
@@ -26,8 +53,10 @@ def create_server() -> MantleServer:
             raise InvalidParams(f"{STATUS} takes no params")
         return server.status()
 
-    sync.register(server)
-    features.register(server)
+    sync.register(server)  # the lifecycle, the documents, the files and folders
+    lsp_layers.register(server)  # mantle/layersManifest (Cadenya memory layers)
+    for area in FEATURE_AREAS:  # one module per area of the editor features
+        area.register(server)
     return server
 
 

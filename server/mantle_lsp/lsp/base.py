@@ -2,13 +2,16 @@
 
 The services built on it (``config.py``, ``diagnostics.py``, ``watch.py``) take a
 :class:`ServerBase`; :class:`.server.MantleServer` adds them to it; the handlers
-(``sync.py``, ``features.py``) take the whole server; ``app.py`` wires them and runs it.
+(``sync.py`` and the feature modules) take the whole server; ``app.py`` wires them and
+runs it.
 
 State kept here: the model :class:`~mantle_lsp.model.workspace.Workspace` (projects with
 open-buffer overlays), the editor URIs of open documents and the settings. Handlers live
 in ``sync.py`` (documents, files, folders, configuration, initial index),
-``diagnostics.py`` (pull) and ``features.py`` (everything else); each one only converts
-and delegates to ``mantle_lsp.ide``.
+``diagnostics.py`` (pull) and one module per feature area (``completion.py``,
+``hover.py``, ``navigation.py``, ``rename.py``, ``symbols.py``, ``lenses.py``,
+``structure.py``, ``actions.py``, ``views.py``: ``app.FEATURE_AREAS``); each one only
+converts and delegates to ``mantle_lsp.ide``.
 """
 
 from __future__ import annotations

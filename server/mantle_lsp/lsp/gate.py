@@ -9,7 +9,7 @@ is handled at once when what it reads is ready:
   get a first look (``sync.first_look_at``), which is all they need;
 - on such a document, the requests that read only the document and the declarations
   its skill sees (outline, semantic tokens, folding, selection ranges, links, its pulled
-  diagnostics, and completion, marked incomplete: ``features.completion``).
+  diagnostics, and completion, marked incomplete: ``completion.completion``).
 
 Every other message (hover, definition, references, a closed document, a file changed
 on disk, new settings, …) reads or changes the whole project: it is held, and handled

@@ -1,8 +1,9 @@
 """The protocol side of Cadenya memory layers (docs/memory-layers.md, docs/lsp.md).
 
-Files under a ``memory-layers/`` folder are not Mantle files: the handlers of
-``features.py`` and the diagnostics of ``diagnostics.py`` hand a document that no project
-holds to the functions here, and ``sync.py`` reports every change of such a file. Each
+Files under a ``memory-layers/`` folder are not Mantle files: the feature handlers
+(``hover.py``, ``navigation.py``, …) and the diagnostics of ``diagnostics.py`` hand a
+document that no project holds to the functions here, and ``sync.py`` reports every
+change of such a file. Each
 layer folder's :class:`~mantle_lsp.model.layers.LayerSet` is rebuilt from the open
 buffers and the disk on every change (a layer folder holds a handful of files), and its
 diagnostics are pushed (or the client asked to pull again).
@@ -369,7 +370,7 @@ def rename(
     params: lsp.RenameParams,
     to_wire: Callable[[WorkspaceEdit, list[Path]], lsp.WorkspaceEdit],
 ) -> lsp.WorkspaceEdit | None:
-    """``to_wire``: features.py's conversion (it refuses edits outside ``roots`` and
+    """``to_wire``: ``results.workspace_edit``'s conversion (it refuses edits outside ``roots`` and
     renames a client cannot do)."""
     found = _doc(server, params.text_document.uri)
     if found is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,164 +47,186 @@ CONFIG_TIMEOUT = 5.0
 
 
 def register(server: MantleServer) -> None:
-    @server.request(lsp.INITIALIZE)
-    def initialize(params: lsp.InitializeParams) -> None:
-        folders: list[Path] = []
-        for f in params.workspace_folders or ():
-            p = convert.uri_to_path(f.uri)
-            if p is not None:
-                folders.append(p)
-        if not folders:
-            root = params.root_uri and convert.uri_to_path(params.root_uri)
-            if not root and params.root_path:
-                root = resolve(Path(params.root_path))
-            if root:
-                folders.append(root)
-        server.folders = folders
-        if server.jobs >= 2 and any(large_project(f) for f in folders):
-            # a large project: its index will be spread, start the workers now
-            server.start_workers(server.jobs - 1)
-        if server.client_supports("text_document.diagnostic"):
-            server.pull_diagnostics = True
-            register_pull(server, server.diagnostics)
-        # a request about a document opened before the index, that comes before the
-        # first looks are taken (a pull, the outline), has it taken at once
-        server.look_early = lambda path: (
-            first_look_at(server, path) if path in server.opened_early else None
-        )
+    server.request(lsp.INITIALIZE)(partial(initialize, server))
+    server.notification(lsp.INITIALIZED)(partial(initialized, server))
+    # no need to finish the index
+    server.notification(lsp.SHUTDOWN, settle=False)(partial(shutdown, server))
+    server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)(
+        partial(did_change_configuration, server)
+    )
+    server.notification(lsp.TEXT_DOCUMENT_DID_OPEN)(partial(did_open, server))
+    server.notification(lsp.TEXT_DOCUMENT_DID_CHANGE)(partial(did_change, server))
+    server.notification(lsp.TEXT_DOCUMENT_DID_CLOSE)(partial(did_close, server))
+    server.notification(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)(
+        partial(did_change_watched_files, server)
+    )
+    server.notification(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(
+        partial(did_change_workspace_folders, server)
+    )
 
-    @server.notification(lsp.INITIALIZED)
-    async def initialized(params: lsp.InitializedParams) -> None:
-        # until the projects are loaded, what needs them waits (gate.py)
-        held = server.hold_messages(Gate(server))
-        try:
-            await load_settings(server)
-            token = await begin_progress(server)
-            first_looks(server)  # the documents the editor opened with the workspace
-            await register_watchers(server)  # before the index: no change is missed
-            await index_folders(server, list(server.folders), initial=True, token=token)
-            server.indexed = True
-            for path in server.opened_early:  # in a project no workspace folder lists
-                if path in server.open_uris and server.model.project_for(path) is None:
-                    server.diagnostics.changed(path, ensure_project(server, path) | {path})
-            server.opened_early = []
-        finally:
-            if held:
-                server.let_go()
 
-    @server.notification(lsp.SHUTDOWN, settle=False)  # no need to finish the index
-    def shutdown(params: Any) -> None:
-        server.diagnostics.cancel()
-        server.stop_watching()
-        server.stop_background()
+# -- lifecycle ---------------------------------------------------------------------------
+def initialize(server: MantleServer, params: lsp.InitializeParams) -> None:
+    folders: list[Path] = []
+    for f in params.workspace_folders or ():
+        p = convert.uri_to_path(f.uri)
+        if p is not None:
+            folders.append(p)
+    if not folders:
+        root = params.root_uri and convert.uri_to_path(params.root_uri)
+        if not root and params.root_path:
+            root = resolve(Path(params.root_path))
+        if root:
+            folders.append(root)
+    server.folders = folders
+    if server.jobs >= 2 and any(large_project(f) for f in folders):
+        # a large project: its index will be spread, start the workers now
+        server.start_workers(server.jobs - 1)
+    if server.client_supports("text_document.diagnostic"):
+        server.pull_diagnostics = True
+        register_pull(server, server.diagnostics)
+    # a request about a document opened before the index, that comes before the
+    # first looks are taken (a pull, the outline), has it taken at once
+    server.look_early = lambda path: (
+        first_look_at(server, path) if path in server.opened_early else None
+    )
 
-    # -- settings -----------------------------------------------------------------------
-    @server.notification(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(params: lsp.DidChangeConfigurationParams) -> None:
-        before = server.settings
-        if server.client_supports("workspace.configuration"):
-            await load_settings(server)
-        else:
-            settings = params.settings
-            section = settings.get("mantle") if isinstance(settings, dict) else None
-            server.settings = Settings.from_client(section or {})
-            server.log(f"settings: {server.settings}")
-        apply_engine(server)
-        server.configs.reload()  # the editor settings are layered over each project's file
-        if server.settings != before and server.indexed:
-            log_profiles(server, list(server.model.projects))
-            server.diagnostics.seeded.clear()  # the engine profile may have changed
-            if server.pull_diagnostics:
-                server.diagnostics.request_refresh()
-            else:
-                server.diagnostics.publish_all()
 
-    # -- open documents -----------------------------------------------------------------
-    @server.notification(lsp.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(params: lsp.DidOpenTextDocumentParams) -> None:
-        td = params.text_document
-        path = convert.uri_to_path(td.uri)
-        if path is None:
-            return
-        server.open_uris[path] = td.uri
-        doc = server.workspace.get_text_document(td.uri)
-        affected = server.model.open_buffer(path, doc.source, doc.version)
-        if not server.indexed and any(f == path or f in path.parents for f in server.folders):
-            # the initial index loads its project (spread over processes when large);
-            # until then it gets a first look (see first_looks): now, when the index is
-            # under way (the settings are in)
-            server.opened_early.append(path)
-            if server.looked_early:
-                first_look_at(server, path)
-            return
-        loaded = ensure_project(server, path)
-        if loaded:
-            affected |= loaded
-        server.diagnostics.changed(path, affected)
-        lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
+async def initialized(server: MantleServer, params: lsp.InitializedParams) -> None:
+    # until the projects are loaded, what needs them waits (gate.py)
+    held = server.hold_messages(Gate(server))
+    try:
+        await load_settings(server)
+        token = await begin_progress(server)
+        first_looks(server)  # the documents the editor opened with the workspace
+        await register_watchers(server)  # before the index: no change is missed
+        await index_folders(server, list(server.folders), initial=True, token=token)
+        server.indexed = True
+        for path in server.opened_early:  # in a project no workspace folder lists
+            if path in server.open_uris and server.model.project_for(path) is None:
+                server.diagnostics.changed(path, ensure_project(server, path) | {path})
+        server.opened_early = []
+    finally:
+        if held:
+            server.let_go()
 
-    @server.notification(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(params: lsp.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        path = convert.uri_to_path(uri)
-        if path is None:
-            return
-        server.open_uris[path] = uri
-        doc = server.workspace.get_text_document(uri)
-        affected = server.model.open_buffer(path, doc.source, doc.version)
-        if path in server.opened_early:  # before the index: a new first look
-            server.diagnostics.forget_early(path)
-            server.early_projects.pop(path, None)
-            first_look_at(server, path)
-            return
-        server.diagnostics.changed(path, affected)
-        lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
 
-    @server.notification(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(params: lsp.DidCloseTextDocumentParams) -> None:
-        path = convert.uri_to_path(params.text_document.uri)
-        if path is None:
-            return
-        server.open_uris.pop(path, None)
-        affected = server.model.close_buffer(path)
-        server.diagnostics.changed(path, affected)
-        release_on_demand(server, path)
-        lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
+def shutdown(server: MantleServer, params: Any) -> None:
+    server.diagnostics.cancel()
+    server.stop_watching()
+    server.stop_background()
 
-    # -- files changed outside the editor -----------------------------------------------
-    @server.notification(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(params: lsp.DidChangeWatchedFilesParams) -> None:
-        files_changed(server, [ev.uri for ev in params.changes])
 
-    # -- workspace folders --------------------------------------------------------------
-    @server.notification(lsp.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    async def did_change_workspace_folders(params: lsp.DidChangeWorkspaceFoldersParams) -> None:
-        cleared: set[Path] = set()
-        for f in params.event.removed:
-            folder = convert.uri_to_path(f.uri)
-            if folder is None:
-                continue
-            if folder in server.folders:
-                server.folders.remove(folder)
-            # a project another folder still holds (the same folder twice, or a parent
-            # and the project both) stays
-            for root, proj in list(server.model.projects.items()):
-                inside = root == folder or folder in root.parents
-                if inside and not any(f == root or f in root.parents for f in server.folders):
-                    cleared |= set(proj.files)
-                    del server.model.projects[root]
-            lsp_layers.forget(server, folder, server.folders)
-            server.log(f"removed workspace folder {folder}")
-        if cleared:
-            server.diagnostics.refresh(sorted(cleared))
-        added = [p for f in params.event.added if (p := convert.uri_to_path(f.uri)) is not None]
-        server.folders.extend(p for p in added if p not in server.folders)
-        if server.watcher is not None:
-            watch_folders(server)
-        if added:
-            await index_folders(server, added, initial=False)
-        elif cleared and server.pull_diagnostics:
+# -- settings ---------------------------------------------------------------------------
+async def did_change_configuration(
+    server: MantleServer, params: lsp.DidChangeConfigurationParams
+) -> None:
+    before = server.settings
+    if server.client_supports("workspace.configuration"):
+        await load_settings(server)
+    else:
+        settings = params.settings
+        section = settings.get("mantle") if isinstance(settings, dict) else None
+        server.settings = Settings.from_client(section or {})
+        server.log(f"settings: {server.settings}")
+    apply_engine(server)
+    server.configs.reload()  # the editor settings are layered over each project's file
+    if server.settings != before and server.indexed:
+        log_profiles(server, list(server.model.projects))
+        server.diagnostics.seeded.clear()  # the engine profile may have changed
+        if server.pull_diagnostics:
             server.diagnostics.request_refresh()
+        else:
+            server.diagnostics.publish_all()
+
+
+# -- open documents -------------------------------------------------------------------
+def did_open(server: MantleServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    td = params.text_document
+    path = convert.uri_to_path(td.uri)
+    if path is None:
+        return
+    server.open_uris[path] = td.uri
+    doc = server.workspace.get_text_document(td.uri)
+    affected = server.model.open_buffer(path, doc.source, doc.version)
+    if not server.indexed and any(f == path or f in path.parents for f in server.folders):
+        # the initial index loads its project (spread over processes when large);
+        # until then it gets a first look (see first_looks): now, when the index is
+        # under way (the settings are in)
+        server.opened_early.append(path)
+        if server.looked_early:
+            first_look_at(server, path)
+        return
+    loaded = ensure_project(server, path)
+    if loaded:
+        affected |= loaded
+    server.diagnostics.changed(path, affected)
+    lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
+
+
+def did_change(server: MantleServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    path = convert.uri_to_path(uri)
+    if path is None:
+        return
+    server.open_uris[path] = uri
+    doc = server.workspace.get_text_document(uri)
+    affected = server.model.open_buffer(path, doc.source, doc.version)
+    if path in server.opened_early:  # before the index: a new first look
+        server.diagnostics.forget_early(path)
+        server.early_projects.pop(path, None)
+        first_look_at(server, path)
+        return
+    server.diagnostics.changed(path, affected)
+    lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
+
+
+def did_close(server: MantleServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    path = convert.uri_to_path(params.text_document.uri)
+    if path is None:
+        return
+    server.open_uris.pop(path, None)
+    affected = server.model.close_buffer(path)
+    server.diagnostics.changed(path, affected)
+    release_on_demand(server, path)
+    lsp_layers.changed(server, path)  # a file of a memory-layers/ folder
+
+
+# -- files changed outside the editor ---------------------------------------------------
+def did_change_watched_files(server: MantleServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    files_changed(server, [ev.uri for ev in params.changes])
+
+
+# -- workspace folders ------------------------------------------------------------------
+async def did_change_workspace_folders(
+    server: MantleServer, params: lsp.DidChangeWorkspaceFoldersParams
+) -> None:
+    cleared: set[Path] = set()
+    for f in params.event.removed:
+        folder = convert.uri_to_path(f.uri)
+        if folder is None:
+            continue
+        if folder in server.folders:
+            server.folders.remove(folder)
+        # a project another folder still holds (the same folder twice, or a parent
+        # and the project both) stays
+        for root, proj in list(server.model.projects.items()):
+            inside = root == folder or folder in root.parents
+            if inside and not any(f == root or f in root.parents for f in server.folders):
+                cleared |= set(proj.files)
+                del server.model.projects[root]
+        lsp_layers.forget(server, folder, server.folders)
+        server.log(f"removed workspace folder {folder}")
+    if cleared:
+        server.diagnostics.refresh(sorted(cleared))
+    added = [p for f in params.event.added if (p := convert.uri_to_path(f.uri)) is not None]
+    server.folders.extend(p for p in added if p not in server.folders)
+    if server.watcher is not None:
+        watch_folders(server)
+    if added:
+        await index_folders(server, added, initial=False)
+    elif cleared and server.pull_diagnostics:
+        server.diagnostics.request_refresh()
 
 
 def apply_engine(server: MantleServer) -> None:
