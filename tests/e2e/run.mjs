@@ -1990,6 +1990,7 @@ function startFrom(file) {
     activateToSpawn: Number(ms),
     reused: /, as last time\)/.test(how),
     source: /starting the server \((.*)\): /.exec(how)?.[1] ?? '',
+    command: /\): (\S+) -m mantle_lsp serve/.exec(how)?.[1] ?? '',
   };
 }
 
@@ -2059,6 +2060,8 @@ async function coldStart() {
     assert(firstLog.length === 1, `the first open: ${firstLog.length} new Mantle logs`);
     const first = startFrom(firstLog[0]);
     assert(first, 'the first open: no "the server process started at …, N ms after the extension\'s activation" in the log');
+    // the bundled server runs by the probed Python's own path, not through PATH (a shim)
+    assert(path.isAbsolute(first.command), `the server was started as "${first.command}", not by the Python's own path`);
     await sleep(1000); // the workbench saves its editors
 
     const runs = [];
@@ -2075,6 +2078,14 @@ async function coldStart() {
       assert(fresh.length === 1, `${fresh.length} new Mantle logs`);
       const st = await until('the spawn line in the new log', () => startFrom(fresh[0]), 10000);
       assert(st.activation >= w.origin && st.spawnAt >= st.activation, `times out of order: ${JSON.stringify({ ...st, origin: w.origin })}`);
+      // finding the server again (a Python probe, the Python extension's activation) waits
+      // for the index: it does not compete with the server's start
+      const order = await until('the Python extension watched', () => {
+        const lines = fs.readFileSync(fresh[0], 'utf8').split('\n');
+        const watched = lines.findIndex((l) => l.includes("watching the Python extension's active environment"));
+        return watched >= 0 ? { watched, indexed: lines.findIndex((l) => /indexed: checking the workspace|the index is done/.test(l)) } : false;
+      }, 30000);
+      assert(order.indexed >= 0 && order.indexed < order.watched, 'the Python extension was activated before the index was done');
       const s = (ms) => Number((ms / 1000).toFixed(3));
       runs.push({
         load: Number(load.toFixed(2)),
