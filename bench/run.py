@@ -74,6 +74,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import contextlib
 
 from generate import AGENT_FIELD, agent_has_memory, generate, generate_agent, generate_realistic
+from vscode import load as load_vscode
+from vscode import section as vscode_section_of
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "bench"
@@ -798,6 +800,11 @@ def _cold(times: list[float] | None, floor: float) -> str:
     return f"{best:.2f} s, {median:.2f} s | {best / floor:.1f}×, {median / floor:.1f}×"
 
 
+def vscode_section() -> str:
+    """Issue 32's real-VS-Code targets, from the e2e test's figures (bench/vscode.py)."""
+    return vscode_section_of(load_vscode())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
@@ -882,6 +889,7 @@ def main() -> int:
     report = "\n".join(table)
     print(report)
     print(f"\nmachine: {machine}")
+    print(f"\n{vscode_section()}")
     if args.out:
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         header = (
@@ -896,7 +904,9 @@ def main() -> int:
             "is complete. See "
             "performance.md for what they mean and the targets.\n\n"
         )
-        args.out.write_text(header + report + f"\n\nMachine: {machine}.\n", encoding="utf-8")
+        args.out.write_text(
+            header + report + f"\n\nMachine: {machine}.\n\n" + vscode_section(), encoding="utf-8"
+        )
     return 0
 
 

@@ -42,6 +42,7 @@ const PROBE = [
   'except Exception:',
   '    pass',
   'print("%d.%d %s %s" % (sys.version_info[0], sys.version_info[1], ok, mod))',
+  'print(sys.executable or "")',
 ].join('\n');
 
 export interface PythonInfo {
@@ -49,6 +50,8 @@ export interface PythonInfo {
   ok: boolean;
   /** mantle_lsp version when `import mantle_lsp, pygls` works there, else undefined */
   mantle?: string;
+  /** the interpreter's own path (`sys.executable`), when it says one */
+  executable?: string;
 }
 
 type Log = (message: string) => void;
@@ -79,7 +82,13 @@ export function probePython(
           resolve(undefined);
           return;
         }
-        resolve({ version: m[1], ok: m[2] === 'True', mantle: m[3] === 'None' ? undefined : m[3] });
+        const executable = stdout.toString().split(/\r?\n/)[1]?.trim();
+        resolve({
+          version: m[1],
+          ok: m[2] === 'True',
+          mantle: m[3] === 'None' ? undefined : m[3],
+          executable: executable || undefined,
+        });
       },
     );
   });
@@ -327,9 +336,10 @@ async function resolveIn(opts: ResolveOptions, notes: string[]): Promise<ServerC
     }
     tried.push(`${[exe, ...prefix].join(' ')} is Python ${info.version}`);
     if (info.ok) {
+      const own = ownPath(opts, info, folders);
       return {
-        command: exe,
-        args: [...prefix, '-m', MODULE],
+        command: own ?? exe,
+        args: own ? ['-m', MODULE] : [...prefix, '-m', MODULE],
         env,
         source: `bundled server (mantle-lsp ${info.mantle ?? '?'}) with ${exe} (Python ${info.version})`,
       };
@@ -342,6 +352,21 @@ async function resolveIn(opts: ResolveOptions, notes: string[]): Promise<ServerC
       '"python3" is on PATH, or set "mantle.interpreter" to a Python that has mantle-lsp ' +
       'installed, then run "Mantle: Restart Server".',
   );
+}
+
+/**
+ * The bundled server is run by the probed Python's own path (`sys.executable`) rather than
+ * by the name PATH found: a version manager's shim (pyenv, asdf: a shell script that picks
+ * the interpreter) then does not run at every start (~0.1–0.2 s). Not on Windows (the `py`
+ * launcher and Store aliases), and not when that path is inside an untrusted workspace.
+ */
+function ownPath(opts: ResolveOptions, info: PythonInfo, folders: string[]): string | undefined {
+  const exe = info.executable;
+  if (process.platform === 'win32' || !exe || !path.isAbsolute(exe) || !fs.existsSync(exe)) {
+    return undefined;
+  }
+  const why = untrustedReason(exe, 'the Python', opts.trusted, folders, process.env.PATH ?? '', SAFE_CWD);
+  return why ? undefined : exe;
 }
 
 /**
