@@ -1944,6 +1944,32 @@ async function serverProcesses() {
     .map((m) => Number(m[1]));
 }
 
+/**
+ * Wait for the server of the window just left to exit. code-server keeps a window's
+ * extension host for a reconnection when the page went away without a graceful
+ * disconnect (seen on a loaded machine); its server then lives on. After 30 s the
+ * extension hosts are ended, as closing the browser would, and their servers exit.
+ */
+async function previousServerGone() {
+  const gone = async () => (await serverProcesses()).length === 0;
+  try {
+    await until("the previous window's server to exit", gone, 30000);
+    return;
+  } catch {
+    const { stdout } = await promisify(execFile)('ps', ['-eo', 'pid=,pgid=,args='], { timeout: 10000 });
+    for (const l of stdout.split('\n')) {
+      const m = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(l);
+      if (m && Number(m[2]) === server.pid && /--type=extensionHost/.test(m[3])) {
+        log(`ending the extension host ${m[1]} of the window left (kept for a reconnection)`);
+        try {
+          process.kill(Number(m[1]), 'SIGTERM');
+        } catch {}
+      }
+    }
+  }
+  await until("the previous window's server to exit (its extension host ended)", gone, 30000);
+}
+
 /** The Mantle.log files of the code-server's extension hosts. */
 function mantleLogFiles() {
   const logs = path.join(dirs.data, 'logs');
@@ -2068,7 +2094,7 @@ async function coldStart() {
     for (let i = 0; i < COLD_RUNS; i++) {
       logs = new Set(mantleLogFiles());
       await page.goto('about:blank');
-      await until("the previous window's server to exit", async () => (await serverProcesses()).length === 0, 30000);
+      await previousServerGone();
       await sleep(2000); // let the machine settle
       const load = os.loadavg()[0];
       await page.goto(open);
