@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from mantle_lsp import parallel
 from mantle_lsp.ide.diagnostics import project_diagnostics
 from mantle_lsp.model import layout
 from mantle_lsp.model.project import Project
@@ -316,6 +317,49 @@ Text.
 //- skills/card/tools.py
 import lib.build.rates
 """
+
+
+SPREAD_IMPORTS = """\
+//- agent.yml
+agent: {persona: x}
+orchestrator: {model_group: main}
+//- skills/a_card/skill.md
+---
+description: Replace a card.
+---
+Text.
+//- skills/a_card/tools.py
+import lib.build.rates
+//- skills/b_loan/skill.md
+---
+description: Take a loan.
+---
+Text.
+//- skills/b_loan/tools.py
+import lib.build.fees
+"""
+
+
+def test_a_spread_load_keeps_what_every_worker_was_told_of_the_disk(tmp_path: Path) -> None:
+    """A large project indexed by several processes (parallel.py), then taken over by the
+    server: a file event for a module that one worker's rules found missing rechecks the
+    project, as it does for a project loaded in one process."""
+    write_fixture(tmp_path, SPREAD_IMPORTS)
+    proj, found = parallel.check_project(tmp_path, jobs=2, min_skills=2)
+    unresolved = sorted(
+        d.path.parent.name
+        for ds in found.values()
+        for d in ds
+        if d.code.endswith("unresolved_import")
+    )
+    assert unresolved == ["a_card", "b_loan"]  # a_card checked by worker 0, b_loan by worker 1
+    ws = Workspace(layout.Layout(keep=True))
+    ws.adopt(proj)
+    for name in ("rates", "fees"):
+        module = tmp_path / "lib" / "build" / f"{name}.py"
+        module.parent.mkdir(parents=True, exist_ok=True)
+        module.write_text("X = 1\n")
+        assert ws.disk_changed(module) == set(proj.files), name
 
 
 def test_a_kept_layout_answers_as_before_until_told_of_a_change(tmp_path: Path) -> None:

@@ -292,7 +292,10 @@ def lead(
     _import(proj, idx, [decode(got[0]) for got in relayed], files)
     out = apply_suppressions(proj, file_diagnostics(proj, owned[0]), owned[0])
     for ch in others:
-        for where, start, end, code, severity, message, data, rel, folder in receive(ch.answers):
+        rows, asked = receive(ch.answers)
+        for path, kind in asked:  # what its rules were told of the disk (Project.sees_file)
+            proj.disk_questions.setdefault(path, kind)
+        for where, start, end, code, severity, message, data, rel, folder in rows:
             path = files[where][0]
             rng: TextRange = new_range(TextRange, (start, end))
             related = tuple(
@@ -355,7 +358,7 @@ def work(
             for ds in apply_suppressions(proj, file_diagnostics(proj, owned[w]), owned[w]).values()
             for d in ds
         ]
-        send(up, rows)
+        send(up, [rows, sorted(proj.disk_questions.items())])
     except BaseException:
         with contextlib.suppress(BaseException):
             import traceback  # the failure's story, for worker 0's note

@@ -198,6 +198,19 @@ class Layout:
         mode = self._mode(str(path))
         return mode is not None and stat.S_ISDIR(mode)
 
+    def kind(self, path: Path | str) -> int | None:
+        """What ``path`` is (``stat.S_IFMT`` of its mode, links followed), or None."""
+        mode = self._mode(str(path))
+        return None if mode is None else stat.S_IFMT(mode)
+
+    def remember(self, path: str, kind: int | None) -> None:
+        """Keep ``kind`` (:meth:`kind`) as the answer for ``path`` until a change of it is
+        reported, unless this layout has an answer of its own: what a project loaded
+        elsewhere (another process, :data:`DISK`) was told, so that :meth:`changed` says
+        when the disk no longer agrees with it."""
+        if self._modes is not None:
+            self._modes.setdefault(path, kind)
+
     def exists(self, path: Path | str) -> bool:
         """Anything, links followed (``os.path.exists``)."""
         return self._mode(str(path)) is not None

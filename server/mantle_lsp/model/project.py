@@ -132,7 +132,9 @@ class Project:
         # exists (listings, stats; the server's is kept current from its file events)
         self.reader = reader
         self.fs = fs
-        self.disk_questions: set[str] = set()  # see sees_file
+        # see sees_file: each path asked, with the kind of thing it was (stat.S_IFMT; None:
+        # nothing), so that a layout taking the project over knows what its rules saw
+        self.disk_questions: dict[str, int | None] = {}
         self.files: dict[Path, ParsedFile] = {}
         self.skill_dir_names: list[str] = []
         self._skills: dict[str, Skill] | None = None
@@ -852,7 +854,7 @@ class Project:
         learns of the disk beyond the project's own files (a module an import names). The
         paths asked are kept (:attr:`disk_questions`): when a file event says one of them
         changed, the whole project is checked again (``Workspace.disk_changed``)."""
-        self.disk_questions.add(str(path))
+        self.disk_questions[str(path)] = self.fs.kind(path)
         return self.fs.is_file(path)
 
     def disk_answers_changed(self) -> None:
@@ -862,7 +864,7 @@ class Project:
 
     def sees_dir(self, path: Path) -> bool:
         """Whether ``path`` is a folder on disk (see :meth:`sees_file`)."""
-        self.disk_questions.add(str(path))
+        self.disk_questions[str(path)] = self.fs.kind(path)
         return self.fs.is_dir(path)
 
     def module_file(self, dotted: str) -> ParsedFile | None:

@@ -65,6 +65,8 @@ class Workspace:
         other files are parsed later by :meth:`settle`)."""
         proj.engine_override = self._engine
         proj.fs = self.fs
+        for path, kind in proj.disk_questions.items():  # what its rules were told
+            self.fs.remember(path, kind)
         self.projects[proj.root] = proj
 
     @property
