@@ -31,7 +31,7 @@ from ..model.project import ParsedFile, Project
 from ..model.settings import code_matches, known_pattern
 from ..model.source import source_from_text
 from ..syntax.text import TextRange
-from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq, parse_yaml
+from ..syntax.yaml_tree import YMap, YNode, YScalar, YSeq, nodes, parse_yaml
 from .codes import REGISTRY, info
 from .diagnostics import Diagnostic
 from .types import TextEdit
@@ -73,22 +73,7 @@ def _lines(text: str) -> list[int]:
 
 
 def _scalar_ranges(root: YNode | None) -> list[TextRange]:
-    out: list[TextRange] = []
-    stack: list[YNode] = [root] if root is not None else []
-    seen: set[int] = set()
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        if isinstance(n, YScalar):
-            out.append(n.range)
-        elif isinstance(n, YSeq):
-            stack.extend(n.items)
-        elif isinstance(n, YMap):
-            for k, v in n.items:
-                stack.extend((k, v))
-    return out
+    return [n.range for n in nodes(root) if isinstance(n, YScalar)]
 
 
 def _yaml_comments(text: str, start: int, end: int) -> Iterable[int]:

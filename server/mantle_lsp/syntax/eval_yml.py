@@ -36,6 +36,7 @@ from .yaml_tree import (
     YNode,
     YScalar,
     YSeq,
+    nodes,
     parse_yaml,
 )
 
@@ -775,37 +776,28 @@ def _did_you_mean(name: str, options: list[str]) -> str:
 def _duplicates(root: YNode | None, issues: list[SyntaxIssue]) -> None:
     """Keys written twice in one mapping, compared as YAML 1.2 reads them (rasa-pro's
     reader refuses them). Pairs a merge key (`<<`) brought in are not the mapping's own."""
-    stack = [root] if root is not None else []
-    seen_nodes: set[int] = set()
-    while stack:
-        n = stack.pop()
-        if n is None or id(n) in seen_nodes:
+    for n in nodes(root):
+        if not isinstance(n, YMap):
             continue
-        seen_nodes.add(id(n))
-        if isinstance(n, YMap):
-            seen: set[Any] = set()
-            for k, v in n.items:
-                own = n.range.start <= k.range.start and k.range.end <= n.range.end
-                if own and isinstance(k, YScalar):
-                    kv = key12(k)
-                    try:
-                        hash(kv)
-                    except TypeError:
-                        kv = k.raw
-                    if kv in seen:
-                        issues.append(
-                            SyntaxIssue(
-                                C_DUPLICATE_KEY,
-                                f"`{k.raw}` is given twice in this mapping: the evaluation's "
-                                "YAML reader refuses the whole file",
-                                k.range,
-                            )
+        seen: set[Any] = set()
+        for k, _ in n.items:
+            own = n.range.start <= k.range.start and k.range.end <= n.range.end
+            if own and isinstance(k, YScalar):
+                kv = key12(k)
+                try:
+                    hash(kv)
+                except TypeError:
+                    kv = k.raw
+                if kv in seen:
+                    issues.append(
+                        SyntaxIssue(
+                            C_DUPLICATE_KEY,
+                            f"`{k.raw}` is given twice in this mapping: the evaluation's "
+                            "YAML reader refuses the whole file",
+                            k.range,
                         )
-                    seen.add(kv)
-                stack.append(k)
-                stack.append(v)
-        elif isinstance(n, YSeq):
-            stack.extend(n.items)
+                    )
+                seen.add(kv)
 
 
 def _scalar_problems(root: YNode | None, issues: list[SyntaxIssue]) -> list[SyntaxIssue]:
@@ -814,13 +806,7 @@ def _scalar_problems(root: YNode | None, issues: list[SyntaxIssue]) -> list[Synt
     one whose number has no digits makes the 1.2 reader fail."""
     fine: set[TextRange] = set()
     out: list[SyntaxIssue] = []
-    stack = [root] if root is not None else []
-    seen: set[int] = set()
-    while stack:
-        n = stack.pop()
-        if n is None or id(n) in seen:
-            continue
-        seen.add(id(n))
+    for n in nodes(root):
         if isinstance(n, YScalar):
             fine.add(n.range)  # the constructor's verdict is replaced by the 1.2 reader's
             if value12(n) is UNREADABLE:
@@ -832,12 +818,6 @@ def _scalar_problems(root: YNode | None, issues: list[SyntaxIssue]) -> list[Synt
                         n.range,
                     )
                 )
-        elif isinstance(n, YMap):
-            for k, v in n.items:
-                stack.append(k)
-                stack.append(v)
-        elif isinstance(n, YSeq):
-            stack.extend(n.items)
     kept = [i for i in issues if not (i.code == YAML_SYNTAX and i.range in fine)]
     return kept + out
 

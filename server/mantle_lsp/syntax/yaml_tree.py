@@ -480,6 +480,18 @@ def empty_value_keys(root: YNode | None) -> dict[int, TextRange]:
     this map to move those diagnostics onto the key (see :func:`anchor_empty_ranges`).
     """
     out: dict[int, TextRange] = {}
+    for n in nodes(root):
+        if isinstance(n, YMap):
+            for k, v in n.items:
+                if v.range.start == v.range.end:
+                    out.setdefault(v.range.start, k.range)
+    return out
+
+
+def nodes(root: YNode | None) -> Iterator[YNode]:
+    """Every node of the tree at ``root``, once each (a node that aliases share, or that
+    an alias makes cyclic, is given once), depth first; of a mapping's pair, the value's
+    nodes before the key's."""
     seen: set[int] = set()
     stack: list[YNode] = [root] if root is not None else []
     while stack:
@@ -487,15 +499,13 @@ def empty_value_keys(root: YNode | None) -> dict[int, TextRange]:
         if id(n) in seen:
             continue
         seen.add(id(n))
+        yield n
         if isinstance(n, YMap):
             for k, v in n.items:
-                if v.range.start == v.range.end:
-                    out.setdefault(v.range.start, k.range)
                 stack.append(k)
                 stack.append(v)
         elif isinstance(n, YSeq):
             stack.extend(n.items)
-    return out
 
 
 def anchor_empty_ranges(issues: list[SyntaxIssue], *roots: YNode | None) -> list[SyntaxIssue]:
