@@ -29,10 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, TypeVar
 
+from ...model.files import ParsedFile, Skill
 from ...model.layout import FileKind
 from ...model.project import Project
 from ...model.semantics import Semantics, Unreadable, Unwritable
 from ...syntax.errors import closest
+from ...syntax.memory_yml import MemoryDoc
 from ...syntax.text import TextRange
 from ..codes import FAILED_TO_LOAD, Severity, info
 from ..types import Location
@@ -320,6 +322,13 @@ class Checker:
         self.out.setdefault(path, []).append(
             Diagnostic(path, rng, code, sev, message, data, tuple(related), folder)
         )
+
+    def memory_of(self, sk: Skill | None) -> tuple[MemoryDoc, ParsedFile] | None:
+        """The memory.yml of skill ``sk`` (None: the project's), parsed, and its file; None
+        when there is none or it is not readable as memory."""
+        md = sk.memdoc if sk is not None else self.p.project_memory
+        pf = sk.memory if sk is not None else self.p.file_of_kind(FileKind.PROJECT_MEMORY)
+        return None if md is None or pf is None else (md, pf)
 
     def related(self, path: Path, rng: TextRange, message: str) -> Related:
         """A :class:`Related` entry (a shorthand for rules)."""

@@ -60,10 +60,10 @@ def never_written(ck: Checker, sid: str | None, sk: Skill | None) -> None:
     """A hint on the fields (of a skill, of the project) that are read somewhere but that
     no writer of the project can ever give a value: each condition on them sees None,
     each token and placeholder renders nothing."""
-    md = sk.memdoc if sk is not None else ck.p.project_memory
-    pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
-    if md is None or pf is None:
+    found = ck.memory_of(sk)
+    if found is None:
         return
+    md, pf = found
     ns = sk.id if sk is not None else "project"
     for f in md.fields:
         reads = never_written_reads(ck, ns, f.name)

@@ -218,10 +218,10 @@ def project_field_descriptions(ck: Checker) -> None:
 def field_names(ck: Checker, sid: str | None, sk: Skill | None) -> None:
     """A field name (of a skill, of the project) that some reference form can never
     reach (docs/language/memory.md#entry-names)."""
-    md = sk.memdoc if sk is not None else ck.p.project_memory
-    pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
-    if md is None or pf is None:
+    found = ck.memory_of(sk)
+    if found is None:
         return
+    md, pf = found
     for f in md.fields:
         name = f.name
         problems = []
@@ -266,10 +266,10 @@ def unused_fields(ck: Checker, sid: str | None, sk: Skill | None) -> None:
     the model, the session start, an initial value, a bundled skill) is used too, since
     the engine lists every set field in the prompt; and no field a writer whose key cannot
     be known may reach is reported (``Semantics.unknown_keys_may_reach``)."""
-    md = sk.memdoc if sk is not None else ck.p.project_memory
-    pf = sk.memory if sk is not None else ck.p.file_of_kind(K.PROJECT_MEMORY)
-    if md is None or pf is None:
+    found = ck.memory_of(sk)
+    if found is None:
         return
+    md, pf = found
     ns = sk.id if sk is not None else "project"
     for f in md.fields:
         if ck.sem.field_writers(ns, f.name) or ck.sem.unknown_keys_may_reach(ns, f.name):
