@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -854,8 +855,8 @@ class Project:
         learns of the disk beyond the project's own files (a module an import names). The
         paths asked are kept (:attr:`disk_questions`): when a file event says one of them
         changed, the whole project is checked again (``Workspace.disk_changed``)."""
-        self.disk_questions[str(path)] = self.fs.kind(path)
-        return self.fs.is_file(path)
+        kind = self.disk_questions[str(path)] = self.fs.kind(path)  # one stat
+        return kind == stat.S_IFREG
 
     def disk_answers_changed(self) -> None:
         """A path :meth:`sees_file` or :meth:`sees_dir` was asked about changed on disk:
@@ -864,8 +865,8 @@ class Project:
 
     def sees_dir(self, path: Path) -> bool:
         """Whether ``path`` is a folder on disk (see :meth:`sees_file`)."""
-        self.disk_questions[str(path)] = self.fs.kind(path)
-        return self.fs.is_dir(path)
+        kind = self.disk_questions[str(path)] = self.fs.kind(path)
+        return kind == stat.S_IFDIR
 
     def module_file(self, dotted: str) -> ParsedFile | None:
         """The project file an import ``dotted`` (``lib.helpers.keys``) loads, if it is one
